@@ -1,0 +1,7 @@
+"""``python -m parley``: the same as the ``parley`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

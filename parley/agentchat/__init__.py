@@ -1,0 +1,4 @@
+"""Agents and conversations (AutoGen's ``autogen.agentchat``).
+
+Filled by the conversation-core issue.
+"""

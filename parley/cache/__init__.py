@@ -1,0 +1,1 @@
+"""Response caches (AutoGen's ``autogen.cache``); filled by the completion-client issue."""

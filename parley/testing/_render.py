@@ -1,0 +1,254 @@
+"""Turn a scripted :class:`Reply` into the JSON bodies and SSE events OpenAI's API sends."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._script import Choice, ErrorReply, Reply
+
+__all__ = ["Ids", "approx_tokens", "completion_body", "error_body", "stream_events", "usage_for"]
+
+_WORDS = re.compile(r"\S+\s*|\s+")
+_ARG_PIECE = 16  # characters of tool-call arguments per streamed chunk
+
+_ERROR_TYPES = {
+    400: ("invalid_request_error", None),
+    401: ("invalid_request_error", "invalid_api_key"),
+    403: ("permission_error", None),
+    404: ("invalid_request_error", "model_not_found"),
+    408: ("timeout", None),
+    409: ("conflict_error", None),
+    422: ("invalid_request_error", None),
+    429: ("requests", "rate_limit_exceeded"),
+}
+
+
+class Ids:
+    """Thread-safe id source: each server numbers its completions and tool calls from 1."""
+
+    def __init__(self) -> None:
+        self._completions = itertools.count(1)
+        self._calls = itertools.count(1)
+        self._requests = itertools.count(1)
+
+    def completion(self) -> str:
+        return f"chatcmpl-fake-{next(self._completions)}"
+
+    def call(self) -> str:
+        return f"call_fake_{next(self._calls)}"
+
+    def request(self) -> str:
+        return f"req_fake_{next(self._requests)}"
+
+
+def approx_tokens(text: str) -> int:
+    """A deterministic stand-in for a tokenizer: about four characters a token."""
+    return (len(text) + 3) // 4
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, Mapping):
+        return ""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = " ".join(p.get("text", "") for p in content if isinstance(p, Mapping))
+    parts = [content if isinstance(content, str) else "", str(message.get("name") or "")]
+    for tc in message.get("tool_calls") or ():
+        fn = tc.get("function", {}) if isinstance(tc, Mapping) else {}
+        parts.append(f"{fn.get('name', '')}{fn.get('arguments', '')}")
+    return " ".join(parts)
+
+
+def _choice_text(choice: Choice) -> str:
+    parts = [choice.content or ""]
+    parts += [tc.name + tc.arguments for tc in choice.tool_calls]
+    if choice.function_call is not None:
+        parts.append(choice.function_call.name + choice.function_call.arguments)
+    return "".join(parts)
+
+
+def usage_for(
+    reply: Reply, request: Mapping[str, Any], choices: tuple[Choice, ...]
+) -> dict[str, int]:
+    """Usage numbers: the reply's own where given, else approximations from the texts."""
+    messages = request.get("messages") or []
+    prompt = 3 + sum(4 + approx_tokens(_message_text(m)) for m in messages)
+    completion = sum(approx_tokens(_choice_text(c)) for c in choices)
+    given = dict(reply.usage or {})
+    prompt = int(given.get("prompt_tokens", prompt))
+    completion = int(given.get("completion_tokens", completion))
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+    usage["total_tokens"] = int(given.get("total_tokens", prompt + completion))
+    return usage
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """What every body or chunk of one completion shares."""
+
+    id: str
+    created: int
+    model: str
+
+    def head(self, obj: str) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "object": obj,
+            "created": self.created,
+            "model": self.model,
+            "system_fingerprint": "fp_parley_fake",
+        }
+
+
+def effective_choices(reply: Reply, request: Mapping[str, Any]) -> tuple[Choice, ...]:
+    # A real server answers n>1 with n choices; a single scripted choice is repeated.
+    n = request.get("n")
+    if isinstance(n, int) and n > 1 and len(reply.choices) == 1:
+        return reply.choices * n
+    return reply.choices
+
+
+def _frame(reply: Reply, request: Mapping[str, Any], ids: Ids) -> _Frame:
+    model = reply.model or request.get("model")
+    return _Frame(
+        ids.completion(), int(time.time()), model if isinstance(model, str) else "fake-model"
+    )
+
+
+def _call_ids(choices: tuple[Choice, ...], ids: Ids) -> list[list[str]]:
+    return [[tc.id or ids.call() for tc in c.tool_calls] for c in choices]
+
+
+def completion_body(reply: Reply, request: Mapping[str, Any], ids: Ids) -> dict[str, Any]:
+    """The JSON body of a non-streamed chat completion."""
+    choices = effective_choices(reply, request)
+    frame = _frame(reply, request, ids)
+    out = []
+    for index, (choice, call_ids) in enumerate(zip(choices, _call_ids(choices, ids), strict=True)):
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": choice.content,
+            "refusal": choice.refusal,
+        }
+        if choice.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": tc.name, "arguments": tc.arguments},
+                }
+                for tc, cid in zip(choice.tool_calls, call_ids, strict=True)
+            ]
+        if choice.function_call is not None:
+            message["function_call"] = {
+                "name": choice.function_call.name,
+                "arguments": choice.function_call.arguments,
+            }
+        out.append(
+            {
+                "index": index,
+                "message": message,
+                "finish_reason": choice.effective_finish_reason,
+                "logprobs": None,
+            }
+        )
+    body = frame.head("chat.completion")
+    body["choices"] = out
+    body["usage"] = usage_for(reply, request, choices)
+    return body
+
+
+def _pieces(text: str, size: int | None = None) -> list[str]:
+    if not text:
+        return []
+    if size is None:
+        return _WORDS.findall(text)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _choice_deltas(choice: Choice, call_ids: list[str]) -> Iterator[dict[str, Any]]:
+    yield {"role": "assistant", "content": "" if choice.content is not None else None}
+    for piece in _pieces(choice.content or ""):
+        yield {"content": piece}
+    for i, (tc, cid) in enumerate(zip(choice.tool_calls, call_ids, strict=True)):
+        head = {
+            "index": i,
+            "id": cid,
+            "type": "function",
+            "function": {"name": tc.name, "arguments": ""},
+        }
+        yield {"tool_calls": [head]}
+        for piece in _pieces(tc.arguments, _ARG_PIECE):
+            yield {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
+    if choice.function_call is not None:
+        yield {"function_call": {"name": choice.function_call.name, "arguments": ""}}
+        for piece in _pieces(choice.function_call.arguments, _ARG_PIECE):
+            yield {"function_call": {"arguments": piece}}
+
+
+def stream_events(reply: Reply, request: Mapping[str, Any], ids: Ids) -> list[dict[str, Any]]:
+    """The SSE ``data:`` payloads of a streamed chat completion, without the final ``[DONE]``.
+
+    Choices are streamed one after the other; each ends with a chunk carrying its
+    ``finish_reason``. A usage chunk (empty ``choices``) follows when the request asked for it
+    with ``stream_options: {"include_usage": true}``, as OpenAI does.
+    """
+    choices = effective_choices(reply, request)
+    frame = _frame(reply, request, ids)
+    options = request.get("stream_options")
+    include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    events = []
+
+    def chunk(choice_list: list[dict[str, Any]]) -> dict[str, Any]:
+        c = frame.head("chat.completion.chunk")
+        c["choices"] = choice_list
+        if include_usage:
+            c["usage"] = None
+        return c
+
+    for index, (choice, call_ids) in enumerate(zip(choices, _call_ids(choices, ids), strict=True)):
+        for delta in _choice_deltas(choice, call_ids):
+            events.append(
+                chunk([{"index": index, "delta": delta, "finish_reason": None, "logprobs": None}])
+            )
+        end = {
+            "index": index,
+            "delta": {},
+            "finish_reason": choice.effective_finish_reason,
+            "logprobs": None,
+        }
+        events.append(chunk([end]))
+    if include_usage:
+        last = chunk([])
+        last["usage"] = usage_for(reply, request, choices)
+        events.append(last)
+    return events
+
+
+def sse(event: Mapping[str, Any] | str) -> bytes:
+    data = event if isinstance(event, str) else json.dumps(event, separators=(",", ":"))
+    return f"data: {data}\n\n".encode()
+
+
+def error_body(error: ErrorReply) -> bytes:
+    """The body of an error reply: verbatim if given, else OpenAI's ``{"error": {...}}`` shape."""
+    if error.body is not None:
+        return error.body.encode()
+    default_type, default_code = _ERROR_TYPES.get(
+        error.status, ("server_error" if error.status >= 500 else "invalid_request_error", None)
+    )
+    payload = {
+        "error": {
+            "message": error.message or f"Fake LLM server error {error.status}",
+            "type": error.type or default_type,
+            "param": error.param,
+            "code": error.code or default_code,
+        }
+    }
+    return json.dumps(payload).encode()

@@ -1,0 +1,462 @@
+"""``FakeLLMServer``: a real HTTP server on loopback that speaks OpenAI's chat-completions protocol.
+
+It answers from a script, so agents can be tested through the real ``openai`` client without
+a model, a key or a network::
+
+    from parley.testing import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        server.add_reply("hello")
+        server.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 2}}])
+        server.add_error(429, headers={"Retry-After": "1"})
+        llm_config = {"config_list": server.config_list()}
+        ...
+        assert server.requests[0]["messages"][-1]["content"] == "..."
+
+Where an answer comes from, for each chat-completion request:
+
+1. the queue (``add_reply``, ``add_error``, ``add_disconnect``, ``add_malformed``), first in
+   first out;
+2. else ``server.responder(request_body)`` if set: it returns a ``str``, a reply dict, an
+   item from :mod:`parley.testing`, or ``None`` to fall through;
+3. else ``default`` given to the constructor (a reply used for every such request);
+4. else an HTTP 500 whose message says the script ran out (with ``x-should-retry: false`` so
+   the openai client does not retry it): a test that makes one call too many fails at once
+   with a message saying so, never hangs.
+
+The server runs its own event loop in a daemon thread, so it works the same from sync code,
+async tests and notebooks. Responders run on that loop, one at a time; they must not block
+(to simulate a slow model, return a reply with ``delay=``). An exception in a responder is
+answered with a 500 and kept in ``server.errors``; the ``fake_llm`` pytest fixture fails the
+test if any are left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import inspect
+import json
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from ._http import DropConnection, HttpRequest, HttpResponse, HttpServer
+from ._render import Ids, completion_body, error_body, sse, stream_events
+from ._script import (
+    Disconnect,
+    ErrorReply,
+    MalformedReply,
+    Reply,
+    ScriptItem,
+    make_error,
+    make_reply,
+    to_item,
+)
+from ._validation import RequestError, validate_chat_request
+
+__all__ = ["FakeLLMServer", "RecordedRequest", "Responder"]
+
+Responder = Callable[[dict[str, Any]], Any]
+DEFAULT_API_KEY = "sk-parley-fake"
+_START_TIMEOUT = 10.0
+_CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+_MODEL_PATHS = ("/v1/models", "/models")
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One HTTP request as the server saw it. ``json`` is None when the body did not parse."""
+
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    raw: bytes
+    json: Any
+
+
+class FakeLLMServer:
+    """A scripted OpenAI-compatible chat-completions server on ``host`` (loopback by default).
+
+    Args:
+        host: interface to bind; keep the default loopback address in tests.
+        port: 0 picks a free port.
+        strict: reject what OpenAI's API rejects (bad ``name`` fields, tool results without
+            their tool call, bad tool names, out-of-range options), with OpenAI's wording.
+            Missing ``model``/``messages`` and bad JSON are always rejected.
+        default: the answer when the queue is empty and no responder answers (see the module
+            docstring); ``None`` answers with an explicit "script exhausted" error.
+        api_key: when set, requests must carry ``Authorization: Bearer <api_key>`` or get 401.
+        models: the ids listed by ``GET /v1/models``.
+        responder: see :attr:`responder`.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        strict: bool = True,
+        default: Any = None,
+        api_key: str | None = None,
+        models: Iterable[str] = ("fake-model",),
+        responder: Responder | None = None,
+    ) -> None:
+        self.host = host
+        self.strict = strict
+        self.default: ScriptItem | None = None if default is None else to_item(default)
+        self.api_key = api_key
+        self.models = tuple(models)
+        self.responder: Responder | None = responder
+        self.errors: list[BaseException] = []
+        self._requested_port = port
+        self._lock = threading.Lock()
+        self._queue: collections.deque[ScriptItem] = collections.deque()
+        self._received: list[RecordedRequest] = []
+        self._arrived = threading.Condition(self._lock)
+        self._ids = Ids()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._http: HttpServer | None = None
+        self._port: int | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> FakeLLMServer:
+        """Start serving (idempotent); returns once the port is bound."""
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+        http = HttpServer(self._handle, self.host, self._requested_port)
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(http.start())
+            except BaseException as e:  # reported to the starting thread
+                failure.append(e)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.run_until_complete(http.close())
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        thread = threading.Thread(target=run, name="parley-fake-llm", daemon=True)
+        thread.start()
+        if not ready.wait(_START_TIMEOUT):
+            raise RuntimeError(f"FakeLLMServer did not start within {_START_TIMEOUT} s")
+        if failure:
+            thread.join()
+            where = f"{self.host}:{self._requested_port}"
+            raise RuntimeError(
+                f"FakeLLMServer could not listen on {where}: {failure[0]}"
+            ) from failure[0]
+        self._loop, self._thread, self._http = loop, thread, http
+        self._port = http.port
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close every connection (idempotent)."""
+        if self._thread is None or self._loop is None:
+            return
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(_START_TIMEOUT)
+        self._thread = self._loop = self._http = None
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeLLMServer:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await asyncio.to_thread(self.stop)
+
+    # -- addresses and configs ------------------------------------------------------------
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError(
+                "FakeLLMServer is not started: use `with FakeLLMServer() as server:`"
+            )
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """The server's root, e.g. ``http://127.0.0.1:8123``."""
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI ``base_url``, e.g. ``http://127.0.0.1:8123/v1``."""
+        return f"{self.url}/v1"
+
+    def config_list(self, model: str = "fake-model", **extra: Any) -> list[dict[str, Any]]:
+        """A fresh ``config_list`` with one entry pointing at this server."""
+        return [
+            {
+                "model": model,
+                "base_url": self.base_url,
+                "api_key": self.api_key or DEFAULT_API_KEY,
+                **extra,
+            }
+        ]
+
+    def llm_config(self, model: str = "fake-model", **extra: Any) -> dict[str, Any]:
+        """A fresh ``llm_config`` for an agent: ``{"config_list": [...], **extra}``."""
+        return {"config_list": self.config_list(model), **extra}
+
+    # -- the script -----------------------------------------------------------------------
+
+    def add_reply(self, content: str | None = None, **kwargs: Any) -> FakeLLMServer:
+        """Queue a reply. Keywords: ``tool_calls`` (list of ``{"name", "arguments", "id"?}``;
+        dict arguments are sent as JSON, str arguments as is), ``function_call``,
+        ``finish_reason``, ``refusal``, ``choices`` (several choices), ``usage``, ``model``,
+        ``delay`` (seconds before answering), ``chunk_delay`` (seconds between streamed
+        chunks), ``drop_after_chunks`` (cut a stream after that many chunks)."""
+        return self.add(make_reply(content, **kwargs))
+
+    def add_error(self, status: int, message: str | None = None, **kwargs: Any) -> FakeLLMServer:
+        """Queue an HTTP error with an OpenAI-style body. Keywords: ``type``, ``code``,
+        ``param``, ``headers`` (e.g. ``{"Retry-After": "1"}``), ``body`` (sent verbatim
+        instead), ``delay``."""
+        return self.add(make_error(status, message, **kwargs))
+
+    def add_disconnect(self, delay: float = 0.0) -> FakeLLMServer:
+        """Queue a dropped connection: the request is read, then the connection is reset."""
+        return self.add(Disconnect(delay=delay))
+
+    def add_malformed(
+        self, body: str | None = None, *, status: int = 200, delay: float = 0.0
+    ) -> FakeLLMServer:
+        """Queue a response whose JSON body is broken (``body`` verbatim if given)."""
+        item = (
+            MalformedReply(delay=delay, status=status)
+            if body is None
+            else MalformedReply(body, status, delay=delay)
+        )
+        return self.add(item)
+
+    def add(self, *items: Any) -> FakeLLMServer:
+        """Queue items: strs, reply dicts (the JSON script format) or parley.testing items."""
+        built = [to_item(i) for i in items]
+        with self._lock:
+            self._queue.extend(built)
+        return self
+
+    @property
+    def pending(self) -> int:
+        """How many queued answers are left."""
+        with self._lock:
+            return len(self._queue)
+
+    def reset(self) -> None:
+        """Forget the queue, the request log and recorded responder errors."""
+        with self._lock:
+            self._queue.clear()
+            self._received.clear()
+            self.errors.clear()
+
+    # -- what was received ----------------------------------------------------------------
+
+    @property
+    def received(self) -> list[RecordedRequest]:
+        """Every chat-completion request received, in order, with method, path and headers."""
+        with self._lock:
+            return list(self._received)
+
+    @property
+    def requests(self) -> list[Any]:
+        """The parsed body of every chat-completion request received, in order."""
+        with self._lock:
+            return [r.json for r in self._received if r.json is not None]
+
+    @property
+    def last_request(self) -> Any:
+        requests = self.requests
+        if not requests:
+            raise LookupError("FakeLLMServer has received no chat-completion request yet")
+        return requests[-1]
+
+    def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[Any]:
+        """Block until ``count`` chat-completion requests have arrived (or raise TimeoutError)."""
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(self._received) >= count, timeout):
+                raise TimeoutError(
+                    f"{len(self._received)} of {count} requests arrived within {timeout} s"
+                )
+        return self.requests
+
+    # -- serving --------------------------------------------------------------------------
+
+    async def _handle(self, request: HttpRequest) -> HttpResponse:
+        request_id = self._ids.request()
+        path = request.path.rstrip("/")
+        if path in _CHAT_PATHS:
+            if request.method != "POST":
+                return _error_response(
+                    make_error(405, f"Method {request.method} not allowed on {path}"), request_id
+                )
+            return await self._chat(request, request_id)
+        if path in _MODEL_PATHS or any(path.startswith(p + "/") for p in _MODEL_PATHS):
+            return self._models(request, path, request_id)
+        return _error_response(
+            make_error(
+                404, f"Unknown request URL: {request.method} {request.path}.", code="unknown_url"
+            ),
+            request_id,
+        )
+
+    def _unauthorized(self, request: HttpRequest, request_id: str) -> HttpResponse | None:
+        if self.api_key is None or request.headers.get("authorization") == f"Bearer {self.api_key}":
+            return None
+        return _error_response(
+            make_error(401, "Incorrect API key provided.", code="invalid_api_key"), request_id
+        )
+
+    def _models(self, request: HttpRequest, path: str, request_id: str) -> HttpResponse:
+        denied = self._unauthorized(request, request_id)
+        if denied is not None:
+            return denied
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "parley-testing"}
+            for m in self.models
+        ]
+        if path in _MODEL_PATHS:
+            return _json_response({"object": "list", "data": data}, request_id)
+        wanted = path.rsplit("/", 1)[1]
+        for model in data:
+            if model["id"] == wanted:
+                return _json_response(model, request_id)
+        return _error_response(make_error(404, f"The model '{wanted}' does not exist"), request_id)
+
+    async def _chat(self, request: HttpRequest, request_id: str) -> HttpResponse:
+        try:
+            body: Any = json.loads(request.body)
+        except (ValueError, UnicodeDecodeError) as e:
+            body = None
+            error: ErrorReply | None = make_error(
+                400,
+                f"We could not parse the JSON body of your request. ({e})",
+                code="invalid_json",
+            )
+        else:
+            error = None
+        record = RecordedRequest(
+            request.method, request.path, dict(request.headers), request.body, body
+        )
+        with self._arrived:
+            self._received.append(record)
+            self._arrived.notify_all()
+        denied = self._unauthorized(request, request_id)
+        if denied is not None:
+            return denied
+        if error is None:
+            try:
+                validate_chat_request(body, strict=self.strict)
+            except RequestError as e:
+                error = make_error(400, e.message, param=e.param, code=e.code)
+        if error is not None:
+            return _error_response(error, request_id)
+        item = await self._next_item(body)
+        if item.delay:
+            await asyncio.sleep(item.delay)
+        return self._answer(item, body, request_id)
+
+    async def _next_item(self, body: dict[str, Any]) -> ScriptItem:
+        with self._lock:
+            if self._queue:
+                return self._queue.popleft()
+        if self.responder is not None:
+            try:
+                answer = self.responder(body)
+                if inspect.isawaitable(answer):
+                    answer = await answer
+                if answer is not None:
+                    return to_item(answer)
+            except Exception as e:
+                with self._lock:
+                    self.errors.append(e)
+                return make_error(
+                    500,
+                    f"FakeLLMServer responder raised {type(e).__name__}: {e}",
+                    type="responder_error",
+                    headers={"x-should-retry": "false"},
+                )
+        if self.default is not None:
+            return self.default
+        with self._lock:
+            count = len(self._received)
+        return make_error(
+            500,
+            f"FakeLLMServer: no scripted answer left for chat-completion request #{count} "
+            "(the queue is empty and no responder answered). Queue more with "
+            "server.add_reply(...), set server.responder, or pass default= to FakeLLMServer.",
+            type="script_exhausted",
+            headers={"x-should-retry": "false"},
+        )
+
+    def _answer(self, item: ScriptItem, body: dict[str, Any], request_id: str) -> HttpResponse:
+        if isinstance(item, Disconnect):
+            return HttpResponse(drop=True)
+        if isinstance(item, ErrorReply):
+            return _error_response(item, request_id)
+        if isinstance(item, MalformedReply):
+            headers = {"Content-Type": item.content_type, "x-request-id": request_id}
+            return HttpResponse(item.status, headers, item.body.encode())
+        if body.get("stream") is True:
+            return self._stream(item, body, request_id)
+        return _json_response(completion_body(item, body, self._ids), request_id)
+
+    def _stream(self, reply: Reply, body: dict[str, Any], request_id: str) -> HttpResponse:
+        chunks = [sse(e) for e in stream_events(reply, body, self._ids)] + [sse("[DONE]")]
+        headers = {
+            "Content-Type": "text/event-stream",
+            "Cache-Control": "no-cache",
+            "x-request-id": request_id,
+        }
+        if reply.chunk_delay == 0 and reply.drop_after_chunks is None:
+            return HttpResponse(200, headers, b"".join(chunks))
+
+        async def paced() -> AsyncIterator[bytes]:
+            for i, chunk in enumerate(chunks):
+                if reply.drop_after_chunks is not None and i >= reply.drop_after_chunks:
+                    raise DropConnection
+                if i and reply.chunk_delay:
+                    await asyncio.sleep(reply.chunk_delay)
+                yield chunk
+
+        return HttpResponse(200, headers, stream=paced())
+
+
+def _json_response(payload: Any, request_id: str) -> HttpResponse:
+    headers = {"Content-Type": "application/json", "x-request-id": request_id}
+    return HttpResponse(200, headers, json.dumps(payload).encode())
+
+
+def _error_response(error: ErrorReply, request_id: str) -> HttpResponse:
+    headers = {"Content-Type": "application/json", "x-request-id": request_id, **error.headers}
+    return HttpResponse(error.status, headers, error_body(error))

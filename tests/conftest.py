@@ -1,0 +1,1 @@
+"""Shared fixtures. The ``fake_llm`` fixture comes from parley's pytest plugin (entry point)."""
