@@ -1,0 +1,1 @@
+"""Code blocks and executors (AutoGen's ``autogen.coding``); filled by the code-execution issue."""
