@@ -34,9 +34,8 @@ def bench_start_stop(rounds: int = 20) -> None:
         with FakeLLMServer():
             pass
         times.append(time.perf_counter() - t)
-    print(
-        f"start+stop: median {statistics.median(times) * 1000:.2f} ms, max {max(times) * 1000:.2f} ms"
-    )
+    median, worst = statistics.median(times) * 1000, max(times) * 1000
+    print(f"start+stop: median {median:.2f} ms, max {worst:.2f} ms")
 
 
 def bench_raw(server: FakeLLMServer, n: int) -> None:
@@ -71,9 +70,8 @@ async def bench_concurrent(server: FakeLLMServer, n: int) -> None:
             *(c.chat.completions.create(model="m", messages=MESSAGES) for _ in range(n))
         )
         total = time.perf_counter() - t
-    print(
-        f"openai.AsyncOpenAI, {n} concurrent: {total * 1000:.1f} ms in all, {_per_call_ms(total, n)}"
-    )
+    per_call = _per_call_ms(total, n)
+    print(f"openai.AsyncOpenAI, {n} concurrent: {total * 1000:.1f} ms in all, {per_call}")
 
 
 def main() -> None:
