@@ -1,1 +1,147 @@
-"""Shared fixtures. The ``fake_llm`` fixture comes from parley's pytest plugin (entry point)."""
+"""Shared fixtures. The ``fake_llm`` fixture comes from parley's pytest plugin (entry point).
+
+``redis_url`` is the URL of a real, empty Redis: one ``redis-server`` process per test
+session on a free loopback port, flushed before each test. Tests using it must be marked
+``@pytest.mark.redis``. Without redis-server the test fails (it is not skipped): run
+``scripts/install-system-deps.sh``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+_REDIS_START_TIMEOUT = 10.0
+_REDIS_START_ATTEMPTS = 3
+_REDIS_STOP_TIMEOUT = 10.0
+_REDIS_IO_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class RedisServer:
+    """A running redis-server on loopback."""
+
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"redis://{self.host}:{self.port}/0"
+
+    def command(self, *args: str) -> bytes:
+        """Send one command and return the first line of the reply (e.g. ``b"+PONG"``)."""
+        return _redis_command(self.host, self.port, *args)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A redis-server for the whole session, without persistence, terminated at the end."""
+    executable = shutil.which("redis-server")
+    if executable is None:
+        pytest.fail(
+            "redis-server is not installed: run scripts/install-system-deps.sh "
+            "(it installs the Debian packages in scripts/debian-packages.txt)",
+            pytrace=False,
+        )
+    workdir = tmp_path_factory.mktemp("redis")
+    for _ in range(_REDIS_START_ATTEMPTS):
+        # The port may be taken between choosing and binding it; then the server exits and
+        # another port is tried.
+        port = _free_port()
+        log = workdir / f"redis-{port}.log"
+        process = _start_redis(executable, port, workdir, log)
+        try:
+            started = _wait_until_ready(process, port)
+        except BaseException:
+            _stop(process)
+            raise
+        if started:
+            break
+        _stop(process)
+    else:
+        pytest.fail(f"redis-server did not start; its log:\n{log.read_text()}", pytrace=False)
+    try:
+        yield RedisServer("127.0.0.1", port)
+    finally:
+        _stop(process)
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer, request: pytest.FixtureRequest) -> str:
+    """The URL of database 0 of the session's redis-server, emptied for this test."""
+    if request.node.get_closest_marker("redis") is None:
+        pytest.fail("tests using redis_url must be marked @pytest.mark.redis", pytrace=False)
+    reply = redis_server.command("FLUSHALL")
+    assert reply == b"+OK", f"FLUSHALL answered {reply!r}"
+    return redis_server.url
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _start_redis(executable: str, port: int, workdir: Path, log: Path) -> subprocess.Popen[bytes]:
+    args = [
+        executable,
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--save", "",
+        "--appendonly", "no",
+        "--dir", str(workdir),
+    ]  # fmt: skip
+    with log.open("wb") as log_file:
+        return subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT
+        )
+
+
+def _wait_until_ready(process: subprocess.Popen[bytes], port: int) -> bool:
+    deadline = time.monotonic() + _REDIS_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return False
+        try:
+            if _redis_command("127.0.0.1", port, "PING") == b"+PONG":
+                return True
+        except OSError:
+            pass  # not listening yet
+        time.sleep(0.02)
+    return False
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=_REDIS_STOP_TIMEOUT)
+            return
+        except subprocess.TimeoutExpired:
+            process.kill()
+    process.wait(timeout=_REDIS_STOP_TIMEOUT)
+
+
+def _redis_command(host: str, port: int, *args: str) -> bytes:
+    # A few bytes of RESP keep this fixture independent of the redis package under test.
+    parts = [f"*{len(args)}\r\n".encode()]
+    for arg in args:
+        data = arg.encode()
+        parts.append(b"$%d\r\n%s\r\n" % (len(data), data))
+    with socket.create_connection((host, port), timeout=_REDIS_IO_TIMEOUT) as sock:
+        sock.sendall(b"".join(parts))
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return reply.split(b"\r\n", 1)[0]

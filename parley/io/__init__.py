@@ -1,1 +1,24 @@
-"""Input and output streams (AutoGen's ``autogen.io``); filled by the conversation-core issue."""
+"""Where everything a user sees and types goes (AutoGen's ``autogen.io``).
+
+Agents print and ask for human input through ``IOStream.get_default()``. Importing this package
+makes the global default an :class:`IOConsole` (the terminal); ``IOStream.set_default(stream)``
+replaces it for one thread or asyncio task. :class:`IOScripted` plays the human from a script
+(tests, scripts, notebooks); :class:`IOWebsockets` talks to a browser (needs ``websockets``).
+"""
+
+from .base import InputStream, IOStream, OutputStream
+from .console import IOConsole
+from .scripted import InputExhaustedError, IOScripted
+from .websockets import IOWebsockets
+
+__all__ = [
+    "IOConsole",
+    "IOScripted",
+    "IOStream",
+    "IOWebsockets",
+    "InputExhaustedError",
+    "InputStream",
+    "OutputStream",
+]
+
+IOStream.set_global_default(IOConsole())

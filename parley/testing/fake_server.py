@@ -37,7 +37,9 @@ import asyncio
 import collections
 import inspect
 import json
+import re
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
@@ -63,18 +65,23 @@ Responder = Callable[[dict[str, Any]], Any]
 DEFAULT_API_KEY = "sk-parley-fake"
 _START_TIMEOUT = 10.0
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+# Azure OpenAI: /openai/deployments/<deployment>/chat/completions?api-version=...
+_AZURE_CHAT = re.compile(r"^/openai/deployments/[^/]+/chat/completions$")
 _MODEL_PATHS = ("/v1/models", "/models")
 
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One HTTP request as the server saw it. ``json`` is None when the body did not parse."""
+    """One HTTP request as the server saw it. ``json`` is None when the body did not parse;
+    ``time`` is when it arrived (``time.monotonic()``), to check waits such as Retry-After."""
 
     method: str
     path: str
     headers: Mapping[str, str]
     raw: bytes
     json: Any
+    time: float
+    query: str = ""
 
 
 class FakeLLMServer:
@@ -315,7 +322,7 @@ class FakeLLMServer:
     async def _handle(self, request: HttpRequest) -> HttpResponse:
         request_id = self._ids.request()
         path = request.path.rstrip("/")
-        if path in _CHAT_PATHS:
+        if path in _CHAT_PATHS or _AZURE_CHAT.match(path):
             if request.method != "POST":
                 return _error_response(
                     make_error(405, f"Method {request.method} not allowed on {path}"), request_id
@@ -331,7 +338,12 @@ class FakeLLMServer:
         )
 
     def _unauthorized(self, request: HttpRequest, request_id: str) -> HttpResponse | None:
-        if self.api_key is None or request.headers.get("authorization") == f"Bearer {self.api_key}":
+        if self.api_key is None:
+            return None
+        # OpenAI sends a bearer token; Azure OpenAI an api-key header.
+        if request.headers.get("authorization") == f"Bearer {self.api_key}":
+            return None
+        if request.headers.get("api-key") == self.api_key:
             return None
         return _error_response(
             make_error(401, "Incorrect API key provided.", code="invalid_api_key"), request_id
@@ -366,7 +378,13 @@ class FakeLLMServer:
         else:
             error = None
         record = RecordedRequest(
-            request.method, request.path, dict(request.headers), request.body, body
+            request.method,
+            request.path,
+            dict(request.headers),
+            request.body,
+            body,
+            time.monotonic(),
+            request.query,
         )
         with self._arrived:
             self._received.append(record)

@@ -202,3 +202,28 @@ def test_config_list_and_llm_config(fake_llm: FakeLLMServer) -> None:
         "config_list": fake_llm.config_list(),
         "cache_seed": None,
     }
+
+
+def test_azure_deployment_paths_and_api_key_header() -> None:
+    with FakeLLMServer(api_key="azure-key") as server:
+        server.add_reply("from azure")
+        with openai.AzureOpenAI(
+            azure_endpoint=server.url, api_key="azure-key", api_version="2024-02-01", max_retries=0
+        ) as c:
+            r = c.chat.completions.create(model="gpt-4o", messages=USER)
+        assert r.choices[0].message.content == "from azure"
+        rec = server.received[-1]
+        assert rec.path == "/openai/deployments/gpt-4o/chat/completions"
+        assert rec.query == "api-version=2024-02-01"
+        assert rec.headers["api-key"] == "azure-key"
+
+
+def test_requests_are_timestamped_in_arrival_order(
+    fake_llm: FakeLLMServer, client: openai.OpenAI
+) -> None:
+    fake_llm.responder = lambda req: "x"
+    for _ in range(3):
+        client.chat.completions.create(model="m", messages=USER)
+    times = [r.time for r in fake_llm.received]
+    assert times == sorted(times)
+    assert len(set(times)) == 3

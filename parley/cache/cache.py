@@ -1,0 +1,117 @@
+"""The user-facing cache (AutoGen's ``autogen.Cache``): settings in, a backend out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, ClassVar
+
+from .abstract_cache_base import AbstractCache
+from .cache_factory import DEFAULT_CACHE_PATH_ROOT, CacheFactory, check_seed
+from .in_memory_cache import InMemoryCache
+
+__all__ = ["Cache"]
+
+
+class Cache:
+    """A response cache chosen from ``config``; pass it as ``cache=`` to chats and clients.
+
+    ``config`` may hold ``cache_seed`` (default 42, stored as a string), ``redis_url``,
+    ``cache_path_root`` (default ``.cache``) and ``cosmos_db_config``. The dict is copied,
+    never changed. The backend is ``RedisCache`` if ``redis_url`` is set, else a
+    ``DiskCache`` in ``<cache_path_root>/<cache_seed>``.
+
+    ``with Cache.disk() as cache:`` binds this ``Cache`` (AutoGen binds the backend), so
+    ``cache.config`` works inside the block; leaving the block closes the backend, and a
+    closed cache reopens on its next use.
+    """
+
+    ALLOWED_CONFIG_KEYS: ClassVar[list[str]] = [
+        "cache_seed",
+        "redis_url",
+        "cache_path_root",
+        "cosmos_db_config",
+    ]
+
+    config: dict[str, Any]
+    cache: AbstractCache
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        if not isinstance(config, Mapping):
+            raise TypeError(f"Cache config must be a dict, got {type(config).__name__}")
+        for key in config:
+            if key not in self.ALLOWED_CONFIG_KEYS:
+                raise ValueError(
+                    f"Invalid config key: {key} (allowed: {', '.join(self.ALLOWED_CONFIG_KEYS)})"
+                )
+        self.config = dict(config)
+        self.config["cache_seed"] = check_seed(self.config.get("cache_seed", 42))
+        self.cache = CacheFactory.cache_factory(
+            seed=self.config["cache_seed"],
+            redis_url=self.config.get("redis_url"),
+            cache_path_root=self.config.get("cache_path_root"),
+            cosmosdb_config=self.config.get("cosmos_db_config"),
+        )
+
+    @staticmethod
+    def disk(cache_seed: str | int = 42, cache_path_root: str = DEFAULT_CACHE_PATH_ROOT) -> Cache:
+        """A disk cache in ``./<cache_path_root>/<cache_seed>``."""
+        return Cache({"cache_seed": cache_seed, "cache_path_root": cache_path_root})
+
+    @staticmethod
+    def redis(cache_seed: str | int = 42, redis_url: str = "redis://localhost:6379/0") -> Cache:
+        """A Redis cache; keys are ``autogen:<cache_seed>:<key>``, values pickled."""
+        return Cache({"cache_seed": cache_seed, "redis_url": redis_url})
+
+    @staticmethod
+    def cosmos_db(
+        connection_string: str | None = None,
+        container_id: str | None = None,
+        cache_seed: str | int = 42,
+        client: Any = None,
+    ) -> Cache:
+        """Not supported by parley: always raises ``NotImplementedError``."""
+        raise NotImplementedError(
+            "Cosmos DB caches are not supported by parley; use Cache.disk() or Cache.redis()"
+        )
+
+    @staticmethod
+    def in_memory(cache_seed: str | int = 42) -> Cache:
+        """A cache held in this process only (a parley extension; not in AutoGen 0.2).
+
+        Each call makes a new, empty store: two in-memory caches never share entries.
+        ``config`` holds just the seed.
+        """
+        seed = check_seed(cache_seed)
+        cache = Cache.__new__(Cache)
+        cache.config = {"cache_seed": seed}
+        cache.cache = InMemoryCache(seed)
+        return cache
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, or ``default``."""
+        return self.cache.get(key, default)
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` under ``key``."""
+        self.cache.set(key, value)
+
+    def close(self) -> None:
+        """Release the backend's resources; the cache reopens on its next use."""
+        self.cache.close()
+
+    def __enter__(self) -> Cache:
+        self.cache.__enter__()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.cache.__exit__(exc_type, exc_value, traceback)
+
+    def __repr__(self) -> str:
+        # The config is left out: a redis_url may carry a password.
+        return f"Cache({self.cache!r})"

@@ -1,0 +1,51 @@
+"""A dict-backed cache (AutoGen's ``autogen.cache.in_memory_cache``)."""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any
+
+__all__ = ["InMemoryCache"]
+
+
+class InMemoryCache:
+    """A cache that lives in this object only: nothing is pickled, shared or persisted.
+
+    Keys are prefixed with ``"<seed>_"`` (no prefix for an empty seed), as in AutoGen. Values
+    are stored as they are, so a mutable value changed after ``set`` changes in the cache too.
+    A stored ``None`` reads back as ``default``. ``close`` keeps the entries.
+    """
+
+    def __init__(self, seed: str | int = "") -> None:
+        self._seed = str(seed)
+        self._prefix = f"{self._seed}_" if self._seed else ""
+        self._entries: dict[str, Any] = {}
+
+    @property
+    def seed(self) -> str:
+        """The seed, as a string."""
+        return self._seed
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = self._entries.get(self._prefix + key)
+        return default if value is None else value
+
+    def set(self, key: str, value: Any) -> None:
+        self._entries[self._prefix + key] = value
+
+    def close(self) -> None:
+        """Nothing to release; the entries stay available."""
+
+    def __enter__(self) -> InMemoryCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"InMemoryCache(seed={self._seed!r})"

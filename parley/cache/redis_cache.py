@@ -1,0 +1,91 @@
+"""A cache in Redis (AutoGen's ``autogen.cache.redis_cache``), over redis-py."""
+
+from __future__ import annotations
+
+import pickle
+from types import TracebackType
+from typing import Any
+
+__all__ = ["RedisCache"]
+
+# Defaults for the connection, used unless the URL sets them (e.g. ?socket_timeout=5): a
+# dead or unreachable server should fail a call, not hang it.
+_SOCKET_CONNECT_TIMEOUT = 10.0
+_SOCKET_TIMEOUT = 30.0
+
+
+class RedisCache:
+    """A cache shared through the Redis server at ``redis_url``.
+
+    Keys are ``autogen:<seed>:<key>`` and values are pickled, as in AutoGen, so parley and
+    AutoGen processes can share one Redis. Only point it at a Redis you trust: reading an
+    entry unpickles it.
+
+    ``close`` disconnects; the next ``get`` or ``set`` connects again.
+    """
+
+    def __init__(self, seed: str | int, redis_url: str) -> None:
+        try:
+            import redis
+        except ImportError as exc:
+            raise ImportError(
+                'RedisCache needs the redis package: pip install "parley[redis]"'
+            ) from exc
+        if not isinstance(redis_url, str) or not redis_url:
+            raise ValueError(f"redis_url must be a non-empty URL string, got {redis_url!r}")
+        self.seed = str(seed)
+        self._redis = redis
+        self._url = redis_url
+        # Parses the URL now so that a malformed one fails here; no connection is made yet.
+        self._client: Any = self._connect()
+
+    @property
+    def cache(self) -> Any:
+        """The ``redis.Redis`` client (created again if the cache was closed)."""
+        if self._client is None:
+            self._client = self._connect()
+        return self._client
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, or ``default``."""
+        raw = self.cache.get(self._prefixed_key(key))
+        if raw is None:
+            return default
+        return pickle.loads(raw)
+
+    def set(self, key: str, value: Any) -> None:
+        """Store ``value`` (pickled) under ``key``."""
+        # The default protocol, not the highest, so that older Pythons sharing the server
+        # can read the entries.
+        self.cache.set(self._prefixed_key(key), pickle.dumps(value, pickle.DEFAULT_PROTOCOL))
+
+    def close(self) -> None:
+        """Disconnect; safe to call more than once."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def __enter__(self) -> RedisCache:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        # The URL may carry a password, so it is left out.
+        return f"RedisCache(seed={self.seed!r})"
+
+    def _prefixed_key(self, key: str) -> str:
+        return f"autogen:{self.seed}:{key}"
+
+    def _connect(self) -> Any:
+        return self._redis.Redis.from_url(
+            self._url,
+            socket_connect_timeout=_SOCKET_CONNECT_TIMEOUT,
+            socket_timeout=_SOCKET_TIMEOUT,
+        )

@@ -1,0 +1,167 @@
+"""A ModelClient over the openai package, on its fast lower-level request path.
+
+``chat.completions.create`` walks every message through a typed transform before sending;
+at a few hundred messages that costs more than the request. parley's configs and messages are
+already validated, so the body goes to ``AsyncOpenAI.post`` as it is: the openai client still
+supplies auth, headers, base URL, Azure routing, timeouts and its error types.
+
+Clients are async only and live on parley's runner loop (see ``parley._sync``); sync callers
+reach them through it. Clients with identical settings are shared, so a hundred agents on one
+endpoint use one connection pool.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .._sync import run_sync
+from ..exceptions import ConfigError, MalformedResponseError
+from ._cost import compute_cost
+from ._streaming import collect_stream
+
+__all__ = ["OpenAIClient"]
+
+_pool: dict[str, Any] = {}
+_pool_lock = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def _security_option() -> dict[str, Any]:
+    # openai>=2 sends auth only for requests that ask for it; older versions always did.
+    from openai import _base_client
+
+    params = inspect.signature(_base_client.make_request_options).parameters
+    return {"security": {"bearer_auth": True}} if "security" in params else {}
+
+
+def _pool_key(kwargs: Mapping[str, Any], azure: bool) -> str | None:
+    """A key for sharing a client, or None when a setting cannot be compared (a callable)."""
+    try:
+        return json.dumps([azure, sorted(kwargs.items())], sort_keys=True)
+    except TypeError:
+        return None
+
+
+class OpenAIClient:
+    """The ModelClient for OpenAI and OpenAI-compatible endpoints, and Azure OpenAI."""
+
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = [
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "cost",
+        "model",
+    ]
+
+    def __init__(
+        self, client_kwargs: Mapping[str, Any], *, api_type: str | None, api_version: str | None
+    ) -> None:
+        kwargs = dict(client_kwargs)
+        kwargs["max_retries"] = 0  # parley's RetryPolicy retries; the SDK must not retry again
+        self.azure = bool(api_type and api_type.startswith("azure"))
+        if self.azure:
+            if api_version is not None:
+                kwargs["api_version"] = api_version
+            if "base_url" in kwargs and "azure_endpoint" not in kwargs:
+                kwargs["azure_endpoint"] = kwargs.pop("base_url")
+        self._kwargs = kwargs
+        self._client: Any = None
+
+    def _async_client(self) -> Any:
+        if self._client is not None:
+            return self._client
+        import openai
+
+        cls = openai.AsyncAzureOpenAI if self.azure else openai.AsyncOpenAI
+        key = _pool_key(self._kwargs, self.azure)
+        with _pool_lock:
+            client = _pool.get(key) if key is not None else None
+            if client is None:
+                try:
+                    client = cls(**self._kwargs)
+                except openai.OpenAIError as e:
+                    raise ConfigError(f"cannot create the {cls.__name__} client: {e}") from e
+                if key is not None:
+                    _pool[key] = client
+        self._client = client
+        return client
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        """Send one chat-completion request; a streamed one is collected into one response."""
+        try:
+            return await self._send(params)
+        except json.JSONDecodeError as e:
+            where = (
+                self._kwargs.get("base_url")
+                or self._kwargs.get("azure_endpoint")
+                or "the model server"
+            )
+            raise MalformedResponseError(
+                f"{where} answered model {params.get('model')!r} with a body that is not "
+                f"valid JSON: {e}"
+            ) from e
+
+    async def _send(self, params: dict[str, Any]) -> Any:
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        client = self._async_client()
+        body = dict(params)
+        options: dict[str, Any] = dict(_security_option())
+        if "timeout" in body:
+            options["timeout"] = body.pop("timeout")
+        if body.get("stream"):
+            if not self.azure:
+                body.setdefault("stream_options", {"include_usage": True})
+            stream = await client.post(
+                "/chat/completions",
+                body=body,
+                cast_to=ChatCompletion,
+                options=options,
+                stream=True,
+                stream_cls=AsyncStream[ChatCompletionChunk],
+            )
+            try:
+                return await collect_stream(stream, body)
+            finally:
+                await stream.close()
+        return await client.post(
+            "/chat/completions", body=body, cast_to=ChatCompletion, options=options
+        )
+
+    def create(self, params: dict[str, Any]) -> Any:
+        """The ModelClient protocol's blocking form."""
+        return run_sync(self.a_create(params))
+
+    def message_retrieval(self, response: Any) -> list[Any]:
+        """Per choice: the message object if it calls tools or a function, else its text."""
+        out: list[Any] = []
+        for choice in response.choices:
+            message = choice.message
+            if getattr(message, "tool_calls", None) or getattr(message, "function_call", None):
+                out.append(message)
+            else:
+                out.append(message.content)
+        return out
+
+    def cost(self, response: Any) -> float:
+        usage = response.usage
+        if usage is None:
+            return 0.0
+        return compute_cost(response.model, usage.prompt_tokens, usage.completion_tokens or 0)
+
+    @staticmethod
+    def get_usage(response: Any) -> dict[str, Any]:
+        usage = response.usage
+        return {
+            "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
+            "completion_tokens": (usage.completion_tokens or 0) if usage is not None else 0,
+            "total_tokens": usage.total_tokens if usage is not None else 0,
+            "cost": getattr(response, "cost", 0.0),
+            "model": response.model,
+        }
