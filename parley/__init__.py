@@ -6,6 +6,14 @@
 
 import logging
 
+from .agentchat import (
+    Agent,
+    AssistantAgent,
+    ChatResult,
+    ConversableAgent,
+    UserProxyAgent,
+    gather_usage_summary,
+)
 from .code_utils import DEFAULT_MODEL, FAST_MODEL
 from .exceptions import (
     AgentNameConflict,
@@ -33,16 +41,21 @@ from .version import __version__
 __all__ = [
     "DEFAULT_MODEL",
     "FAST_MODEL",
+    "Agent",
     "AgentNameConflict",
+    "AssistantAgent",
     "Cache",
     "ChatCompletion",
+    "ChatResult",
     "Completion",
+    "ConversableAgent",
     "InvalidCarryOverType",
     "ModelClient",
     "NoEligibleSpeaker",
     "OpenAIWrapper",
     "SenderRequired",
     "UndefinedNextAgent",
+    "UserProxyAgent",
     "__version__",
     "config_list_from_dotenv",
     "config_list_from_json",
@@ -50,6 +63,7 @@ __all__ = [
     "config_list_gpt4_gpt35",
     "config_list_openai_aoai",
     "filter_config",
+    "gather_usage_summary",
     "get_config_list",
     "logger",
 ]

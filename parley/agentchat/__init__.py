@@ -1,4 +1,22 @@
-"""Agents and conversations (AutoGen's ``autogen.agentchat``).
+"""Agents and conversations (AutoGen's ``autogen.agentchat``)."""
 
-Filled by the conversation-core issue.
-"""
+from ._human import APPROVE, EXIT, ReviewRequest
+from .agent import Agent, LLMAgent
+from .assistant_agent import AssistantAgent
+from .chat import ChatResult
+from .conversable_agent import ConversableAgent
+from .user_proxy_agent import UserProxyAgent
+from .utils import gather_usage_summary
+
+__all__ = [
+    "APPROVE",
+    "EXIT",
+    "Agent",
+    "AssistantAgent",
+    "ChatResult",
+    "ConversableAgent",
+    "LLMAgent",
+    "ReviewRequest",
+    "UserProxyAgent",
+    "gather_usage_summary",
+]

@@ -1,0 +1,146 @@
+"""The parts of ``initiate_chat`` around the exchange: the first message, carryover, summary.
+
+Spec 2.7 to 2.9.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._calls import call_user
+from ..exceptions import InvalidCarryOverType
+
+if TYPE_CHECKING:
+    from .conversable_agent import ConversableAgent
+
+__all__ = [
+    "SUMMARY_METHODS",
+    "apply_carryover",
+    "carryover_text",
+    "check_summary_method",
+    "summarize",
+]
+
+logger = logging.getLogger(__name__)
+
+SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
+
+
+def check_summary_method(method: Any, sender: Any, recipient: Any) -> None:
+    """AutoGen's validation of ``summary_method`` at the start of a chat (AssertionError)."""
+    assert method is None or callable(method) or method in SUMMARY_METHODS, (
+        f"summary_method must be None, a callable, or one of {SUMMARY_METHODS}; got {method!r}"
+    )
+    if method == "reflection_with_llm":
+        assert (
+            getattr(sender, "client", None) is not None
+            or getattr(recipient, "client", None) is not None
+        ), (
+            "summary_method='reflection_with_llm' needs an LLM: give the sender or the recipient an llm_config"
+        )
+
+
+def carryover_text(carryover: Any) -> str:
+    if isinstance(carryover, str):
+        return carryover
+    if isinstance(carryover, list):
+        parts = []
+        for item in carryover:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict) and "content" in item:
+                parts.append(str(item["content"]))
+            else:
+                parts.append(str(item))
+        return "\n".join(parts)
+    raise InvalidCarryOverType("Carryover should be a string or a list of strings.")
+
+
+def apply_carryover(message: Any, carryover: Any) -> Any:
+    """The first message with the carryover appended (spec 2.8); the caller's dict is copied."""
+    if not carryover:
+        if not isinstance(message, (str, dict)):
+            raise InvalidCarryOverType("Message should be a string or a dictionary.")
+        return message
+    suffix = "\nContext: \n" + carryover_text(carryover)
+    if isinstance(message, str):
+        return message + suffix
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, str):
+            return {**message, "content": content + suffix}
+        if isinstance(content, list):
+            return {**message, "content": [{"type": "text", "text": suffix}, *content]}
+        return message
+    raise InvalidCarryOverType("Message should be a string or a dictionary.")
+
+
+def _last_msg_summary(recipient: Any, sender: Any) -> str:
+    try:
+        content = recipient.last_message(sender)["content"]
+    except (IndexError, AttributeError, KeyError, TypeError) as e:
+        logger.warning("cannot take the last message as the summary: %s", e)
+        return ""
+    if isinstance(content, str):
+        return content.replace("TERMINATE", "")
+    if isinstance(content, list):
+        texts = [
+            str(p.get("text", "")).replace("TERMINATE", "")
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        ]
+        return "\n".join(texts)
+    return ""
+
+
+async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
+    from .conversable_agent import ConversableAgent
+
+    prompt = args.get("summary_prompt") or ConversableAgent.DEFAULT_SUMMARY_PROMPT
+    if not isinstance(prompt, str):
+        raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
+    role = args.get("summary_role") or "system"
+    if not isinstance(role, str):
+        raise ValueError(f"summary_role must be a str, got {type(role).__name__}")
+    client = getattr(recipient, "client", None) or getattr(sender, "client", None)
+    if client is None:
+        raise ValueError("No OpenAIWrapper client is found.")
+    history = list(recipient.chat_messages_for_summary(sender))
+    messages = [*history, {"role": role, "content": prompt}]
+    import openai
+
+    from ._replies import _api_message
+
+    try:
+        response = await client.a_create(
+            messages=[_api_message(m) for m in messages], cache=args.get("cache")
+        )
+    except openai.BadRequestError as e:
+        logger.warning("cannot summarize the chat with the LLM: %s", e)
+        return ""
+    summary = client.extract_text_or_completion_object(response)[0]
+    if hasattr(summary, "model_dump"):
+        summary = summary.model_dump(exclude_none=True)
+    return summary if summary is not None else ""
+
+
+async def summarize(
+    sender: ConversableAgent,
+    recipient: Any,
+    method: str | Callable[..., Any] | None,
+    args: dict[str, Any],
+) -> Any:
+    """The chat's summary by ``method`` (spec 2.9)."""
+    if method is None:
+        return ""
+    if method == "last_msg":
+        return _last_msg_summary(recipient, sender)
+    if method == "reflection_with_llm":
+        return await _reflection_summary(sender, recipient, args)
+    if callable(method):
+        return await call_user(method, sender, recipient, args)
+    raise ValueError(
+        f"If not None, the summary_method must be a string from {SUMMARY_METHODS} or a callable."
+    )

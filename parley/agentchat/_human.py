@@ -1,0 +1,171 @@
+"""Termination and human input: the first reply function of every agent (spec 2.11).
+
+Also parley's review hook: ``agent.register_human_review(fn)`` lets a function play the human
+without a terminal — it sees the pending message and answers approve (``""``), feedback (any
+other text) or ``"exit"``; see :class:`ReviewRequest`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .._calls import call_user, overrides
+from ..code_utils import content_str
+
+if TYPE_CHECKING:
+    from .conversable_agent import ConversableAgent
+
+__all__ = [
+    "APPROVE",
+    "EXIT",
+    "ReviewRequest",
+    "check_termination_and_human_reply",
+    "is_termination",
+]
+
+logger = logging.getLogger(__name__)
+
+APPROVE = ""
+EXIT = "exit"
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    """What a review function sees when the agent would ask its human.
+
+    ``message`` is the pending message (the last one the agent received, the one it is about
+    to answer); ``prompt`` the question a terminal user would see. Return ``APPROVE`` (or
+    ``None``) to let the agent answer on its own, ``EXIT`` to end the chat, or any other text
+    to send it as the human's reply.
+    """
+
+    agent: str
+    sender: str | None
+    message: Mapping[str, Any]
+    prompt: str
+    human_input_mode: str
+
+
+def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[str, Any]) -> bool:
+    """Apply a termination predicate to any message without letting it crash the chat.
+
+    A predicate written for string content (``m["content"].endswith("TERMINATE")``) fails on a
+    tool-call message (content None) or a multimodal one (a list): it is then asked again with
+    the content as text, and if it still fails the message does not terminate (AutoGen #279).
+    """
+    try:
+        return bool(predicate(dict(message)))
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+        pass
+    try:
+        as_text = dict(message)
+        as_text["content"] = content_str(message.get("content"))
+        return bool(predicate(as_text))
+    except Exception as e:
+        logger.warning(
+            "is_termination_msg raised %s on %r; treating it as not terminating", e, message
+        )
+        return False
+
+
+async def ask_human(
+    agent: ConversableAgent, prompt: str, message: Mapping[str, Any], sender: Any
+) -> str:
+    """One answer from the agent's human: its review function, an override, or the IOStream."""
+    review = getattr(agent, "_human_review", None)
+    if review is not None:
+        request = ReviewRequest(
+            agent=agent.name,
+            sender=getattr(sender, "name", None),
+            message=dict(message),
+            prompt=prompt,
+            human_input_mode=agent.human_input_mode,
+        )
+        answer = await call_user(review, request)
+        text = "" if answer is None else str(answer)
+        agent._human_input.append(text)
+        return text
+    from .conversable_agent import ConversableAgent
+
+    if overrides(agent, "a_get_human_input", ConversableAgent):
+        return str(await agent.a_get_human_input(prompt))
+    # get_human_input blocks on a terminal (or an override's UI): keep it off the event loop.
+    return str(await asyncio.to_thread(agent.get_human_input, prompt))
+
+
+def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Answers for the calls the human interrupted, so the API still sees each one answered."""
+    out: list[dict[str, Any]] = []
+    fc = message.get("function_call")
+    if fc:
+        out.append({"role": "function", "name": fc.get("name", ""), "content": "USER INTERRUPTED"})
+    for tc in message.get("tool_calls") or ():
+        out.append(
+            {"role": "tool", "tool_call_id": tc.get("id", ""), "content": "USER INTERRUPTED"}
+        )
+    return out
+
+
+async def check_termination_and_human_reply(
+    agent: ConversableAgent,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, str | dict[str, Any] | None]:
+    """Terminate, let the human answer, or fall through to an automatic reply (spec 2.11)."""
+    from ..io import IOStream
+
+    out = IOStream.get_default()
+    if messages is None:
+        messages = agent._oai_messages[sender] if sender is not None else []
+    message: Mapping[str, Any] = messages[-1] if messages else {}
+    mode = agent.human_input_mode
+    count = agent._consecutive_auto_reply_counter[sender]
+    limit = agent._max_consecutive_auto_reply_dict[sender]
+    sender_name = "the sender" if sender is None else sender.name
+    terminating = bool(message) and is_termination(agent._is_termination_msg, message)
+    reply = ""
+    asked = False
+
+    async def ask(prompt: str) -> str:
+        nonlocal asked
+        asked = True
+        return await ask_human(agent, prompt, message, sender)
+
+    if mode == "ALWAYS":
+        reply = await ask(
+            f"Provide feedback to {sender_name}. Press enter to skip and use auto-reply, "
+            "or type 'exit' to end the conversation: "
+        )
+    elif count >= limit or terminating:
+        if mode == "NEVER":
+            reply = EXIT
+        else:
+            skip = " to skip and use auto-reply," if count >= limit and not terminating else ""
+            reply = await ask(
+                f"Please give feedback to {sender_name}. Press enter{skip} or type 'exit' to stop "
+                "the conversation: "
+            )
+    if asked and not reply:
+        out.print("\n>>>>>>>> NO HUMAN INPUT RECEIVED.", flush=True)
+        if terminating:
+            reply = EXIT  # an empty answer to a termination message ends the chat
+
+    if reply == EXIT:
+        agent._consecutive_auto_reply_counter[sender] = 0
+        return True, None
+    if reply or (asked and limit == 0):
+        agent._consecutive_auto_reply_counter[sender] = 0
+        response: dict[str, Any] = {"role": "user", "content": reply}
+        interrupted = _interrupted(message)
+        if interrupted:
+            response["tool_responses"] = interrupted
+        return True, response
+    agent._consecutive_auto_reply_counter[sender] += 1
+    if mode != "NEVER":
+        out.print("\n>>>>>>>> USING AUTO REPLY...", flush=True)
+    return False, None

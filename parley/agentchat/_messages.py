@@ -1,0 +1,165 @@
+"""Messages: how they are stored (spec 0.2), printed (0.3) and prepared for the model (2.12)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..code_utils import content_str
+from ..exceptions import ParleyError
+
+__all__ = [
+    "InvalidAgentNameError",
+    "check_api_names",
+    "messages_for_llm",
+    "normalize",
+    "render_message",
+    "sanitize_name",
+]
+
+_STORED_KEYS = (
+    "content",
+    "function_call",
+    "tool_calls",
+    "tool_responses",
+    "tool_call_id",
+    "name",
+    "context",
+)
+_API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_NOT_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+_RULE = "-" * 80
+
+
+class InvalidAgentNameError(ParleyError, ValueError):
+    """An agent's name cannot go into an OpenAI message's ``name`` field."""
+
+
+def normalize(message: Any, *, sending: bool, own_name: str, partner_name: str) -> dict[str, Any]:
+    """The dict an agent stores for ``message`` (spec 0.2); ValueError if it has nothing to say.
+
+    ``sending``: the agent stores its own outgoing message (role assistant) rather than an
+    incoming one (role user).
+    """
+    if isinstance(message, str):
+        message = {"content": message}
+    elif not isinstance(message, Mapping):
+        try:
+            message = dict(message)
+        except (TypeError, ValueError) as e:
+            raise ValueError(
+                f"a message must be a str or a dict, got {type(message).__name__}: {message!r}"
+            ) from e
+    stored = {k: message[k] for k in _STORED_KEYS if message.get(k) is not None}
+    if "content" not in stored:
+        if "function_call" in stored or "tool_calls" in stored:
+            stored["content"] = None
+        else:
+            raise ValueError(
+                "Message can't be converted into a valid ChatCompletion message. Either content or "
+                f"function_call must be provided. Got {dict(message)!r}"
+            )
+    role = message.get("role")
+    if role in ("function", "tool"):
+        stored["role"] = role
+    elif "override_role" in message:
+        stored["role"] = message["override_role"]
+    else:
+        stored["role"] = "assistant" if sending else "user"
+    if stored.get("function_call") or stored.get("tool_calls"):
+        stored["role"] = "assistant"
+    elif "name" not in stored:
+        stored["name"] = own_name if sending else partner_name
+    return stored
+
+
+def messages_for_llm(
+    system: list[dict[str, Any]], history: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """System message plus history, with bundled ``tool_responses`` expanded (spec 2.12 step 3)."""
+    out = list(system)
+    for m in history:
+        responses = m.get("tool_responses")
+        if responses:
+            out.extend(responses)
+            if m.get("role") != "tool":
+                out.append({k: v for k, v in m.items() if k != "tool_responses"})
+        else:
+            out.append(m)
+    return out
+
+
+def check_api_names(messages: list[dict[str, Any]]) -> None:
+    """Refuse, before sending, a ``name`` the OpenAI API would reject (AutoGen #941, #4157)."""
+    for m in messages:
+        name = m.get("name")
+        if name is None or m.get("role") == "function" or _API_NAME.match(str(name)):
+            continue
+        suggestion = sanitize_name(str(name))
+        raise InvalidAgentNameError(
+            f"agent name {name!r} cannot be sent to the model: OpenAI accepts message names of "
+            f"letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
+            f"{suggestion!r}."
+        )
+
+
+def sanitize_name(name: str) -> str:
+    """A name OpenAI accepts: other characters become ``_``, cut to 64 characters."""
+    return _NOT_NAME_CHARS.sub("_", name)[:64] or "_"
+
+
+def _fill(content: Any, message: Mapping[str, Any], allow_format: bool) -> Any:
+    context = message.get("context")
+    if not context:
+        return content
+    from ..oai._templating import instantiate
+
+    return instantiate(content, context, allow_format)
+
+
+def render_message(
+    message: Mapping[str, Any], sender_name: str, recipient_name: str, *, allow_format: bool = False
+) -> str:
+    """The console text for a received message (spec 0.3), ending with a rule of dashes."""
+    lines = [f"{sender_name} (to {recipient_name}):", ""]
+    role = message.get("role")
+    if role in ("function", "tool"):
+        if role == "tool" and message.get("tool_responses"):
+            for response in message["tool_responses"]:
+                lines.append(_tool_response_block(response))
+        else:
+            lines.append(_tool_response_block(message))
+    else:
+        content = message.get("content")
+        if content is not None:
+            content = _fill(content, message, allow_format)
+            lines.append(content_str(content) if isinstance(content, (str, list)) else str(content))
+        if message.get("function_call"):
+            fc = message["function_call"]
+            lines.append(f"***** Suggested function call: {fc.get('name', '(no name)')} *****")
+            lines.append("Arguments: ")
+            lines.append(str(fc.get("arguments", "")))
+            lines.append("*" * 40)
+        for tc in message.get("tool_calls") or ():
+            fn = tc.get("function", {})
+            lines.append(
+                f"***** Suggested tool call ({tc.get('id', '')}): {fn.get('name', '')} *****"
+            )
+            lines.append("Arguments: ")
+            lines.append(str(fn.get("arguments", "")))
+            lines.append("*" * 40)
+    lines.append("")
+    lines.append(_RULE)
+    return "\n".join(lines)
+
+
+def _tool_response_block(response: Mapping[str, Any]) -> str:
+    if response.get("role") == "function":
+        head = f"***** Response from calling function ({response.get('name', '')}) *****"
+    else:
+        head = f"***** Response from calling tool ({response.get('tool_call_id', '')}) *****"
+    content = response.get("content")
+    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    return f"{head}\n{text}\n{'*' * len(head)}"

@@ -1,0 +1,140 @@
+"""The reply-function list and the hook lists of an agent (spec 2.4, 2.16).
+
+One list serves sync and async chats: a reply function or hook may be a plain function or a
+coroutine function and runs either way (AutoGen skipped the async ones in sync chats and the
+sync ones in async chats). Built-in replies are registered under their public sync name (so
+``replace_reply_func(ConversableAgent.generate_oai_reply, ...)`` works) and run through their
+async implementation.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._calls import call_user
+from ..exceptions import SenderRequired
+
+__all__ = ["HOOKABLE", "HookLists", "ReplyEntry", "match_trigger"]
+
+logger = logging.getLogger(__name__)
+
+# Each hook point, with its AutoGen twin name; hooks under either name run at that point.
+HOOKABLE = {
+    "process_last_received_message": "process_last_received_message",
+    "a_process_last_received_message": "process_last_received_message",
+    "process_all_messages_before_reply": "process_all_messages_before_reply",
+    "a_process_all_messages_before_reply": "process_all_messages_before_reply",
+    "process_message_before_send": "process_message_before_send",
+    "a_process_message_before_send": "process_message_before_send",
+}
+
+
+def match_trigger(trigger: Any, sender: Any) -> bool:
+    """Whether ``trigger`` (a class, name, agent, callable, list, or None in a list) matches."""
+    from .agent import Agent
+
+    if trigger is None:
+        return sender is None
+    if isinstance(trigger, str):
+        if sender is None:
+            raise SenderRequired()
+        return bool(trigger == sender.name)
+    if isinstance(trigger, type):
+        return isinstance(sender, trigger)
+    if isinstance(trigger, Agent):
+        return bool(trigger == sender)
+    if isinstance(trigger, list):
+        return any(match_trigger(t, sender) for t in trigger)
+    if callable(trigger):
+        verdict = trigger(sender)
+        assert isinstance(verdict, bool), f"trigger {trigger!r} must return a bool, got {verdict!r}"
+        return verdict
+    raise ValueError(f"Unsupported trigger type: {type(trigger).__name__}")
+
+
+def check_trigger_type(trigger: Any) -> None:
+    from .agent import Agent
+
+    if not isinstance(trigger, (type, str, Agent, list)) and not callable(trigger):
+        raise ValueError(
+            "trigger must be a class, a string, an agent, a callable or a list; "
+            f"got {trigger!r} (write [None] to match a missing sender)"
+        )
+
+
+@dataclass
+class ReplyEntry:
+    """A registered reply function. ``func`` is what users see and compare; ``impl`` is what
+    runs (the same for user functions; the async implementation for built-ins)."""
+
+    trigger: Any
+    func: Callable[..., Any]
+    impl: Callable[..., Any]
+    config: Any = None
+    init_config: Any = None
+    reset_config: Callable[[Any], None] | None = None
+    ignore_async_in_sync_chat: bool = False
+    builtin: bool = False
+
+    def matches_func(self, fn: Any) -> bool:
+        return fn is self.func or fn is self.impl or fn == self.func
+
+    def reset(self) -> None:
+        if self.reset_config is not None:
+            self.reset_config(self.config)
+        else:
+            self.config = copy.copy(self.init_config)
+
+    async def run(self, agent: Any, messages: Any, sender: Any) -> tuple[bool, Any]:
+        if self.builtin:
+            result = await self.impl(agent, messages=messages, sender=sender, config=self.config)
+        else:
+            result = await call_user(
+                self.impl, agent, messages=messages, sender=sender, config=self.config
+            )
+        if not (isinstance(result, tuple) and len(result) == 2):
+            name = getattr(self.func, "__name__", repr(self.func))
+            raise TypeError(
+                f"reply function {name} must return (final: bool, reply), got {result!r}"
+            )
+        return bool(result[0]), result[1]
+
+
+@dataclass
+class HookLists:
+    """The six AutoGen hook lists, kept by their names; see ``HOOKABLE``."""
+
+    lists: dict[str, list[Callable[..., Any]]] = field(
+        default_factory=lambda: {name: [] for name in HOOKABLE}
+    )
+
+    def add(self, hookable_method: str, hook: Callable[..., Any]) -> None:
+        assert hookable_method in HOOKABLE, f"{hookable_method} is not a hookable method."
+        hooks = self.lists[hookable_method]
+        assert hook not in hooks, f"{hook} is already registered as a hook."
+        hooks.append(hook)
+
+    def at(self, point: str) -> list[Callable[..., Any]]:
+        """Every hook for a point (sync-named list first, then the a_-named one)."""
+        return self.lists[point] + self.lists["a_" + point]
+
+    async def run(self, point: str, *args: Any, **kwargs: Any) -> Any:
+        """Thread a value through the point's hooks; returns the last hook's result."""
+        value: Any = args[0] if args else kwargs.get("message")
+        for hook in self.at(point):
+            if args:
+                value = await _call_hook(hook, value)
+            else:
+                kwargs["message"] = value
+                value = await _call_hook(hook, **kwargs)
+        return value
+
+
+async def _call_hook(hook: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    # A plain hook runs in a worker thread like any user callback: hooks such as AutoGen's
+    # Teachability make blocking LLM calls, which must not stall (or deadlock) the loop.
+    return await call_user(hook, *args, **kwargs)

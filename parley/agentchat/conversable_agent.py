@@ -1,0 +1,689 @@
+"""``ConversableAgent``: state and wiring (AutoGen's ``autogen.agentchat.conversable_agent``).
+
+The agent keeps histories, counters and its registries; the steps of a turn live in small
+modules beside this one (``_human``, ``_replies``, ``_chat_flow``, ``_delivery``). Every step
+is written once, as a coroutine; each sync method runs its async twin through
+``parley._sync.run_sync`` (which also works inside a running loop, e.g. in Jupyter).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from .._sync import run_sync
+from ..code_utils import content_str
+from . import _chat_flow, _human, _replies
+from ._delivery import dispatch, no_driver, send_reply
+from ._messages import normalize, render_message
+from ._registry import HookLists, ReplyEntry, check_trigger_type, match_trigger
+from .agent import Agent, LLMAgent
+from .chat import ChatResult
+from .utils import gather_usage_summary
+
+__all__ = ["ConversableAgent"]
+
+logger = logging.getLogger(__name__)
+
+_EMPTY_CONFIGS: tuple[dict[str, Any], ...] = (
+    {},
+    {"config_list": []},
+    {"config_list": [{"model": ""}]},
+)
+
+
+def _default_termination(message: dict[str, Any]) -> bool:
+    return content_str(message.get("content")) == "TERMINATE"
+
+
+class ConversableAgent(LLMAgent):
+    """An agent that converses: it sends, receives and generates replies (spec section 2)."""
+
+    DEFAULT_CONFIG: Any = False
+    MAX_CONSECUTIVE_AUTO_REPLY = 100
+    DEFAULT_SUMMARY_PROMPT = (
+        "Summarize the takeaway from the conversation. Do not add any introductory phrases."
+    )
+    DEFAULT_SUMMARY_METHOD = "last_msg"
+    llm_config: dict[str, Any] | Literal[False]
+
+    def __init__(
+        self,
+        name: str,
+        system_message: str | list[Any] | None = "You are a helpful AI Assistant.",
+        is_termination_msg: Callable[[dict[str, Any]], bool] | None = None,
+        max_consecutive_auto_reply: int | None = None,
+        human_input_mode: Literal["ALWAYS", "NEVER", "TERMINATE"] = "TERMINATE",
+        function_map: dict[str, Callable[..., Any]] | None = None,
+        code_execution_config: dict[str, Any] | Literal[False] = False,
+        llm_config: dict[str, Any] | Literal[False] | None = None,
+        default_auto_reply: str | dict[str, Any] = "",
+        description: str | None = None,
+        chat_messages: dict[Agent, list[dict[str, Any]]] | None = None,
+        silent: bool | None = None,
+    ) -> None:
+        self._code_execution_config = self._check_code_execution_config(code_execution_config)
+        self._name = name
+        self._oai_messages: dict[Any, list[dict[str, Any]]] = (
+            defaultdict(list) if chat_messages is None else chat_messages
+        )
+        self._oai_system_message = [{"content": system_message, "role": "system"}]
+        self._description = description if description is not None else system_message
+        self._is_termination_msg = is_termination_msg or _default_termination
+        self.silent = silent
+        self._init_llm(llm_config)
+        self.client_cache: Any = None
+        self.previous_cache: Any = None
+        self.human_input_mode = human_input_mode
+        self._max_consecutive_auto_reply = (
+            max_consecutive_auto_reply
+            if max_consecutive_auto_reply is not None
+            else self.MAX_CONSECUTIVE_AUTO_REPLY
+        )
+        self._consecutive_auto_reply_counter: dict[Any, int] = defaultdict(int)
+        self._max_consecutive_auto_reply_dict: dict[Any, int] = defaultdict(
+            self.max_consecutive_auto_reply
+        )
+        self._function_map: dict[str, Callable[..., Any]] = {}
+        if function_map:
+            self.register_function(function_map)
+        self._default_auto_reply = default_auto_reply
+        self._reply_func_list: list[ReplyEntry] = []
+        self._human_input: list[str] = []
+        self._human_review: Callable[[_human.ReviewRequest], Any] | None = None
+        self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
+        self.code_executor: Any = None
+        self.use_docker: Any = None
+        for func, impl in reversed(self._builtin_replies()):
+            self._reply_func_list.insert(0, ReplyEntry([Agent, None], func, impl, builtin=True))
+        self.hook_lists = HookLists().lists
+        self._hooks = HookLists(self.hook_lists)
+
+    # -- construction helpers -------------------------------------------------------------
+
+    @staticmethod
+    def _check_code_execution_config(config: Any) -> dict[str, Any] | Literal[False]:
+        if config is None:
+            import warnings
+
+            warnings.warn(
+                "Using None to signal a default code_execution_config is deprecated. "
+                "Use {} to use default or False to disable code execution.",
+                stacklevel=3,
+            )
+            return {}
+        if config is False:
+            return False
+        if not isinstance(config, dict):
+            raise ValueError("code_execution_config must be a dict or False.")
+        return dict(config)
+
+    def _init_llm(self, llm_config: Any) -> None:
+        if llm_config is None:
+            llm_config = self.DEFAULT_CONFIG
+        assert llm_config is False or isinstance(llm_config, dict), (
+            "llm_config must be a dict or False or None."
+        )
+        if isinstance(llm_config, dict):
+            try:
+                llm_config = copy.deepcopy(llm_config)
+            except TypeError as e:
+                raise TypeError(
+                    "Please implement __deepcopy__ method for each value class in llm_config to "
+                    "support deepcopy (e.g. a custom http_client)."
+                ) from e
+            if llm_config in _EMPTY_CONFIGS:
+                raise ValueError(
+                    "When using OpenAI or Azure OpenAI endpoints, specify a non-empty 'model' either "
+                    "in 'llm_config' or in each config of 'config_list'."
+                )
+        self.llm_config = llm_config
+        self.client: Any = None
+        if llm_config is not False:
+            from ..oai import OpenAIWrapper
+
+            self.client = OpenAIWrapper(**llm_config)
+
+    def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
+        """(public method, implementation) of each built-in reply, first tried first."""
+        cls = ConversableAgent
+        return [
+            (cls.check_termination_and_human_reply, _human.check_termination_and_human_reply),
+            (cls.generate_function_call_reply, _replies.generate_function_call_reply),
+            (cls.generate_tool_calls_reply, _replies.generate_tool_calls_reply),
+            (cls.generate_oai_reply, _replies.generate_oai_reply),
+        ]
+
+    # -- properties -----------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def description(self) -> str:
+        return self._description  # type: ignore[return-value]
+
+    @description.setter
+    def description(self, description: str) -> None:
+        self._description = description
+
+    @property
+    def system_message(self) -> str:
+        return self._oai_system_message[0]["content"]  # type: ignore[return-value]
+
+    def update_system_message(self, system_message: str) -> None:
+        self._oai_system_message[0]["content"] = system_message
+
+    @property
+    def chat_messages(self) -> dict[Any, list[dict[str, Any]]]:
+        return self._oai_messages
+
+    @property
+    def function_map(self) -> dict[str, Callable[..., Any]]:
+        return self._function_map
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self._name!r})"
+
+    # -- registration ---------------------------------------------------------------------
+
+    def register_reply(
+        self,
+        trigger: Any,
+        reply_func: Callable[..., Any],
+        position: int = 0,
+        config: Any = None,
+        reset_config: Callable[[Any], None] | None = None,
+        *,
+        ignore_async_in_sync_chat: bool = False,
+        remove_other_reply_funcs: bool = False,
+    ) -> None:
+        """Add a reply function; ``position`` 0 (the default) is tried first. Sync and async
+        functions both run in sync and async chats."""
+        check_trigger_type(trigger)
+        if remove_other_reply_funcs:
+            self._reply_func_list.clear()
+        entry = ReplyEntry(
+            trigger,
+            reply_func,
+            reply_func,
+            config=copy.copy(config),
+            init_config=config,
+            reset_config=reset_config,
+            ignore_async_in_sync_chat=ignore_async_in_sync_chat,
+        )
+        self._reply_func_list.insert(position, entry)
+
+    def replace_reply_func(
+        self, old_reply_func: Callable[..., Any], new_reply_func: Callable[..., Any]
+    ) -> None:
+        for entry in self._reply_func_list:
+            if entry.matches_func(old_reply_func):
+                entry.func = entry.impl = new_reply_func
+                entry.builtin = False
+
+    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
+        """Add a hook; sync and async hooks run under either twin name, in both kinds of chat."""
+        self._hooks.add(hookable_method, hook)
+
+    def register_human_review(self, review: Callable[[_human.ReviewRequest], Any] | None) -> None:
+        """Let ``review(request)`` answer for this agent's human (None removes it); see
+        :class:`parley.agentchat.ReviewRequest`. Answers are recorded like typed input."""
+        self._human_review = review
+
+    def register_model_client(self, model_client_cls: type, **kwargs: Any) -> None:
+        self.client.register_model_client(model_client_cls, **kwargs)
+
+    def register_function(self, function_map: Mapping[str, Callable[..., Any] | None]) -> None:
+        """Merge functions into the function map; a None value removes that name."""
+        from ._messages import sanitize_name
+
+        for name in function_map:
+            if sanitize_name(name) != name or len(name) > 64:
+                raise ValueError(
+                    f"Invalid name: {name}. Only letters, numbers, '_' and '-' are allowed, "
+                    "at most 64 characters."
+                )
+            if name in self._function_map and function_map[name] is not None:
+                logger.warning("Function '%s' is being overridden.", name)
+        for name, func in function_map.items():
+            if func is None:
+                self._function_map.pop(name, None)
+            else:
+                self._function_map[name] = func
+
+    def can_execute_function(self, name: list[str] | str) -> bool:
+        names = name if isinstance(name, list) else [name]
+        return all(n in self._function_map for n in names)
+
+    # -- human input and auto-reply limits ------------------------------------------------
+
+    def get_human_input(self, prompt: str) -> str:
+        """One line from the human through the current IOStream (override for custom UIs)."""
+        from ..io import IOStream
+
+        reply = IOStream.get_default().input(prompt)
+        self._human_input.append(reply)
+        return reply
+
+    async def a_get_human_input(self, prompt: str) -> str:
+        import asyncio
+
+        return await asyncio.to_thread(self.get_human_input, prompt)
+
+    def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
+        if sender is None:
+            return self._max_consecutive_auto_reply
+        return self._max_consecutive_auto_reply_dict[sender]
+
+    def update_max_consecutive_auto_reply(self, value: int, sender: Agent | None = None) -> None:
+        if sender is None:
+            self._max_consecutive_auto_reply = value
+            for key in self._max_consecutive_auto_reply_dict:
+                self._max_consecutive_auto_reply_dict[key] = value
+        else:
+            self._max_consecutive_auto_reply_dict[sender] = value
+
+    def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
+        if sender is None:
+            self._consecutive_auto_reply_counter.clear()
+        else:
+            self._consecutive_auto_reply_counter[sender] = 0
+
+    # -- history and state ----------------------------------------------------------------
+
+    def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
+        if agent is None:
+            n = len(self._oai_messages)
+            if n == 0:
+                return None
+            if n == 1:
+                for conversation in self._oai_messages.values():
+                    return conversation[-1]
+            raise ValueError(
+                "More than one conversation is found. Please specify the sender to get the last message."
+            )
+        if agent not in self._oai_messages:
+            raise KeyError(
+                f"The agent '{agent.name}' is not present in any conversation. No history available for this agent."
+            )
+        return self._oai_messages[agent][-1]
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
+        return self._oai_messages[agent]
+
+    def clear_history(
+        self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
+    ) -> None:
+        from ..io import IOStream
+
+        if recipient is not None:
+            self._oai_messages[recipient].clear()
+            if nr_messages_to_preserve:
+                IOStream.get_default().print(
+                    "WARNING: `nr_preserved_messages` is ignored when clearing chat history with a specific agent.",
+                    flush=True,
+                )
+            return
+        if not nr_messages_to_preserve:
+            self._oai_messages.clear()
+            return
+        for key, messages in self._oai_messages.items():
+            keep = nr_messages_to_preserve
+            first = messages[-keep] if len(messages) >= keep else None
+            if first is not None and "tool_responses" in first and len(messages) > keep:
+                keep += 1  # never keep a tool response without the call it answers
+                IOStream.get_default().print(
+                    f"Preserving one more message for {self.name} to not divide history between "
+                    "tool call and tool response.",
+                    flush=True,
+                )
+            self._oai_messages[key] = messages[-keep:]
+
+    def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
+        if sender is None:
+            self.reply_at_receive.clear()
+        else:
+            self.reply_at_receive[sender] = False
+
+    def reset(self) -> None:
+        self.clear_history()
+        self.reset_consecutive_auto_reply_counter()
+        self.stop_reply_at_receive()
+        if self.client is not None:
+            self.client.clear_usage_summary()
+        for entry in self._reply_func_list:
+            entry.reset()
+
+    # -- send / receive / reply: the async core --------------------------------------------
+
+    def _effective_silent(self, sender: Any, silent: bool | None) -> bool:
+        agent_level = getattr(sender, "silent", None)
+        return bool(agent_level if agent_level is not None else silent)
+
+    def _store(self, message: Any, partner: Any, *, sending: bool) -> dict[str, Any]:
+        partner_name = getattr(partner, "name", "")
+        stored = normalize(message, sending=sending, own_name=self._name, partner_name=partner_name)
+        self._oai_messages[partner].append(stored)
+        return stored
+
+    async def a_send(
+        self,
+        message: dict[str, Any] | str,
+        recipient: Agent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        quiet = self._effective_silent(self, silent)
+        if self._hooks.at("process_message_before_send"):
+            with no_driver():
+                message = await self._hooks.run(
+                    "process_message_before_send",
+                    sender=self,
+                    message=message,
+                    recipient=recipient,
+                    silent=quiet,
+                )
+        self._store(message, recipient, sending=True)
+        await dispatch(recipient, "receive", message, self, request_reply, silent)
+
+    async def a_receive(
+        self,
+        message: dict[str, Any] | str,
+        sender: Agent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        stored = self._store(message, sender, sending=False)
+        if not self._effective_silent(sender, silent):
+            from ..io import IOStream
+
+            allow = bool(self.llm_config and self.llm_config.get("allow_format_str_template"))
+            IOStream.get_default().print(
+                render_message(stored, sender.name, self._name, allow_format=allow), flush=True
+            )
+        if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+            return
+        reply = await dispatch(
+            self, "generate_reply", messages=self._oai_messages[sender], sender=sender
+        )
+        if reply is not None:
+            await send_reply(self, reply, sender, silent)
+
+    async def a_generate_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any] | None:
+        if messages is None and sender is None:
+            raise AssertionError("Either messages or sender must be provided.")
+        if messages is None:
+            messages = self._oai_messages[sender]
+        exclude = kwargs.get("exclude") or ()
+        with no_driver():
+            messages = await self._run_received_hooks(messages)
+            for entry in list(self._reply_func_list):
+                if any(entry.matches_func(f) for f in exclude):
+                    continue
+                if not match_trigger(entry.trigger, sender):
+                    continue
+                final, reply = await entry.run(self, messages, sender)
+                if final:
+                    return reply  # type: ignore[no-any-return]
+        return self._default_auto_reply
+
+    async def _run_received_hooks(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if self._hooks.at("process_last_received_message") and messages:
+            last = messages[-1]
+            content = last.get("content")
+            hookable = not (last.get("function_call") or last.get("context"))
+            if hookable and isinstance(content, (str, list)) and content != "exit":
+                new = await self._hooks.run("process_last_received_message", content)
+                if new != content:
+                    # A copy: hooks change what the model sees, not the stored history.
+                    messages = [*messages[:-1], {**last, "content": new}]
+        if self._hooks.at("process_all_messages_before_reply"):
+            messages = await self._hooks.run("process_all_messages_before_reply", messages)
+        return messages
+
+    # -- the sync twins ---------------------------------------------------------------------
+
+    def send(
+        self,
+        message: dict[str, Any] | str,
+        recipient: Agent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        run_sync(self.a_send(message, recipient, request_reply, silent))
+
+    def receive(
+        self,
+        message: dict[str, Any] | str,
+        sender: Agent,
+        request_reply: bool | None = None,
+        silent: bool | None = False,
+    ) -> None:
+        run_sync(self.a_receive(message, sender, request_reply, silent))
+
+    def generate_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        **kwargs: Any,
+    ) -> str | dict[str, Any] | None:
+        return run_sync(self.a_generate_reply(messages, sender, **kwargs))
+
+    # -- built-in reply functions (public, as in AutoGen) ---------------------------------------
+
+    def check_termination_and_human_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        return run_sync(_human.check_termination_and_human_reply(self, messages, sender, config))
+
+    async def a_check_termination_and_human_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        return await _human.check_termination_and_human_reply(self, messages, sender, config)
+
+    def generate_oai_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, Any]:
+        return run_sync(_replies.generate_oai_reply(self, messages, sender, config))
+
+    async def a_generate_oai_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, Any]:
+        return await _replies.generate_oai_reply(self, messages, sender, config)
+
+    def generate_tool_calls_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, dict[str, Any] | None]:
+        return run_sync(_replies.generate_tool_calls_reply(self, messages, sender, config))
+
+    async def a_generate_tool_calls_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, dict[str, Any] | None]:
+        return await _replies.generate_tool_calls_reply(self, messages, sender, config)
+
+    def generate_function_call_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, dict[str, Any] | None]:
+        return run_sync(_replies.generate_function_call_reply(self, messages, sender, config))
+
+    async def a_generate_function_call_reply(
+        self,
+        messages: list[dict[str, Any]] | None = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, dict[str, Any] | None]:
+        return await _replies.generate_function_call_reply(self, messages, sender, config)
+
+    def execute_function(
+        self, func_call: dict[str, Any], verbose: bool = False
+    ) -> tuple[bool, dict[str, Any]]:
+        return run_sync(_replies.execute_function(self, func_call, verbose=verbose))
+
+    async def a_execute_function(self, func_call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        return await _replies.execute_function(self, func_call)
+
+    # -- chats ----------------------------------------------------------------------------------
+
+    def _prepare_chat(
+        self,
+        recipient: Any,
+        clear_history: bool,
+        prepare_recipient: bool = True,
+        reply_at_receive: bool = True,
+    ) -> None:
+        self.reset_consecutive_auto_reply_counter(recipient)
+        self.reply_at_receive[recipient] = reply_at_receive
+        if clear_history:
+            self.clear_history(recipient)
+            self._human_input = []
+        if prepare_recipient:
+            recipient._prepare_chat(self, clear_history, False, reply_at_receive)
+
+    async def a_generate_init_message(
+        self, message: dict[str, Any] | str | None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        if message is None:
+            message = await _human.ask_human(self, ">", {}, None)
+        return _chat_flow.apply_carryover(message, kwargs.get("carryover"))  # type: ignore[no-any-return]
+
+    def generate_init_message(
+        self, message: dict[str, Any] | str | None, **kwargs: Any
+    ) -> str | dict[str, Any]:
+        return run_sync(self.a_generate_init_message(message, **kwargs))
+
+    async def a_initiate_chat(
+        self,
+        recipient: ConversableAgent,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: str | Callable[..., Any] | None = DEFAULT_SUMMARY_METHOD,
+        summary_args: dict[str, Any] | None = None,
+        message: dict[str, Any] | str | Callable[..., Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Start a chat with ``recipient`` and run it to its end (spec 2.7)."""
+        _chat_flow.check_summary_method(summary_method, self, recipient)
+        agents = [self, recipient]
+        for agent in agents:
+            agent.previous_cache = agent.client_cache
+            agent.client_cache = cache
+        try:
+            if isinstance(max_turns, int):
+                self._prepare_chat(recipient, clear_history, reply_at_receive=False)
+                for turn in range(max_turns):
+                    if turn == 0:
+                        msg = await self._first_message(message, recipient, kwargs)
+                    else:
+                        msg = await dispatch(
+                            self,
+                            "generate_reply",
+                            messages=self._oai_messages[recipient],
+                            sender=recipient,
+                        )
+                    if msg is None:
+                        break
+                    await dispatch(self, "send", msg, recipient, request_reply=True, silent=silent)
+            else:
+                self._prepare_chat(recipient, clear_history)
+                msg = await self._first_message(message, recipient, kwargs)
+                await dispatch(self, "send", msg, recipient, silent=silent)
+            args = dict(
+                summary_args or {}
+            )  # a copy: AutoGen wrote the cache into the caller's dict
+            args.setdefault("cache", cache)
+            summary = await _chat_flow.summarize(self, recipient, summary_method, args)
+        finally:
+            for agent in agents:
+                agent.client_cache = agent.previous_cache
+                agent.previous_cache = None
+        return ChatResult(
+            chat_history=list(self._oai_messages[recipient]),
+            summary=summary,
+            cost=gather_usage_summary(agents),
+            human_input=list(self._human_input),
+        )
+
+    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
+        if callable(message):
+            from .._calls import call_user
+
+            return await call_user(message, self, recipient, kwargs)
+        return await self.a_generate_init_message(message, **kwargs)
+
+    def initiate_chat(
+        self,
+        recipient: ConversableAgent,
+        clear_history: bool = True,
+        silent: bool | None = False,
+        cache: Any = None,
+        max_turns: int | None = None,
+        summary_method: str | Callable[..., Any] | None = DEFAULT_SUMMARY_METHOD,
+        summary_args: dict[str, Any] | None = None,
+        message: dict[str, Any] | str | Callable[..., Any] | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        """Start a chat with ``recipient`` and run it to its end (spec 2.7)."""
+        return run_sync(
+            self.a_initiate_chat(
+                recipient,
+                clear_history,
+                silent,
+                cache,
+                max_turns,
+                summary_method,
+                summary_args,
+                message,
+                **kwargs,
+            )
+        )
+
+    # -- usage ------------------------------------------------------------------------------------
+
+    def print_usage_summary(self, mode: str | list[str] = ["actual", "total"]) -> None:  # noqa: B006 - AutoGen's
+        from ..io import IOStream
+
+        out = IOStream.get_default()
+        if self.client is None:
+            out.print(f"No cost incurred from agent '{self.name}'.")
+        else:
+            out.print(f"Agent '{self.name}':")
+            self.client.print_usage_summary(mode)
+
+    def get_actual_usage(self) -> dict[str, Any] | None:
+        return None if self.client is None else self.client.actual_usage_summary
+
+    def get_total_usage(self) -> dict[str, Any] | None:
+        return None if self.client is None else self.client.total_usage_summary
