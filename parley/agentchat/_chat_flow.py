@@ -61,8 +61,6 @@ def carryover_text(carryover: Any) -> str:
 def apply_carryover(message: Any, carryover: Any) -> Any:
     """The first message with the carryover appended (spec 2.8); the caller's dict is copied."""
     if not carryover:
-        if not isinstance(message, (str, dict)):
-            raise InvalidCarryOverType("Message should be a string or a dictionary.")
         return message
     suffix = "\nContext: \n" + carryover_text(carryover)
     if isinstance(message, str):
@@ -111,11 +109,11 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
     messages = [*history, {"role": role, "content": prompt}]
     import openai
 
-    from ._replies import _api_message
+    from ._messages import request_messages
 
     try:
         response = await client.a_create(
-            messages=[_api_message(m) for m in messages], cache=args.get("cache")
+            messages=request_messages([], messages), cache=args.get("cache")
         )
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..code_utils import content_str
@@ -12,10 +12,9 @@ from ..exceptions import ParleyError
 
 __all__ = [
     "InvalidAgentNameError",
-    "check_api_names",
-    "messages_for_llm",
     "normalize",
     "render_message",
+    "request_messages",
     "sanitize_name",
 ]
 
@@ -49,7 +48,7 @@ def normalize(message: Any, *, sending: bool, own_name: str, partner_name: str) 
         try:
             message = dict(message)
         except (TypeError, ValueError) as e:
-            raise ValueError(
+            raise TypeError(
                 f"a message must be a str or a dict, got {type(message).__name__}: {message!r}"
             ) from e
     stored = {k: message[k] for k in _STORED_KEYS if message.get(k) is not None}
@@ -75,34 +74,46 @@ def normalize(message: Any, *, sending: bool, own_name: str, partner_name: str) 
     return stored
 
 
-def messages_for_llm(
-    system: list[dict[str, Any]], history: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """System message plus history, with bundled ``tool_responses`` expanded (spec 2.12 step 3)."""
-    out = list(system)
+_API_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call"})
+_accepted_names: set[str] = set()  # names already checked: a chat repeats a handful of names
+
+
+def request_messages(
+    system: Sequence[Mapping[str, Any]], history: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]]:
+    """The messages of a model request: the system message, then the history as the API takes
+    it — bundled ``tool_responses`` expanded (spec 2.12 step 3), parley's own keys (``context``)
+    dropped, and names checked. One pass; a message that needs no change is shared, not copied.
+    """
+    out: list[Mapping[str, Any]] = list(system)
     for m in history:
-        responses = m.get("tool_responses")
-        if responses:
-            out.extend(responses)
-            if m.get("role") != "tool":
-                out.append({k: v for k, v in m.items() if k != "tool_responses"})
-        else:
-            out.append(m)
+        if not m.keys() <= _API_KEYS:
+            responses = m.get("tool_responses")
+            if responses:
+                out.extend(responses)
+                if m.get("role") == "tool":
+                    continue
+            m = {k: v for k, v in m.items() if k in _API_KEYS}
+        name = m.get("name")
+        if name is not None and name not in _accepted_names:
+            _check_name(name, m)
+        out.append(m)
     return out
 
 
-def check_api_names(messages: list[dict[str, Any]]) -> None:
+def _check_name(name: Any, message: Mapping[str, Any]) -> None:
     """Refuse, before sending, a ``name`` the OpenAI API would reject (AutoGen #941, #4157)."""
-    for m in messages:
-        name = m.get("name")
-        if name is None or m.get("role") == "function" or _API_NAME.match(str(name)):
-            continue
-        suggestion = sanitize_name(str(name))
-        raise InvalidAgentNameError(
-            f"agent name {name!r} cannot be sent to the model: OpenAI accepts message names of "
-            f"letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
-            f"{suggestion!r}."
-        )
+    if message.get("role") == "function":
+        return
+    if _API_NAME.match(str(name)):
+        if len(_accepted_names) < 10_000:
+            _accepted_names.add(name)
+        return
+    raise InvalidAgentNameError(
+        f"agent name {name!r} cannot be sent to the model: OpenAI accepts message names of "
+        f"letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
+        f"{sanitize_name(str(name))!r}."
+    )
 
 
 def sanitize_name(name: str) -> str:

@@ -33,6 +33,36 @@ HOOKABLE = {
 }
 
 
+_agent_classes: dict[type, bool] = {}
+
+
+def _is_agent_class(cls: type) -> bool:
+    # The structural check of a runtime Protocol is slow (tens of microseconds, on every reply
+    # function of every turn); what a class defines does not change, so ask once per class.
+    known = _agent_classes.get(cls)
+    if known is None:
+        known = _agent_classes[cls] = all(hasattr(cls, member) for member in _AGENT_MEMBERS)
+    return known
+
+
+def _is_agent(obj: Any) -> bool:
+    from .agent import Agent
+
+    return _is_agent_class(type(obj)) or isinstance(obj, Agent)
+
+
+_AGENT_MEMBERS = (
+    "name",
+    "description",
+    "send",
+    "a_send",
+    "receive",
+    "a_receive",
+    "generate_reply",
+    "a_generate_reply",
+)
+
+
 def match_trigger(trigger: Any, sender: Any) -> bool:
     """Whether ``trigger`` (a class, name, agent, callable, list, or None in a list) matches."""
     from .agent import Agent
@@ -43,12 +73,14 @@ def match_trigger(trigger: Any, sender: Any) -> bool:
         if sender is None:
             raise SenderRequired()
         return bool(trigger == sender.name)
+    if trigger is Agent:
+        return sender is not None and _is_agent(sender)
     if isinstance(trigger, type):
         return isinstance(sender, trigger)
-    if isinstance(trigger, Agent):
-        return bool(trigger == sender)
     if isinstance(trigger, list):
         return any(match_trigger(t, sender) for t in trigger)
+    if _is_agent(trigger):
+        return bool(trigger == sender)
     if callable(trigger):
         verdict = trigger(sender)
         assert isinstance(verdict, bool), f"trigger {trigger!r} must return a bool, got {verdict!r}"

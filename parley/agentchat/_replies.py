@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
-from ._messages import check_api_names, messages_for_llm, sanitize_name
+from ._messages import request_messages, sanitize_name
 
 if TYPE_CHECKING:
     from .conversable_agent import ConversableAgent
@@ -154,10 +154,6 @@ async def generate_tool_calls_reply(
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 
 
-def _api_message(m: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in m.items() if k in _API_MESSAGE_KEYS}
-
-
 def _normalize_reply(reply: Any) -> Any:
     if hasattr(reply, "model_dump"):
         reply = reply.model_dump(exclude_none=True)
@@ -188,8 +184,7 @@ async def generate_oai_reply(
     if messages is None:
         messages = agent._oai_messages[sender]
     context = messages[-1].pop("context", None) if messages else None
-    request = [_api_message(m) for m in messages_for_llm(agent._oai_system_message, messages)]
-    check_api_names(request)
+    request = request_messages(agent._oai_system_message, messages)
     response = await client.a_create(
         context=context, messages=request, cache=agent.client_cache, agent=agent
     )

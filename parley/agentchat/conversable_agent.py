@@ -8,13 +8,15 @@ is written once, as a coroutine; each sync method runs its async twin through
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Coroutine, Mapping
+from typing import Any, Literal, TypeVar
 
-from .._sync import run_sync
+from .._calls import is_async_callable
+from .._sync import run_sync as _run_sync
 from ..code_utils import content_str
 from . import _chat_flow, _human, _replies
 from ._delivery import dispatch, no_driver, send_reply
@@ -33,6 +35,39 @@ _EMPTY_CONFIGS: tuple[dict[str, Any], ...] = (
     {"config_list": []},
     {"config_list": [{"model": ""}]},
 )
+
+
+T = TypeVar("T")
+_in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "parley_sync_chat", default=False
+)
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a step from the sync API, marking the work as a sync chat: reply functions registered
+    with ``ignore_async_in_sync_chat=True`` are then skipped, as their owners asked."""
+    token = _in_sync_chat.set(True)
+    try:
+        return _run_sync(coro)
+    finally:
+        _in_sync_chat.reset(token)
+
+
+def _reply_twins(impl: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """A built-in reply's public sync method and its async twin, both over ``impl``."""
+
+    def sync(self: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
+        return run_sync(impl(self, messages, sender, config))
+
+    async def a_sync(
+        self: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> Any:
+        return await impl(self, messages, sender, config)
+
+    for fn, name in ((sync, impl.__name__), (a_sync, "a_" + impl.__name__)):
+        fn.__name__ = fn.__qualname__ = name
+        fn.__doc__ = impl.__doc__
+    return sync, a_sync
 
 
 def _default_termination(message: dict[str, Any]) -> bool:
@@ -60,7 +95,7 @@ class ConversableAgent(LLMAgent):
         function_map: dict[str, Callable[..., Any]] | None = None,
         code_execution_config: dict[str, Any] | Literal[False] = False,
         llm_config: dict[str, Any] | Literal[False] | None = None,
-        default_auto_reply: str | dict[str, Any] = "",
+        default_auto_reply: str | dict[str, Any] | None = "",
         description: str | None = None,
         chat_messages: dict[Agent, list[dict[str, Any]]] | None = None,
         silent: bool | None = None,
@@ -425,10 +460,13 @@ class ConversableAgent(LLMAgent):
         if messages is None:
             messages = self._oai_messages[sender]
         exclude = kwargs.get("exclude") or ()
+        sync_chat = _in_sync_chat.get()
         with no_driver():
             messages = await self._run_received_hooks(messages)
             for entry in list(self._reply_func_list):
                 if any(entry.matches_func(f) for f in exclude):
+                    continue
+                if sync_chat and entry.ignore_async_in_sync_chat and is_async_callable(entry.impl):
                     continue
                 if not match_trigger(entry.trigger, sender):
                     continue
@@ -481,69 +519,16 @@ class ConversableAgent(LLMAgent):
 
     # -- built-in reply functions (public, as in AutoGen) ---------------------------------------
 
-    def check_termination_and_human_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        return run_sync(_human.check_termination_and_human_reply(self, messages, sender, config))
-
-    async def a_check_termination_and_human_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, str | dict[str, Any] | None]:
-        return await _human.check_termination_and_human_reply(self, messages, sender, config)
-
-    def generate_oai_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, Any]:
-        return run_sync(_replies.generate_oai_reply(self, messages, sender, config))
-
-    async def a_generate_oai_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, Any]:
-        return await _replies.generate_oai_reply(self, messages, sender, config)
-
-    def generate_tool_calls_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, dict[str, Any] | None]:
-        return run_sync(_replies.generate_tool_calls_reply(self, messages, sender, config))
-
-    async def a_generate_tool_calls_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, dict[str, Any] | None]:
-        return await _replies.generate_tool_calls_reply(self, messages, sender, config)
-
-    def generate_function_call_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, dict[str, Any] | None]:
-        return run_sync(_replies.generate_function_call_reply(self, messages, sender, config))
-
-    async def a_generate_function_call_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        config: Any = None,
-    ) -> tuple[bool, dict[str, Any] | None]:
-        return await _replies.generate_function_call_reply(self, messages, sender, config)
+    check_termination_and_human_reply, a_check_termination_and_human_reply = _reply_twins(
+        _human.check_termination_and_human_reply
+    )
+    generate_oai_reply, a_generate_oai_reply = _reply_twins(_replies.generate_oai_reply)
+    generate_tool_calls_reply, a_generate_tool_calls_reply = _reply_twins(
+        _replies.generate_tool_calls_reply
+    )
+    generate_function_call_reply, a_generate_function_call_reply = _reply_twins(
+        _replies.generate_function_call_reply
+    )
 
     def execute_function(
         self, func_call: dict[str, Any], verbose: bool = False

@@ -47,7 +47,7 @@ class UserProxyAgent(ConversableAgent):
             function_map=function_map,
             code_execution_config=code_execution_config,
             llm_config=llm_config,
-            default_auto_reply=default_auto_reply if default_auto_reply is not None else "",
+            default_auto_reply=default_auto_reply,
             description=(
                 description
                 if description is not None

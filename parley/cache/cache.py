@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, ClassVar
@@ -54,7 +55,10 @@ class Cache:
         )
 
     @staticmethod
-    def disk(cache_seed: str | int = 42, cache_path_root: str = DEFAULT_CACHE_PATH_ROOT) -> Cache:
+    def disk(
+        cache_seed: str | int = 42,
+        cache_path_root: str | os.PathLike[str] = DEFAULT_CACHE_PATH_ROOT,
+    ) -> Cache:
         """A disk cache in ``./<cache_path_root>/<cache_seed>``."""
         return Cache({"cache_seed": cache_seed, "cache_path_root": cache_path_root})
 

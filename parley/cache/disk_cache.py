@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -37,6 +38,8 @@ class DiskCache:
     caches written by AutoGen can be read and vice versa.
 
     ``close`` releases the database connection; the next ``get`` or ``set`` opens a new one.
+    Calls from threads other than the one that made the cache (``asyncio.to_thread``, thread
+    pools) close their connection when they finish, so no connection outlives ``close``.
     """
 
     def __init__(self, seed: str | int | os.PathLike[str]) -> None:
@@ -49,6 +52,7 @@ class DiskCache:
         if os.path.exists(directory) and not os.path.isdir(directory):
             raise NotADirectoryError(f"disk cache directory {directory!r} is not a directory")
         self._directory = directory
+        self._home_thread = threading.get_ident()
         self._timeout_error: type[Exception] = diskcache.Timeout
         self._retryable: tuple[type[Exception], ...] = (sqlite3.OperationalError, diskcache.Timeout)
         self.cache: Any = self._retry(lambda: _open(diskcache.Cache, directory))
@@ -60,11 +64,11 @@ class DiskCache:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value stored under ``key``, or ``default``."""
-        return self._retry(lambda: self.cache.get(key, default))
+        return self._run(lambda: self.cache.get(key, default))
 
     def set(self, key: str, value: Any) -> None:
         """Store ``value`` (pickled) under ``key``."""
-        self._retry(lambda: self.cache.set(key, value))
+        self._run(lambda: self.cache.set(key, value))
 
     def close(self) -> None:
         """Close this thread's database connection; safe to call more than once."""
@@ -83,6 +87,15 @@ class DiskCache:
 
     def __repr__(self) -> str:
         return f"DiskCache({self._directory!r})"
+
+    def _run(self, operation: Callable[[], _T]) -> _T:
+        try:
+            return self._retry(operation)
+        finally:
+            if threading.get_ident() != self._home_thread:
+                # diskcache keeps one connection per thread and its close() reaches only the
+                # calling thread's, so one left open in a worker thread would outlive ours.
+                self.cache.close()
 
     def _retry(self, operation: Callable[[], _T]) -> _T:
         deadline = time.monotonic() + _RETRY_FOR

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import os
 import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -45,6 +46,22 @@ def _pool_key(kwargs: Mapping[str, Any], azure: bool) -> str | None:
         return json.dumps([azure, sorted(kwargs.items())], sort_keys=True)
     except TypeError:
         return None
+
+
+def missing_credentials(kwargs: Mapping[str, Any], api_type: str | None) -> str | None:
+    """Why the openai client could not authenticate, or None. Checked when the agent is built
+    (as AutoGen's eager client did) rather than at its first request."""
+    if kwargs.get("api_key") or kwargs.get("http_client") is not None:
+        return None
+    if api_type and api_type.startswith("azure"):
+        if kwargs.get("azure_ad_token") or kwargs.get("azure_ad_token_provider"):
+            return None
+        if os.environ.get("AZURE_OPENAI_API_KEY") or os.environ.get("AZURE_OPENAI_AD_TOKEN"):
+            return None
+        return "no api_key, azure_ad_token or azure_ad_token_provider, and AZURE_OPENAI_API_KEY is not set"
+    if os.environ.get("OPENAI_API_KEY"):
+        return None
+    return "no api_key in the config and the OPENAI_API_KEY environment variable is not set"
 
 
 class OpenAIClient:

@@ -29,11 +29,12 @@ from typing import Any, ClassVar
 from .._sync import on_runner, run_sync
 from ..exceptions import (
     AllConfigsFailedError,
+    ConfigError,
     ConfigFailure,
     MalformedResponseError,
     ModelClientError,
 )
-from . import _templating
+from . import _cache_io, _templating
 from ._config import (
     EXTRA_KWARGS,
     client_kwarg_names,
@@ -127,8 +128,11 @@ class _Slot:
         self.placeholder: str | None = entry.get("model_client_cls")
         self.client: Any = None
         if self.placeholder is None:
-            from ._openai_client import OpenAIClient
+            from ._openai_client import OpenAIClient, missing_credentials
 
+            problem = missing_credentials(self.client_kwargs, entry.get("api_type"))
+            if problem:
+                raise ConfigError(f"config {index} (model {entry.get('model')!r}): {problem}")
             self.client = OpenAIClient(
                 self.client_kwargs,
                 api_type=entry.get("api_type"),
@@ -214,17 +218,12 @@ class OpenAIWrapper:
         for slot in self._slots:
             params, extras = self._request(slot, config)
             cache = extras.get("cache")
-            owned = cache is None and extras.get("cache_seed") is not None
-            if owned:
-                from ..cache import Cache
-
-                cache = Cache.disk(extras["cache_seed"], LEGACY_CACHE_DIR)
+            if cache is None and extras.get("cache_seed") is not None:
+                cache = await _cache_io.seed_cache(extras["cache_seed"], LEGACY_CACHE_DIR)
             cache_key = None
             if cache is not None:
-                from .openai_utils import get_key
-
-                cache_key = get_key(params)
-                cached = await self._cache_get(cache, cache_key, owned)
+                cache_key = _cache_io.cache_key(params)
+                cached = await _cache_io.cache_get(cache, cache_key)
                 if cached is not None:
                     done = await self._accept(slot, cached, params, extras, last, cache_hit=True)
                     if done:
@@ -253,7 +252,7 @@ class OpenAIWrapper:
             response.cost = self._cost(slot, response, price)
             self._count(slot, response, actual=True)
             if cache is not None and cache_key is not None:
-                await self._cache_set(cache, cache_key, response, owned)
+                await _cache_io.cache_set(cache, cache_key, response)
             if await self._accept(slot, response, params, extras, last, cache_hit=False):
                 return response
         raise RuntimeError("Should not reach here.")
@@ -320,31 +319,6 @@ class OpenAIWrapper:
         raise AllConfigsFailedError(failures) from error
 
     # -- cache ----------------------------------------------------------------------------
-
-    # Cache backends block (disk, network): they run in a worker thread. A cache made here from
-    # ``cache_seed`` is closed after each use; a cache the caller passed stays theirs to close.
-
-    @staticmethod
-    async def _cache_get(cache: Any, key: str, owned: bool) -> Any:
-        def get() -> Any:
-            try:
-                return cache.get(key, None)
-            finally:
-                if owned:
-                    cache.close()
-
-        return await asyncio.to_thread(get)
-
-    @staticmethod
-    async def _cache_set(cache: Any, key: str, response: Any, owned: bool) -> None:
-        def put() -> None:
-            try:
-                cache.set(key, response)
-            finally:
-                if owned:
-                    cache.close()
-
-        await asyncio.to_thread(put)
 
     # -- cost and usage -------------------------------------------------------------------
 

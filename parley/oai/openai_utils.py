@@ -36,6 +36,7 @@ reads into ``OPENAI_API_KEY``, ``OPENAI_API_BASE``, ``AZURE_OPENAI_API_KEY`` and
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import logging
@@ -89,6 +90,11 @@ _PARAM_TYPES = (bool, int, float, list, tuple, Mapping)
 def _looks_secret(name: object) -> bool:
     if not isinstance(name, str):
         return False
+    return _name_looks_secret(name)
+
+
+@functools.lru_cache(maxsize=1024)
+def _name_looks_secret(name: str) -> bool:
     snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()  # apiKey -> api_key
     words = re.findall(r"[a-z0-9]+", snake)
     if any(word in _SECRET_WORDS for word in words):
@@ -125,7 +131,18 @@ def get_key(config: Mapping[str, Any]) -> str:
     if not isinstance(config, Mapping):
         raise TypeError(f"get_key expects a dict, got {type(config).__name__}")
     kept = {k: v for k, v in config.items() if k not in NON_CACHE_KEY}
-    return json.dumps(_json_ready(kept, ""), sort_keys=True)
+    # Messages are the bulk of a request and hold no credentials: they skip the walk (which
+    # would cost milliseconds at hundreds of messages) unless they are not plain JSON.
+    messages = kept.pop("messages", None)
+    ready = _json_ready(kept, "")
+    if messages is not None:
+        ready["messages"] = messages
+    try:
+        return json.dumps(ready, sort_keys=True)
+    except (TypeError, ValueError):
+        if messages is not None:
+            _json_ready(messages, "['messages']")  # raises the precise error
+        raise
 
 
 def _acceptable(values: Any) -> list[Any]:

@@ -33,7 +33,7 @@ def test_seed_is_stored_as_a_string_and_names_the_directory(in_tmp_dir: Path) ->
 
 def test_absolute_root(tmp_path: Path) -> None:
     root = tmp_path / "elsewhere"
-    with Cache.disk(cache_seed="s", cache_path_root=str(root)) as cache:
+    with Cache.disk(cache_seed="s", cache_path_root=root) as cache:
         cache.set("k", "v")
     assert (root / "s").is_dir()
 

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -77,21 +79,32 @@ def test_close_is_idempotent_and_a_closed_cache_reopens(tmp_path: Path) -> None:
     cache.close()
 
 
-def test_usable_from_another_thread(tmp_path: Path) -> None:
-    results: list[object] = []
-    with DiskCache(tmp_path / "c") as cache:
-        cache.set("k", "from main")
+def test_usable_from_other_threads_without_leaving_connections_open(tmp_path: Path) -> None:
+    directory = tmp_path / "c"
+    with DiskCache(directory) as cache, ThreadPoolExecutor(max_workers=4) as pool:
+        cache.set("main", "from main")
+        list(pool.map(lambda i: cache.set(str(i), i), range(20)))
+        assert list(pool.map(cache.get, [str(i) for i in range(20)])) == list(range(20))
+        assert pool.submit(cache.get, "main").result() == "from main"
+        cache.close()
+        # the pool's threads are still alive, yet nothing holds the database open
+        assert open_files_under(directory) == []
+        assert cache.get("7") == 7
 
-        def worker() -> None:
-            results.append(cache.get("k"))
-            cache.set("k2", "from thread")
-            cache.close()
 
-        thread = threading.Thread(target=worker)
-        thread.start()
-        thread.join(timeout=10)
-        assert results == ["from main"]
-        assert cache.get("k2") == "from thread"
+def open_files_under(directory: Path) -> list[str]:
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.is_dir():
+        pytest.skip("needs /proc to list open files")
+    found = []
+    for fd in fd_dir.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue  # closed while listing
+        if target.startswith(str(directory)):
+            found.append(target)
+    return found
 
 
 def test_waits_for_another_writer_instead_of_failing(tmp_path: Path) -> None:
