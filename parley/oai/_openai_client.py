@@ -12,6 +12,8 @@ endpoint use one connection pool.
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import functools
 import inspect
 import json
@@ -28,7 +30,30 @@ from ._streaming import collect_stream
 __all__ = ["OpenAIClient"]
 
 _pool: dict[str, Any] = {}
+_unshared: list[Any] = []  # clients with settings that cannot be compared (a custom http_client)
 _pool_lock = threading.Lock()
+
+
+@atexit.register
+def _close_clients() -> None:
+    """Close every client's connections on the runner loop before the interpreter goes: idle
+    keep-alive sockets left to the garbage collector would each warn "unclosed transport"."""
+    from .._sync import _loop, _pid
+
+    with _pool_lock:
+        clients = [*_pool.values(), *_unshared]
+        _pool.clear()
+        _unshared.clear()
+    if not clients or _loop is None or _pid != os.getpid() or not _loop.is_running():
+        return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
+
+    try:
+        asyncio.run_coroutine_threadsafe(close_all(), _loop).result(timeout=5)
+    except Exception:  # the process is ending; nothing to report to
+        pass
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,6 +130,8 @@ class OpenAIClient:
                     raise ConfigError(f"cannot create the {cls.__name__} client: {e}") from e
                 if key is not None:
                     _pool[key] = client
+                else:
+                    _unshared.append(client)
         self._client = client
         return client
 

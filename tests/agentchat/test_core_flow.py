@@ -257,7 +257,7 @@ def test_async_tools_run_concurrently(fake_llm: FakeLLMServer) -> None:
 def test_names_the_api_would_reject_fail_clearly_before_sending(fake_llm: FakeLLMServer) -> None:
     pm = ConversableAgent("Product Manager", human_input_mode="NEVER")
     assistant = bot("assistant", fake_llm)
-    with pytest.raises(InvalidAgentNameError, match="'Product Manager'.*'Product_Manager'"):
+    with pytest.raises(InvalidAgentNameError, match=r"'Product Manager'.*'Product_Manager'"):
         pm.initiate_chat(assistant, message="hi", max_turns=1, silent=True)
     assert fake_llm.requests == []
 
@@ -344,3 +344,29 @@ def test_printing_goes_to_the_current_iostream() -> None:
     assert "alice (to bob):\n\nhi bob\n" in screen.text
     assert "bob (to alice):\n\nhi alice\n" in screen.text
     assert "-" * 80 in screen.text
+
+
+def test_ignore_async_in_sync_chat_is_honoured_only_in_sync_chats() -> None:
+    calls: list[str] = []
+
+    async def a_log(
+        agent: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, None]:
+        calls.append("async")
+        return False, None
+
+    def log(
+        agent: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, None]:
+        calls.append("sync")
+        return False, None
+
+    a = ConversableAgent("a", human_input_mode="NEVER")
+    b = ConversableAgent("b", human_input_mode="NEVER", default_auto_reply="ok")
+    b.register_reply(ConversableAgent, log)
+    b.register_reply(ConversableAgent, a_log, ignore_async_in_sync_chat=True)
+    a.initiate_chat(b, message="x", max_turns=1, silent=True)
+    assert calls == ["sync"]
+    calls.clear()
+    asyncio.run(a.a_initiate_chat(b, message="x", max_turns=1, silent=True))
+    assert calls == ["async", "sync"]
