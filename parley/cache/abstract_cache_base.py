@@ -9,10 +9,11 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-__all__ = ["AbstractCache"]
+__all__ = ["AbstractCache", "ClosingCache"]
 
 # typing.Self is 3.11+; a self-bound TypeVar says the same on 3.10.
 _CacheT = TypeVar("_CacheT", bound="AbstractCache")
+_SelfT = TypeVar("_SelfT", bound="ClosingCache")
 
 
 @runtime_checkable
@@ -45,3 +46,21 @@ class AbstractCache(Protocol):
     ) -> None:
         """Close the cache."""
         ...
+
+
+class ClosingCache:
+    """Base of parley's backends: a context manager that gives itself and closes on exit."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _SelfT) -> _SelfT:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()

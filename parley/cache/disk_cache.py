@@ -12,8 +12,9 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, TypeVar
+
+from .abstract_cache_base import ClosingCache
 
 __all__ = ["DiskCache"]
 
@@ -29,7 +30,7 @@ _RETRY_FOR = 60.0
 _MAX_PAUSE = 0.05
 
 
-class DiskCache:
+class DiskCache(ClosingCache):
     """A persistent cache in the directory ``seed`` (created if missing).
 
     ``seed`` is the directory path, as in AutoGen: ``Cache.disk(cache_seed=7)`` passes
@@ -73,17 +74,6 @@ class DiskCache:
     def close(self) -> None:
         """Close this thread's database connection; safe to call more than once."""
         self.cache.close()
-
-    def __enter__(self) -> DiskCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"DiskCache({self._directory!r})"

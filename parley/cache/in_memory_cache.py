@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
+
+from .abstract_cache_base import ClosingCache
 
 __all__ = ["InMemoryCache"]
 
 
-class InMemoryCache:
+class InMemoryCache(ClosingCache):
     """A cache that lives in this object only: nothing is pickled, shared or persisted.
 
     Keys are prefixed with ``"<seed>_"`` (no prefix for an empty seed), as in AutoGen. Values
@@ -35,17 +36,6 @@ class InMemoryCache:
 
     def close(self) -> None:
         """Nothing to release; the entries stay available."""
-
-    def __enter__(self) -> InMemoryCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"InMemoryCache(seed={self._seed!r})"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pickle
-from types import TracebackType
 from typing import Any
+
+from .abstract_cache_base import ClosingCache
 
 __all__ = ["RedisCache"]
 
@@ -14,7 +15,7 @@ _SOCKET_CONNECT_TIMEOUT = 10.0
 _SOCKET_TIMEOUT = 30.0
 
 
-class RedisCache:
+class RedisCache(ClosingCache):
     """A cache shared through the Redis server at ``redis_url``.
 
     Keys are ``autogen:<seed>:<key>`` and values are pickled, as in AutoGen, so parley and
@@ -64,17 +65,6 @@ class RedisCache:
         client, self._client = self._client, None
         if client is not None:
             client.close()
-
-    def __enter__(self) -> RedisCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         # The URL may carry a password, so it is left out.
