@@ -13,6 +13,7 @@ from .agentchat import (
     ConversableAgent,
     UserProxyAgent,
     gather_usage_summary,
+    register_function,
 )
 from .code_utils import DEFAULT_MODEL, FAST_MODEL
 from .exceptions import (
@@ -66,6 +67,7 @@ __all__ = [
     "gather_usage_summary",
     "get_config_list",
     "logger",
+    "register_function",
 ]
 
 # As in AutoGen: `autogen.logger` is the stdlib logger "autogen" (here "parley"), level INFO.

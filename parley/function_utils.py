@@ -1,4 +1,573 @@
-"""Tool schemas from type hints (``autogen.function_utils``).
+"""Tool schemas from type hints, and the conversion of a model's JSON arguments back to them.
 
-Filled by the function-calling issue.
+``autogen.function_utils`` (spec section 11): :func:`get_function_schema` builds the OpenAI tool
+schema of a Python function from its annotations with pydantic v2, :func:`load_basemodels_if_needed`
+turns dict arguments into pydantic models and :func:`serialize_to_str` turns a tool's result into
+the text sent back to the model.
+
+parley additions: :func:`validate_arguments` checks a model's arguments against the signature and
+converts them (models, enums, numbers, lists...), raising :class:`ArgumentsValidationError` with a
+message short and precise enough for the model to correct its call.
+
+This module imports pydantic at the top, so nothing imported by ``parley/__init__.py`` may import it
+at module level: ``import parley`` stays free of pydantic.
 """
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import logging
+import types
+import typing
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import to_jsonable_python
+
+__all__ = [
+    "ArgumentsValidationError",
+    "Function",
+    "Parameters",
+    "ToolFunction",
+    "get_default_values",
+    "get_function_schema",
+    "get_load_param_if_needed_function",
+    "get_missing_annotations",
+    "get_param_annotations",
+    "get_parameter_json_schema",
+    "get_parameters",
+    "get_required_params",
+    "get_typed_annotation",
+    "get_typed_return_annotation",
+    "get_typed_signature",
+    "load_basemodels_if_needed",
+    "serialize_to_str",
+    "validate_arguments",
+]
+
+logger = logging.getLogger(__name__)
+
+_EMPTY = inspect.Parameter.empty
+
+
+# --- Evaluating annotations ---------------------------------------------------------------------
+
+
+def _evaluate(annotation: str, globalns: dict[str, Any]) -> Any:
+    # get_type_hints on a throwaway function evaluates the string and the forward references
+    # nested in it (``List["Pt"]``; ``list["Pt"]`` from Python 3.11 on) with the same rules as
+    # for any function; it has no defaults, so Python 3.10's implicit Optional for ``= None``
+    # never applies.
+    def holder() -> None: ...
+
+    holder.__annotations__ = {"value": annotation}
+    return typing.get_type_hints(holder, globalns, globalns, include_extras=True)["value"]
+
+
+def get_typed_annotation(annotation: Any, globalns: dict[str, Any]) -> Any:
+    """The annotation itself, or the object a string annotation names in ``globalns``."""
+    if isinstance(annotation, str):
+        return _evaluate(annotation, globalns)
+    return annotation
+
+
+def _globals_of(call: Callable[..., Any]) -> dict[str, Any]:
+    """The namespace the annotations of ``call`` were written in.
+
+    ``inspect.signature`` looks through ``functools.wraps`` wrappers, partials and callable
+    objects, so the names must be looked up where the underlying function was defined.
+    """
+    target: Any = call
+    for _ in range(100):  # a bound on chains of wrappers, partials and methods
+        if isinstance(target, functools.partial):
+            target = target.func
+        elif hasattr(target, "__wrapped__"):
+            target = target.__wrapped__
+        elif isinstance(target, types.MethodType):
+            target = target.__func__
+        elif not isinstance(target, types.FunctionType) and isinstance(
+            call_method := inspect.getattr_static(type(target), "__call__", None),
+            types.FunctionType,
+        ):
+            target = call_method  # a callable object
+        else:
+            break
+    namespace = getattr(target, "__globals__", None)
+    return namespace if isinstance(namespace, dict) else {}
+
+
+def _name_of(call: Callable[..., Any]) -> str:
+    name = getattr(call, "__name__", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(call, functools.partial):
+        return _name_of(call.func)
+    return type(call).__name__
+
+
+def _typed(call: Callable[..., Any], what: str, annotation: Any, globalns: dict[str, Any]) -> Any:
+    try:
+        return get_typed_annotation(annotation, globalns)
+    except NameError as e:
+        # The usual cause: `from __future__ import annotations` with a type defined inside a
+        # function body, which the module globals cannot see.
+        raise NameError(
+            f"Cannot evaluate the annotation {annotation!r} of {what} of function "
+            f"'{_name_of(call)}': {e}. Types used in annotations must be importable from the "
+            "module that defines the function."
+        ) from e
+
+
+def get_typed_signature(call: Callable[..., Any]) -> inspect.Signature:
+    """The signature of ``call`` with string annotations evaluated (return annotation dropped)."""
+    signature = inspect.signature(call)
+    globalns = _globals_of(call)
+    return inspect.Signature(
+        [
+            p.replace(annotation=_typed(call, f"parameter '{p.name}'", p.annotation, globalns))
+            for p in signature.parameters.values()
+        ]
+    )
+
+
+def get_typed_return_annotation(call: Callable[..., Any]) -> Any:
+    """The evaluated return annotation of ``call``, ``None`` when there is none."""
+    annotation = inspect.signature(call).return_annotation
+    if annotation is _EMPTY:
+        return None
+    return _typed(call, "the return value", annotation, _globals_of(call))
+
+
+# --- Signature pieces ----------------------------------------------------------------------------
+
+
+def get_param_annotations(typed_signature: inspect.Signature) -> dict[str, Any]:
+    """Annotation of every annotated parameter, in signature order."""
+    return {
+        k: v.annotation for k, v in typed_signature.parameters.items() if v.annotation is not _EMPTY
+    }
+
+
+def get_required_params(typed_signature: inspect.Signature) -> list[str]:
+    """Parameters without a default, in signature order (``*args``/``**kwargs`` included, as in
+    AutoGen)."""
+    return [k for k, v in typed_signature.parameters.items() if v.default is _EMPTY]
+
+
+def get_default_values(typed_signature: inspect.Signature) -> dict[str, Any]:
+    """Default value of every parameter that has one."""
+    return {k: v.default for k, v in typed_signature.parameters.items() if v.default is not _EMPTY}
+
+
+def get_missing_annotations(
+    typed_signature: inspect.Signature, required: list[str]
+) -> tuple[set[str], set[str]]:
+    """``(required but unannotated, defaulted but unannotated)`` parameter names."""
+    all_missing = {k for k, v in typed_signature.parameters.items() if v.annotation is _EMPTY}
+    missing = all_missing & set(required)
+    return missing, all_missing - missing
+
+
+# --- Schema models -------------------------------------------------------------------------------
+
+
+class Parameters(BaseModel):
+    """The ``parameters`` object of a function schema."""
+
+    type: Literal["object"] = "object"
+    properties: dict[str, JsonSchemaValue]
+    required: list[str]
+
+
+class Function(BaseModel):
+    """A legacy OpenAI function schema (the inner object of a tool schema)."""
+
+    description: Annotated[str, Field(description="Description of the function")]
+    name: Annotated[str, Field(description="Name of the function")]
+    parameters: Annotated[Parameters, Field(description="Parameters of the function")]
+
+
+class ToolFunction(BaseModel):
+    """An OpenAI tool schema."""
+
+    type: Literal["function"] = "function"
+    function: Annotated[Function, Field(description="Function under tool")]
+
+
+# --- Parameter schemas ---------------------------------------------------------------------------
+
+
+def _description(k: str, v: Any, function_name: str | None = None) -> str:
+    if get_origin(v) is not Annotated:
+        return k
+    text = v.__metadata__[0]
+    if not isinstance(text, str):
+        where = f" of function '{function_name}'" if function_name else ""
+        raise ValueError(
+            f"Invalid description {text!r} for parameter '{k}'{where}, should be a string: "
+            f'use Annotated[T, "what the parameter means"].'
+        )
+    return text
+
+
+def _jsonable_default(value: Any) -> Any:
+    # AutoGen puts the default in the schema as is, and a value json cannot encode then breaks
+    # every later API request. JSON values are kept untouched; others (enum members, models,
+    # dates) become their JSON form; anything pydantic cannot encode either is left as it was.
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        try:
+            return to_jsonable_python(value)
+        except Exception:
+            return value
+    return value
+
+
+def get_parameter_json_schema(k: str, v: Any, default_values: dict[str, Any]) -> JsonSchemaValue:
+    """JSON schema of one parameter: pydantic's schema of the type, then ``default`` (if any) and
+    ``description`` (the ``Annotated`` text, else the parameter name)."""
+    description = _description(k, v)
+    schema: dict[str, Any] = TypeAdapter(v).json_schema()
+    if k in default_values:
+        schema["default"] = _jsonable_default(default_values[k])
+    schema["description"] = description
+    return schema
+
+
+def get_parameters(
+    required: list[str], param_annotations: dict[str, Any], default_values: dict[str, Any]
+) -> Parameters:
+    """The ``parameters`` object for the annotated parameters."""
+    return Parameters(
+        properties={
+            k: get_parameter_json_schema(k, v, default_values)
+            for k, v in param_annotations.items()
+            if v is not _EMPTY
+        },
+        required=required,
+    )
+
+
+def get_function_schema(
+    f: Callable[..., Any], *, name: str | None = None, description: str
+) -> dict[str, Any]:
+    """The OpenAI tool schema of ``f`` (spec 11.1).
+
+    Example::
+
+        def f(a: Annotated[str, "Parameter a"], b: int = 2) -> str: ...
+
+        get_function_schema(f, description="function f")
+        # {"type": "function",
+        #  "function": {"description": "function f", "name": "f",
+        #               "parameters": {"type": "object",
+        #                              "properties": {
+        #                                  "a": {"type": "string", "description": "Parameter a"},
+        #                                  "b": {"type": "integer", "default": 2,
+        #                                        "description": "b"}},
+        #                              "required": ["a"]}}}
+
+    Raises ``TypeError`` if a parameter without default has no annotation and ``ValueError`` if
+    an ``Annotated`` description is not a string.
+    """
+    fname = _name_of(f)
+    typed_signature = get_typed_signature(f)
+    required = get_required_params(typed_signature)
+    default_values = get_default_values(typed_signature)
+    param_annotations = get_param_annotations(typed_signature)
+    missing, unannotated_with_default = get_missing_annotations(typed_signature, required)
+
+    if inspect.signature(f).return_annotation is _EMPTY:
+        logger.warning(
+            "The return type of the function '%s' is not annotated. Although annotating it is "
+            "optional, the function should return either a string, a subclass of "
+            "'pydantic.BaseModel'.",
+            fname,
+        )
+    if unannotated_with_default:
+        logger.warning(
+            "The following parameters of the function '%s' with default values are not "
+            "annotated: %s. They are left out of the tool schema, so the model cannot set them.",
+            fname,
+            ", ".join(f"'{k}'" for k in sorted(unannotated_with_default)),
+        )
+    if missing:
+        # AutoGen's wording (tests may match it), plus the fix.
+        raise TypeError(
+            f"All parameters of the function '{fname}' without default values must be annotated. "
+            "The annotations are missing for the following parameters: "
+            f"{', '.join(repr(k) for k in sorted(missing))}. Annotate them with the type the "
+            f"model must send, e.g. '{sorted(missing)[0]}: str'."
+        )
+
+    properties: dict[str, JsonSchemaValue] = {}
+    for k, v in param_annotations.items():
+        _description(k, v, fname)  # the ValueError names the function
+        try:
+            properties[k] = get_parameter_json_schema(k, v, default_values)
+        except Exception as e:
+            # pydantic's message names only the type; say which parameter of which function.
+            # (add_note exists from Python 3.11 on.)
+            add_note = getattr(e, "add_note", None)
+            if add_note is not None:
+                add_note(f"while building the schema of parameter '{k}' of function '{fname}'")
+            raise
+
+    tool = ToolFunction(
+        function=Function(
+            description=description,
+            name=name if name else fname,
+            parameters=Parameters(properties=properties, required=required),
+        )
+    )
+    return tool.model_dump()
+
+
+# --- Loading pydantic models ---------------------------------------------------------------------
+
+
+def _strip_annotated(t: Any) -> Any:
+    while get_origin(t) is Annotated:
+        t = get_args(t)[0]
+    return t
+
+
+def _is_model(t: Any) -> bool:
+    # On Python 3.10, list[Pt] passes isinstance(..., type) but not issubclass.
+    return isinstance(t, type) and get_origin(t) is None and issubclass(t, BaseModel)
+
+
+def _model_of(t: Any) -> tuple[type[BaseModel] | None, bool]:
+    """``(model class, optional)`` for ``Model``, ``Annotated[Model, ...]``, ``Optional[Model]``
+    and ``Model | None`` (at any nesting of ``Annotated``), else ``(None, False)``."""
+    t = _strip_annotated(t)
+    if _is_model(t):
+        return t, False
+    if get_origin(t) in (Union, types.UnionType):
+        members = [_strip_annotated(a) for a in get_args(t)]
+        non_none = [a for a in members if a is not type(None)]
+        if len(non_none) == 1 and len(members) == 2 and _is_model(non_none[0]):
+            return non_none[0], True
+    return None, False
+
+
+def _load_model(v: Any, t: Any) -> Any:
+    model, optional = _model_of(t)
+    if model is None or isinstance(v, model) or (optional and v is None):
+        return v
+    if isinstance(v, Mapping):
+        # Model(**v) as AutoGen does, so that a model's own __init__ runs.
+        return model(**v)
+    return model.model_validate(v)  # a clear ValidationError instead of "not a mapping"
+
+
+def get_load_param_if_needed_function(t: Any) -> Callable[[Any, Any], Any] | None:
+    """A loader ``(value, annotation) -> value`` for annotations that are a pydantic model
+    (also through ``Annotated``, and, unlike AutoGen, ``Optional[Model]``), else ``None``.
+
+    The loader converts a dict to the model and passes instances (and ``None`` for optional
+    models) through.
+    """
+    model, _ = _model_of(t)
+    return _load_model if model is not None else None
+
+
+def load_basemodels_if_needed(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap ``func`` so that keyword arguments annotated with a pydantic model are converted from
+    dicts to model instances before the call (async wrapper for coroutine functions).
+
+    Positional arguments are passed unchanged; an omitted (defaulted) model argument is left
+    omitted, where AutoGen raised ``KeyError``.
+    """
+    param_annotations = get_param_annotations(get_typed_signature(func))
+    loaders = {
+        k: (loader, t)
+        for k, t in param_annotations.items()
+        if (loader := get_load_param_if_needed_function(t)) is not None
+    }
+
+    def load(kwargs: dict[str, Any]) -> None:
+        for k, (loader, t) in loaders.items():
+            if k in kwargs:
+                kwargs[k] = loader(kwargs[k], t)
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def _a_load_parameters_if_needed(*args: Any, **kwargs: Any) -> Any:
+            load(kwargs)
+            return await func(*args, **kwargs)
+
+        return _a_load_parameters_if_needed
+
+    @functools.wraps(func)
+    def _load_parameters_if_needed(*args: Any, **kwargs: Any) -> Any:
+        load(kwargs)
+        return func(*args, **kwargs)
+
+    return _load_parameters_if_needed
+
+
+def serialize_to_str(x: Any) -> str:
+    """A tool's result as text: str unchanged, a pydantic model as its JSON, anything else through
+    ``json.dumps(ensure_ascii=False)`` (``TypeError`` if it cannot be encoded)."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, BaseModel):
+        return x.model_dump_json()
+    return json.dumps(x, ensure_ascii=False)
+
+
+# --- Validating a model's arguments --------------------------------------------------------------
+
+
+class ArgumentsValidationError(ValueError):
+    """A model's tool-call arguments do not fit the function's signature.
+
+    ``str(error)`` is meant to be sent back to the model, e.g. ``Invalid arguments for add: b:
+    Input should be a valid integer (got 'x'); c: unexpected argument``. ``problems`` holds one
+    entry per failing field.
+    """
+
+    def __init__(self, function_name: str, problems: list[str]) -> None:
+        super().__init__(f"Invalid arguments for {function_name}: {'; '.join(problems)}")
+        self.function_name = function_name
+        self.problems = problems
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.function_name, self.problems))
+
+
+class _Validator:
+    """A pydantic model of one function's keyword arguments (and an adapter for ``**kwargs``)."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        signature = get_typed_signature(func)
+        fields: dict[str, Any] = {}
+        # Field names are synthetic and parameter names are aliases: parameters named like
+        # BaseModel attributes ("json", "copy") or starting with "_" are then ordinary fields.
+        self.params: dict[str, str] = {}
+        extra: Any = None
+        for i, p in enumerate(signature.parameters.values()):
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                continue  # cannot be passed by keyword
+            if p.kind is inspect.Parameter.VAR_KEYWORD:
+                extra = Any if p.annotation is _EMPTY else p.annotation
+                continue
+            annotation = Any if p.annotation is _EMPTY else p.annotation
+            field = Field(alias=p.name) if p.default is _EMPTY else Field(p.default, alias=p.name)
+            fields[f"p{i}"] = (annotation, field)
+            self.params[f"p{i}"] = p.name
+        config = ConfigDict(
+            # A function may take any class; only an instance of it is then accepted.
+            arbitrary_types_allowed=True,
+            # Models write 3 where "3" is meant; the function asked for a string.
+            coerce_numbers_to_str=True,
+        )
+        self.model: type[BaseModel] = create_model(
+            f"{_name_of(func)}_arguments",
+            __config__=ConfigDict(**config, extra="forbid" if extra is None else "ignore"),
+            **fields,
+        )
+        # **kwargs: the other names are validated against its annotation. (Typed
+        # __pydantic_extra__ would do it in one pass, but only from pydantic 2.8 or so.)
+        self.extra: TypeAdapter[dict[str, Any]] | None = (
+            None if extra is None else TypeAdapter(dict[str, extra], config=config)
+        )
+
+    def __call__(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        problems: list[str] = []
+        kwargs: dict[str, Any] = {}
+        try:
+            validated = self.model.model_validate(arguments)
+        except ValidationError as e:
+            problems += [_problem(err) for err in e.errors()]
+        else:
+            given = validated.model_fields_set
+            # Only what the model sent: the function applies its own defaults.
+            kwargs = {p: getattr(validated, f) for f, p in self.params.items() if f in given}
+        if self.extra is not None:
+            known = set(self.params.values())
+            try:
+                kwargs.update(
+                    self.extra.validate_python(
+                        {k: v for k, v in arguments.items() if k not in known}
+                    )
+                )
+            except ValidationError as e:
+                problems += [_problem(err) for err in e.errors()]
+        if problems:
+            raise ArgumentsValidationError(name, problems)
+        return kwargs
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _problem(err: Any) -> str:
+    loc = err["loc"]
+    path = "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in loc).lstrip(".")
+    top = len(loc) == 1
+    if err["type"] == "missing":
+        return f"{path}: missing required {'argument' if top else 'field'}"
+    if err["type"] == "extra_forbidden":
+        return f"{path}: unexpected {'argument' if top else 'field'}"
+    msg = err["msg"]
+    if err["type"].endswith("_parsing"):
+        # "Input should be a valid integer, unable to parse string as an integer": the value
+        # shown next to it already says that.
+        msg = msg.split(", unable to parse", 1)[0]
+    return f"{path}: {msg} (got {_short_repr(err.get('input'))})"
+
+
+# Weak keys: a validator lives as long as its function. Callables that are unhashable or not
+# weak-referenceable are validated without a cache. A bound method is a new object at every
+# attribute access, so bound methods are cached by their function (the same signature for every
+# instance), apart from the plain functions whose signature still has ``self``.
+_validators: weakref.WeakKeyDictionary[Any, _Validator] = weakref.WeakKeyDictionary()
+_method_validators: weakref.WeakKeyDictionary[Any, _Validator] = weakref.WeakKeyDictionary()
+
+
+def _validator(func: Callable[..., Any]) -> _Validator:
+    cache, key = (
+        (_method_validators, func.__func__)
+        if isinstance(func, types.MethodType)
+        else (_validators, func)
+    )
+    try:
+        return cache[key]
+    except (KeyError, TypeError):
+        pass
+    validator = _Validator(func)
+    try:
+        cache[key] = validator
+    except TypeError:
+        pass
+    return validator
+
+
+def validate_arguments(
+    func: Callable[..., Any], arguments: Mapping[str, Any], *, name: str | None = None
+) -> dict[str, Any]:
+    """Validate a model's JSON ``arguments`` against ``func``'s signature and return them
+    converted to the annotated types, ready for ``func(**kwargs)``.
+
+    Unannotated parameters accept anything, ``**kwargs`` accepts extra names (validated against
+    its annotation), ``*args`` is ignored; omitted defaulted parameters stay omitted. Raises
+    :class:`ArgumentsValidationError` naming the function (``name``, else the registered tool
+    name ``func._name``, else ``func.__name__``) and every failing field.
+    """
+    name = name or getattr(func, "_name", None) or _name_of(func)
+    if not isinstance(arguments, Mapping):
+        raise ArgumentsValidationError(
+            name, [f"arguments must be a JSON object, got {type(arguments).__name__}"]
+        )
+    return _validator(func)(name, arguments)

@@ -4,7 +4,7 @@ from ._human import APPROVE, EXIT, ReviewRequest
 from .agent import Agent, LLMAgent
 from .assistant_agent import AssistantAgent
 from .chat import ChatResult
-from .conversable_agent import ConversableAgent
+from .conversable_agent import ConversableAgent, register_function
 from .user_proxy_agent import UserProxyAgent
 from .utils import gather_usage_summary
 
@@ -19,4 +19,5 @@ __all__ = [
     "ReviewRequest",
     "UserProxyAgent",
     "gather_usage_summary",
+    "register_function",
 ]

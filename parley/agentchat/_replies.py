@@ -97,6 +97,13 @@ async def execute_function(
         return _error(
             name, f"the arguments must be a JSON object, got {type(arguments).__name__}: {raw}"
         )
+    if not getattr(func, "_parley_validates", False):
+        from ..function_utils import ArgumentsValidationError, validate_arguments
+
+        try:
+            arguments = validate_arguments(func, arguments)
+        except ArgumentsValidationError as e:
+            return _error(name, str(e))
     out = IOStream.get_default()
     call_text = f"\nCall ID: {call_id}" if call_id else ""
     out.print(
@@ -106,7 +113,11 @@ async def execute_function(
     try:
         result = await call_user(func, **arguments)
     except Exception as e:
+        from ..function_utils import ArgumentsValidationError
+
         logger.info("function %s raised %s: %s", name, type(e).__name__, e)
+        if isinstance(e, ArgumentsValidationError):
+            return _error(name, str(e))
         return _error(name, f"{type(e).__name__}: {e}")
     content = result if isinstance(result, str) else str(result)
     if verbose:

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from .._calls import is_async_callable
 from .._sync import run_sync as _run_sync
 from ..code_utils import content_str
-from . import _chat_flow, _human, _replies
+from . import _chat_flow, _code_execution, _human, _replies, _tools
 from ._delivery import dispatch, no_driver, send_reply
 from ._messages import normalize, render_message
 from ._registry import HookLists, ReplyEntry, check_trigger_type, match_trigger
@@ -26,7 +26,10 @@ from .agent import Agent, LLMAgent
 from .chat import ChatResult
 from .utils import gather_usage_summary
 
-__all__ = ["ConversableAgent"]
+__all__ = ["ConversableAgent", "register_function"]
+
+register_function = _tools.register_function
+F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger(__name__)
 
@@ -185,12 +188,19 @@ class ConversableAgent(LLMAgent):
     def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
         """(public method, implementation) of each built-in reply, first tried first."""
         cls = ConversableAgent
-        return [
+        replies = [
             (cls.check_termination_and_human_reply, _human.check_termination_and_human_reply),
             (cls.generate_function_call_reply, _replies.generate_function_call_reply),
             (cls.generate_tool_calls_reply, _replies.generate_tool_calls_reply),
-            (cls.generate_oai_reply, _replies.generate_oai_reply),
         ]
+        if self._code_execution_config is not False:
+            impl = _code_execution.setup_code_execution(self, self._code_execution_config)
+            if impl is _code_execution.generate_code_execution_reply:
+                replies.append((cls.generate_code_execution_reply, impl))
+            else:
+                replies.append((cls._generate_code_execution_reply_using_executor, impl))
+        replies.append((cls.generate_oai_reply, _replies.generate_oai_reply))
+        return replies
 
     # -- properties -----------------------------------------------------------------------
 
@@ -275,14 +285,8 @@ class ConversableAgent(LLMAgent):
 
     def register_function(self, function_map: Mapping[str, Callable[..., Any] | None]) -> None:
         """Merge functions into the function map; a None value removes that name."""
-        from ._messages import sanitize_name
-
         for name in function_map:
-            if sanitize_name(name) != name or len(name) > 64:
-                raise ValueError(
-                    f"Invalid name: {name}. Only letters, numbers, '_' and '-' are allowed, "
-                    "at most 64 characters."
-                )
+            _tools.check_name(name)
             if name in self._function_map and function_map[name] is not None:
                 logger.warning("Function '%s' is being overridden.", name)
         for name, func in function_map.items():
@@ -290,6 +294,28 @@ class ConversableAgent(LLMAgent):
                 self._function_map.pop(name, None)
             else:
                 self._function_map[name] = func
+
+    def register_for_llm(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        api_style: Literal["function", "tool"] = "tool",
+    ) -> Callable[[F], F]:
+        """Decorator: offer the function to this agent's model as a tool (or legacy function)."""
+        return _tools.register_for_llm(
+            self, name=name, description=description, api_style=api_style
+        )
+
+    def register_for_execution(self, name: str | None = None) -> Callable[[F], F]:
+        """Decorator: let this agent execute the function when a model calls it."""
+        return _tools.register_for_execution(self, name=name)
+
+    def update_tool_signature(self, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
+        _tools.update_tool_signature(self, tool_sig, is_remove)
+
+    def update_function_signature(self, func_sig: str | dict[str, Any], is_remove: Any) -> None:
+        _tools.update_function_signature(self, func_sig, is_remove)
 
     def can_execute_function(self, name: list[str] | str) -> bool:
         names = name if isinstance(name, list) else [name]
@@ -529,6 +555,23 @@ class ConversableAgent(LLMAgent):
     generate_function_call_reply, a_generate_function_call_reply = _reply_twins(
         _replies.generate_function_call_reply
     )
+
+    generate_code_execution_reply, a_generate_code_execution_reply = _reply_twins(
+        _code_execution.generate_code_execution_reply
+    )
+    _generate_code_execution_reply_using_executor = _reply_twins(
+        _code_execution.generate_code_execution_reply_using_executor
+    )[0]
+
+    def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]:
+        """Run (language, code) blocks in order; (last exit code, all logs). Legacy form."""
+        return _code_execution.execute_code_blocks(self, code_blocks)
+
+    def run_code(self, code: str, **kwargs: Any) -> tuple[int, str, str | None]:
+        """Run one block; override to run code your own way. Legacy form."""
+        from ..code_utils import execute_code
+
+        return execute_code(code, **kwargs)
 
     def execute_function(
         self, func_call: dict[str, Any], verbose: bool = False

@@ -1,0 +1,183 @@
+"""Code execution replies: the user proxy runs the code blocks it receives (spec 2.13).
+
+Two forms, as in AutoGen: the legacy config (``work_dir``, ``use_docker``, ``timeout``,
+``last_n_messages``) runs blocks through ``code_utils.execute_code`` via the agent's
+``run_code``; the executor form (``{"executor": ...}``) runs them through a ``CodeExecutor``.
+
+Docker is the default, as in AutoGen, but it is checked when code is about to run, not when the
+agent is built (AutoGen raised at construction even for users who never ran code, #1381); a
+missing engine is one clear error, never a silent fallback to the host. Execution blocks, so it
+runs in a worker thread and never stalls the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .conversable_agent import ConversableAgent
+
+__all__ = [
+    "execute_code_blocks",
+    "generate_code_execution_reply",
+    "generate_code_execution_reply_using_executor",
+    "setup_code_execution",
+]
+
+_EXECUTOR_ONLY = {
+    "use_docker": "'use_docker' in code_execution_config is not valid when 'executor' is set; "
+    "configure the executor instead (e.g. DockerCommandLineCodeExecutor).",
+    "work_dir": "'work_dir' in code_execution_config is not valid when 'executor' is set; "
+    "pass work_dir to the executor instead.",
+    "timeout": "'timeout' in code_execution_config is not valid when 'executor' is set; "
+    "pass timeout to the executor instead.",
+}
+
+
+def setup_code_execution(agent: ConversableAgent, config: dict[str, Any]) -> Any:
+    """Prepare the agent's code execution; returns the reply function's implementation."""
+    if "executor" in config:
+        for key, message in _EXECUTOR_ONLY.items():
+            if key in config:
+                raise ValueError(message)
+        from ..coding.factory import CodeExecutorFactory
+
+        agent.code_executor = CodeExecutorFactory.create(config)
+        return generate_code_execution_reply_using_executor
+    from ..code_utils import decide_use_docker
+
+    agent.use_docker = decide_use_docker(config.get("use_docker"))
+    config["use_docker"] = agent.use_docker
+    return generate_code_execution_reply
+
+
+def _scan_window(agent: ConversableAgent, messages: list[dict[str, Any]], last_n: Any) -> int:
+    if not (
+        (isinstance(last_n, (int, float)) and not isinstance(last_n, bool) and last_n >= 0)
+        or last_n == "auto"
+    ):
+        raise ValueError(
+            "last_n_messages must be either a non-negative integer, or the string 'auto'."
+        )
+    if last_n != "auto":
+        return int(last_n)
+    n = 0
+    for message in reversed(messages):
+        if message.get("role") != "user":
+            break
+        n += 1
+    return n
+
+
+def _reply_text(exit_code: int, output: str) -> str:
+    status = "execution succeeded" if exit_code == 0 else "execution failed"
+    return f"exitcode: {exit_code} ({status})\nCode output: {output}"
+
+
+async def generate_code_execution_reply(
+    agent: ConversableAgent,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, str | None]:
+    """Run the code of the newest message that has some (legacy form)."""
+    from ..code_utils import UNKNOWN, extract_code
+
+    code_config = config if config is not None else agent._code_execution_config
+    if code_config is False:
+        return False, None
+    if messages is None:
+        messages = agent._oai_messages[sender]
+    n = _scan_window(agent, messages, code_config.get("last_n_messages", "auto"))
+    for message in reversed(messages[-n:] if n else []):
+        content = message.get("content")
+        if not content:
+            continue
+        blocks = extract_code(content)
+        if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
+            continue
+        exit_code, logs = await asyncio.to_thread(agent.execute_code_blocks, blocks)
+        return True, _reply_text(exit_code, logs)
+    return False, None
+
+
+def execute_code_blocks(
+    agent: ConversableAgent, code_blocks: list[tuple[str, str]]
+) -> tuple[int, str]:
+    """Run (language, code) blocks in order, stopping at the first failure (legacy form)."""
+    from ..code_utils import infer_lang
+    from ..io import IOStream
+
+    out = IOStream.get_default()
+    logs_all = ""
+    exit_code = 0
+    config = agent._code_execution_config
+    assert config is not False
+    run_config = {k: v for k, v in config.items() if k != "last_n_messages"}
+    for i, (lang, code) in enumerate(code_blocks):
+        lang = lang or infer_lang(code)
+        out.print(
+            f"\n>>>>>>>> EXECUTING CODE BLOCK {i} (inferred language is {lang})...", flush=True
+        )
+        if lang in ("bash", "shell", "sh"):
+            exit_code, logs, image = agent.run_code(code, lang=lang, **run_config)
+        elif lang in ("python", "Python", "py"):
+            from ..coding._paths import filename_from_code
+
+            filename = filename_from_code(code)
+            exit_code, logs, image = agent.run_code(
+                code, lang="python", filename=filename, **run_config
+            )
+        else:
+            exit_code, logs, image = 1, f"unknown language {lang}", None
+        if image is not None:
+            config["use_docker"] = image
+        logs_all += "\n" + logs
+        if exit_code != 0:
+            break
+    return exit_code, logs_all
+
+
+async def generate_code_execution_reply_using_executor(
+    agent: ConversableAgent,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, str | None]:
+    """Run the code of the newest message that has some, through the agent's executor."""
+    from ..io import IOStream
+
+    if config is not None:
+        raise ValueError(
+            "config is not supported for _generate_code_execution_reply_using_executor."
+        )
+    code_config = agent._code_execution_config
+    if code_config is False:
+        return False, None
+    if messages is None:
+        messages = agent._oai_messages[sender]
+    n = _scan_window(agent, messages, code_config.get("last_n_messages", "auto"))
+    executor = agent.code_executor
+    for message in reversed(messages[-n:] if n else []):
+        content = message.get("content")
+        if not content:
+            continue
+        blocks = executor.code_extractor.extract_code_blocks(content)
+        if not blocks:
+            continue
+        out = IOStream.get_default()
+        if len(blocks) == 1:
+            out.print(
+                f"\n>>>>>>>> EXECUTING CODE BLOCK (inferred language is {blocks[0].language})...",
+                flush=True,
+            )
+        else:
+            languages = ", ".join(b.language for b in blocks)
+            out.print(
+                f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{languages}])...",
+                flush=True,
+            )
+        result = await asyncio.to_thread(executor.execute_code_blocks, blocks)
+        return True, _reply_text(result.exit_code, result.output)
+    return False, None

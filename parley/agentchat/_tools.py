@@ -1,0 +1,186 @@
+"""Registering functions as tools: schemas for the caller's model, wrappers for the executor.
+
+Spec 2.14. Each agent owns a deep copy of its ``llm_config``, so registering a tool on one agent
+never changes another built from the same dict (AutoGen #2239). After a signature change the
+agent's client is rebuilt, keeping its usage totals and any registered custom model clients
+(AutoGen lost both).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+from ._messages import sanitize_name
+
+if TYPE_CHECKING:
+    from .conversable_agent import ConversableAgent
+
+__all__ = [
+    "execution_wrapper",
+    "register_for_execution",
+    "register_for_llm",
+    "register_function",
+    "update_function_signature",
+    "update_tool_signature",
+]
+
+logger = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def check_name(name: str) -> None:
+    if not name or sanitize_name(name) != name or len(name) > 64:
+        raise ValueError(
+            f"Invalid name: {name}. Only letters, numbers, '_' and '-' are allowed, at most 64 characters."
+        )
+
+
+def _rebuild_client(agent: ConversableAgent) -> None:
+    from ..oai import OpenAIWrapper
+
+    old = agent.client
+    agent.client = OpenAIWrapper(**agent.llm_config) if agent.llm_config else None
+    if old is None or agent.client is None:
+        return
+    agent.client.total_usage_summary = old.total_usage_summary
+    agent.client.actual_usage_summary = old.actual_usage_summary
+    for new_slot, old_slot in zip(agent.client._slots, old._slots, strict=False):
+        if new_slot.placeholder is not None and new_slot.placeholder == old_slot.placeholder:
+            new_slot.client = old_slot.client
+
+
+def _update_signature(agent: ConversableAgent, key: str, sig: Any, is_remove: Any) -> None:
+    llm_config = agent.llm_config
+    if is_remove:
+        if not isinstance(llm_config, dict) or key not in llm_config:
+            raise AssertionError(f"The agent config doesn't have {key} {sig}.")
+        kept = [s for s in llm_config[key] if _sig_name(s, key) != sig]
+    else:
+        if not isinstance(sig, dict):
+            raise ValueError(
+                f"The signature must be of the type dict. Received signature type {type(sig)}"
+            )
+        assert isinstance(llm_config, dict)
+        name = _sig_name(sig, key)
+        check_name(name)
+        kept = [s for s in llm_config.get(key, []) if _sig_name(s, key) != name]
+        if len(kept) != len(llm_config.get(key, [])):
+            logger.warning("Function '%s' is being overridden.", name)
+        kept.append(sig)
+    if kept:
+        llm_config[key] = kept
+    else:
+        llm_config.pop(key, None)
+    _rebuild_client(agent)
+
+
+def _sig_name(sig: Any, key: str) -> Any:
+    if key == "tools":
+        return sig.get("function", {}).get("name") if isinstance(sig, dict) else None
+    return sig.get("name") if isinstance(sig, dict) else None
+
+
+def update_tool_signature(
+    agent: ConversableAgent, tool_sig: str | dict[str, Any], is_remove: Any
+) -> None:
+    if not agent.llm_config:
+        raise AssertionError("To update a tool signature, agent must have an llm_config")
+    _update_signature(agent, "tools", tool_sig, is_remove)
+
+
+def update_function_signature(
+    agent: ConversableAgent, func_sig: str | dict[str, Any], is_remove: Any
+) -> None:
+    if not isinstance(agent.llm_config, dict):
+        raise AssertionError("To update a function signature, agent must have an llm_config")
+    _update_signature(agent, "functions", func_sig, is_remove)
+
+
+def _name_of(func: Any, name: str | None) -> str:
+    if name:
+        func._name = name
+    elif not hasattr(func, "_name"):
+        func._name = func.__name__
+    return str(func._name)
+
+
+def register_for_llm(
+    agent: ConversableAgent,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    api_style: Literal["function", "tool"] = "tool",
+) -> Callable[[F], F]:
+    """A decorator putting ``func``'s schema into the agent's llm_config (spec 2.14)."""
+
+    def decorator(func: F) -> F:
+        from ..function_utils import get_function_schema
+
+        tool_name = _name_of(func, name)
+        if description:
+            func._description = description  # type: ignore[attr-defined]
+        elif not hasattr(func, "_description"):
+            raise ValueError("Function description is required, none found.")
+        schema = get_function_schema(func, name=tool_name, description=func._description)  # type: ignore[attr-defined]
+        if agent.llm_config is None:
+            raise RuntimeError("LLM config must be setup before registering a function for LLM.")
+        if api_style == "tool":
+            update_tool_signature(agent, schema, is_remove=False)
+        elif api_style == "function":
+            update_function_signature(agent, schema["function"], is_remove=False)
+        else:
+            raise ValueError(f"Unsupported API style: {api_style}")
+        return func
+
+    return decorator
+
+
+def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``func`` taking a model's JSON arguments: validated and converted to the annotated types
+    (pydantic models included), the result serialised to a string."""
+    from ..function_utils import serialize_to_str, validate_arguments
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def a_wrapped(**kwargs: Any) -> str:
+            return serialize_to_str(await func(**validate_arguments(func, kwargs)))
+
+        wrapped: Callable[..., Any] = a_wrapped
+    else:
+
+        @functools.wraps(func)
+        def s_wrapped(**kwargs: Any) -> str:
+            return serialize_to_str(func(**validate_arguments(func, kwargs)))
+
+        wrapped = s_wrapped
+    wrapped._parley_validates = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def register_for_execution(agent: ConversableAgent, name: str | None = None) -> Callable[[F], F]:
+    """A decorator registering ``func`` in the agent's function map (spec 2.14)."""
+
+    def decorator(func: F) -> F:
+        tool_name = _name_of(func, name)
+        agent.register_function({tool_name: execution_wrapper(func)})
+        return func
+
+    return decorator
+
+
+def register_function(
+    f: Callable[..., Any],
+    *,
+    caller: ConversableAgent,
+    executor: ConversableAgent,
+    name: str | None = None,
+    description: str,
+) -> None:
+    """Register ``f`` as a tool the caller's model may call and the executor runs."""
+    caller.register_for_llm(name=name, description=description)(f)
+    executor.register_for_execution(name=name)(f)
