@@ -13,4 +13,7 @@ bash scripts/install-system-deps.sh
 "$py" -m ruff check .
 "$py" -m ruff format --check .
 "$py" -m mypy
+# The @pytest.mark.docker tests run code in this image, built once from Debian's packages.
+export PARLEY_SANDBOX_IMAGE="${PARLEY_SANDBOX_IMAGE:-parley-sandbox:latest}"
+bash scripts/build-sandbox-image.sh "$PARLEY_SANDBOX_IMAGE"
 exec "$py" -m pytest "$@"

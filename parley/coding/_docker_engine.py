@@ -1,0 +1,138 @@
+"""Reaching the Docker engine and choosing the sandbox image, with errors that say what to do.
+
+The ``docker`` package is imported inside the functions: building an agent or an executor never
+imports it, only running code in Docker does.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from docker import DockerClient
+
+__all__ = [
+    "AUTOGEN_IMAGES",
+    "DEFAULT_IMAGE",
+    "IMAGE_ENV",
+    "connect",
+    "default_image",
+    "default_image_candidates",
+    "ensure_image",
+]
+
+IMAGE_ENV = "PARLEY_SANDBOX_IMAGE"
+"""Environment variable naming the default sandbox image (e.g. ``parley-sandbox:latest``)."""
+
+DEFAULT_IMAGE = "python:3-slim"
+"""AutoGen's default image, used when ``PARLEY_SANDBOX_IMAGE`` is not set."""
+
+AUTOGEN_IMAGES = ("python:3-slim", "python:3", "python:3-windowsservercore")
+"""What ``use_docker=True`` meant in AutoGen: the first of these that exists or can be pulled."""
+
+# Seconds an API call may wait for the engine. Generous, since a pull streams for minutes, but
+# bounded: an unreachable TCP DOCKER_HOST must not hang an agent forever.
+_API_TIMEOUT = 120
+
+_BUILD_HINT = (
+    "To get a sandbox image without a registry, build one from Debian's packages with "
+    "`sudo scripts/build-sandbox-image.sh` (in parley's source repository; it needs mmdebstrap "
+    "and a Debian mirror, see the script's header), then pass image='parley-sandbox:latest' "
+    f"or set the environment variable {IMAGE_ENV}=parley-sandbox:latest."
+)
+
+
+def default_image() -> str:
+    """``$PARLEY_SANDBOX_IMAGE`` if set, else AutoGen's ``python:3-slim``."""
+    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+
+
+def default_image_candidates() -> list[str]:
+    """The images ``use_docker=True`` tries in order: ``$PARLEY_SANDBOX_IMAGE`` first if set."""
+    chosen = os.environ.get(IMAGE_ENV)
+    return ([chosen] if chosen else []) + [i for i in AUTOGEN_IMAGES if i != chosen]
+
+
+def connect() -> DockerClient:
+    """A client of the engine from the environment (``DOCKER_HOST``...), connected.
+
+    Raises RuntimeError saying how to fix it when the engine is missing or stopped.
+    """
+    try:
+        import docker
+    except ImportError as error:  # a dependency of parley, but may be removed by hand
+        raise RuntimeError(
+            "Running code in Docker needs the `docker` Python package: pip install docker"
+        ) from error
+    _probe_unix_socket()
+    try:
+        return docker.from_env(timeout=_API_TIMEOUT)
+    except docker.errors.DockerException as error:
+        raise RuntimeError(_engine_missing(error)) from error
+
+
+def _probe_unix_socket() -> None:
+    """Connect to the engine's Unix socket, if that is where it is, and hang up.
+
+    docker-py leaks the socket of a failed connection to a Unix socket (a ResourceWarning at
+    garbage collection), so a missing engine is detected here first, with a socket that is
+    always closed.
+    """
+    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
+    if not host.startswith("unix://"):
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(_API_TIMEOUT)
+        try:
+            probe.connect(host.removeprefix("unix://"))
+        except OSError as error:
+            raise RuntimeError(_engine_missing(error)) from error
+
+
+def _engine_missing(error: Exception) -> str:
+    return (
+        f"Code is set to run in a Docker container, but the Docker engine is not reachable "
+        f"({error}). Start Docker (e.g. `sudo systemctl start docker`) and make sure this user "
+        'may use it; or run code without a container: pass "use_docker": False in '
+        "code_execution_config, set the environment variable AUTOGEN_USE_DOCKER=False, or use "
+        "LocalCommandLineCodeExecutor instead of DockerCommandLineCodeExecutor."
+    )
+
+
+def ensure_image(client: DockerClient, candidates: Sequence[str]) -> str:
+    """The first of ``candidates`` present locally, else the first that can be pulled.
+
+    Never falls back to running on the host: if none is available, RuntimeError explains how to
+    build an image offline.
+    """
+    import docker
+
+    if not candidates:
+        raise ValueError("no Docker image given")
+    for image in candidates:
+        try:
+            client.images.get(image)
+            return image
+        except docker.errors.ImageNotFound:
+            continue
+    failures = []
+    for image in candidates:
+        try:
+            client.images.pull(image)  # docker-py splits off the tag; none means "latest"
+            return image
+        except docker.errors.DockerException as error:
+            failures.append(f"{image}: {_first_line(error)}")
+    tried = "; ".join(failures)
+    raise RuntimeError(
+        f"No Docker image to run code in: {', '.join(candidates)} "
+        f"{'is' if len(candidates) == 1 else 'are'} not present locally and could not be pulled "
+        f"({tried}). {_BUILD_HINT}"
+    )
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

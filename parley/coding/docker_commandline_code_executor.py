@@ -1,0 +1,335 @@
+"""Run code blocks in a Docker container (AutoGen's ``DockerCommandLineCodeExecutor``, spec 10.5).
+
+Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
+
+* **Lazy.** Building the executor (and so an agent) needs no engine: the container is created
+  when the first block runs. A missing or stopped engine is then one RuntimeError saying how to
+  fix it; code never falls back to running on the host.
+* **Image.** ``image=None`` means ``$PARLEY_SANDBOX_IMAGE`` if set, else AutoGen's
+  ``python:3-slim``. An image that is absent is pulled; if that fails (no registry), the error
+  tells how to build one offline (``scripts/build-sandbox-image.sh``).
+* **Locked down.** No network (``network=True`` opts in), no capabilities, ``no-new-privileges``,
+  a read-only root filesystem with a tmpfs ``/tmp`` (``HOME`` is ``/tmp``), a memory limit
+  (``mem_limit``, default 512m, no swap) and a process limit (``pids_limit``, default 256). The
+  only host directory the code sees is ``bind_dir`` (default ``work_dir``) at ``/workspace``.
+* **Not root.** Code runs as the host user's uid:gid, so what it writes in ``work_dir`` belongs to
+  that user. When parley runs as root, code runs as the work dir's owner, or as uid:gid
+  1000:1000 (the ``sandbox`` user of parley's image) if root owns it; a root-owned work dir is
+  handed to that uid only if parley created it or it is empty (``_docker_workspace`` has the
+  rules). ``user=`` overrides the choice.
+* **Timeouts kill everything.** At the timeout every process of the block is killed, whatever
+  its process group or session; the result is exit code 124 with the output so far and
+  ``"\\nTimeout"``, and the executor stays usable. Processes a block leaves running in the
+  background are killed when it ends. A block killed by the memory limit gets exit code 137
+  and a line saying so.
+* **One container, reused.** Blocks run with ``docker exec`` in the executor's container; it is
+  removed by :meth:`stop`, on leaving a ``with`` block, when the executor is garbage collected,
+  at interpreter exit, and — should the process be killed outright — by the next executor that
+  starts a container on this machine. :meth:`restart` gives a fresh container.
+* Output (stdout and stderr in the order written; Python runs unbuffered) is capped with a
+  visible truncation marker. The ``# filename:`` comment needs its ``filename:`` label, and a
+  name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``.
+* Languages: ``python`` (and ``py``), ``bash``, ``sh``, ``shell``; ``javascript``, ``html`` and
+  ``css`` are saved, not run (AutoGen's policy). Anything else: ``"Unsupported language X"``.
+
+:func:`run_code_in_docker` is the same sandbox for the legacy ``code_utils.execute_code`` path,
+with one cached container per work dir and image (AutoGen made a container, and committed a new
+image, for every block).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import uuid
+import weakref
+from pathlib import Path
+from types import TracebackType
+from typing import ClassVar
+
+from ..code_utils import PYTHON_VARIANTS, TIMEOUT_MSG
+from ._docker_engine import default_image, default_image_candidates
+from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
+from ._docker_workspace import choose_user, hand_over, prepare_work_dir
+from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
+from ._process import MAX_OUTPUT_BYTES, cap_output
+from .base import CodeBlock, CommandLineCodeResult
+from .local_commandline_code_executor import silence_pip
+from .markdown_code_extractor import MarkdownCodeExtractor
+
+__all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
+
+_INTERPRETERS = {"python": "python", "bash": "bash", "sh": "sh", "shell": "sh"}
+
+
+class DockerCommandLineCodeExecutor:
+    """Writes each code block to a file in ``work_dir`` and runs it in a sandbox container,
+    one after another, stopping at the first failure."""
+
+    DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = {
+        "bash": True, "shell": True, "sh": True,
+        "pwsh": True, "powershell": True, "ps1": True,
+        "python": True,
+        "javascript": False, "html": False, "css": False,
+    }  # fmt: skip
+    LANGUAGE_ALIASES: ClassVar[dict[str, str]] = {"py": "python", "js": "javascript"}
+
+    def __init__(
+        self,
+        image: str | None = None,
+        container_name: str | None = None,
+        timeout: int = 60,
+        work_dir: Path | str = Path("."),
+        bind_dir: Path | str | None = None,
+        auto_remove: bool = True,
+        stop_container: bool = True,
+        execution_policies: dict[str, bool] | None = None,
+        *,
+        network: bool | str = False,
+        user: str | None = None,
+        mem_limit: str | int | None = "512m",
+        pids_limit: int | None = 256,
+        read_only: bool = True,
+    ) -> None:
+        """AutoGen's parameters (``image=None``: ``$PARLEY_SANDBOX_IMAGE`` if set, else
+        ``python:3-slim``), then parley's (keyword only): ``network`` (True for the
+        engine's default network, or a network name), ``user`` (``"uid:gid"`` code runs as),
+        ``mem_limit`` and ``pids_limit`` (None: unlimited), ``read_only`` (root filesystem).
+
+        ``auto_remove=False`` makes :meth:`stop` stop the container without removing it;
+        ``stop_container=False`` leaves it running when the interpreter exits.
+        """
+        if timeout < 1:
+            raise ValueError("Timeout must be greater than or equal to 1.")
+        work_dir = Path(work_dir)
+        # A work dir parley creates, or finds empty, may be handed to the code's user later.
+        self._fresh_work_dir = not work_dir.exists() or not any(work_dir.iterdir())
+        work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
+        self._timeout = timeout
+        self._work_dir = work_dir
+        self._bind_dir = Path(bind_dir) if bind_dir is not None else work_dir
+        self._auto_remove = auto_remove
+        self.execution_policies = dict(self.DEFAULT_EXECUTION_POLICY)
+        if execution_policies is not None:
+            self.execution_policies.update(execution_policies)
+        self._user = user or choose_user(work_dir)
+        self._container_name = container_name or f"parley-code-exec-{uuid.uuid4()}"
+        self._sandbox = Sandbox(
+            SandboxSettings(
+                images=(image or default_image(),),
+                name=self._container_name,
+                bind_dir=str(self._bind_dir.resolve()),
+                user=self._user,
+                network=network,
+                mem_limit=mem_limit,
+                pids_limit=pids_limit,
+                read_only=read_only,
+            )
+        )
+        # The finalizer holds the sandbox, never the executor, so the executor can be collected;
+        # it also runs at interpreter exit (weakref.finalize registers with atexit).
+        ending: Ending = ("remove" if auto_remove else "stop") if stop_container else "keep"
+        self._finalizer = weakref.finalize(self, self._sandbox.close, ending)
+
+    @classmethod
+    def _with_images(
+        cls, images: list[str], work_dir: Path, timeout: int
+    ) -> DockerCommandLineCodeExecutor:
+        """An executor trying ``images`` in order (the legacy ``use_docker`` list)."""
+        executor = cls(work_dir=work_dir, timeout=timeout)
+        sandbox = executor._sandbox
+        sandbox.settings = dataclasses.replace(sandbox.settings, images=tuple(images))
+        return executor
+
+    @property
+    def timeout(self) -> int:
+        """Seconds each block may run."""
+        return self._timeout
+
+    @property
+    def work_dir(self) -> Path:
+        """Where code files are written (mounted at ``/workspace`` in the container)."""
+        return self._work_dir
+
+    @property
+    def bind_dir(self) -> Path:
+        """The host path the engine mounts at ``/workspace``."""
+        return self._bind_dir
+
+    @property
+    def container_name(self) -> str:
+        """The name of the container (it exists only between the first block and :meth:`stop`)."""
+        return self._container_name
+
+    @property
+    def image(self) -> str | None:
+        """The image the container runs, once it has been started."""
+        return self._sandbox.image
+
+    @property
+    def code_extractor(self) -> MarkdownCodeExtractor:
+        """Finds the fenced code blocks of a message."""
+        return MarkdownCodeExtractor()
+
+    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
+        """Run the blocks in order in the container; stop at the first non-zero exit code."""
+        if len(code_blocks) == 0:
+            raise ValueError("No code blocks to execute.")
+        outputs: list[str] = []
+        files: list[Path] = []
+        exit_code = 0
+        for block in code_blocks:
+            lang = block.language.lower()
+            lang = self.LANGUAGE_ALIASES.get(lang, lang)
+            execute = self.execution_policies.get(lang)
+            if execute is None or (execute and lang not in _INTERPRETERS):
+                outputs.append(f"Unsupported language {lang}\n")
+                exit_code = 1
+                break
+            code = silence_pip(block.code, lang)
+            filename = filename_from_code(code) or default_filename(
+                code, "py" if lang == "python" else lang
+            )
+            try:
+                path = self._write(filename, code)
+            except OutsideWorkDirError:
+                return CommandLineCodeResult(exit_code=1, output="Filename is not in the workspace")
+            files.append(path)
+            if not execute:
+                outputs.append(f"Code saved to {path}\n")
+                continue
+            result = self._run(_INTERPRETERS[lang], path, self._timeout)
+            exit_code, output = result.exit_code, _describe(result, self._sandbox.settings)
+            outputs.append(output)
+            if exit_code != 0:
+                break
+        return CommandLineCodeResult(
+            exit_code=exit_code,
+            output=cap_output("".join(outputs), MAX_OUTPUT_BYTES),
+            code_file=str(files[0]) if files else None,
+        )
+
+    def _write(self, filename: str, code: str) -> Path:
+        """Write a code file in the work dir, owned by the user the code runs as."""
+        path = resolve_in_work_dir(self._work_dir, filename)
+        root = self._work_dir.resolve()
+        created = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code, encoding="utf-8")
+        for item in [*created, path]:
+            hand_over(item, self._user)
+        return path
+
+    def _run(self, interpreter: str, path: Path, timeout: float) -> RunResult:
+        if self._sandbox.container_id is None:
+            prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
+        relative = path.relative_to(self._work_dir.resolve()).as_posix()
+        # "./" keeps a name like "-x.py" from being read as an option.
+        argument = f"./{relative}" if relative.startswith("-") else relative
+        return self._sandbox.run([interpreter, argument], timeout)
+
+    def restart(self) -> None:
+        """Remove the container; the next block runs in a fresh one (``work_dir`` is kept)."""
+        self._sandbox.remove_container()
+
+    def stop(self) -> None:
+        """Remove the container (only stop it if ``auto_remove=False``) and disconnect."""
+        # The finalizer stays: the executor may be used again (a new container starts), and
+        # closing an already closed sandbox at exit does nothing.
+        self._sandbox.close("remove" if self._auto_remove else "stop")
+
+    def __enter__(self) -> DockerCommandLineCodeExecutor:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_val: BaseException | None,
+        exc_tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def _describe(result: RunResult, settings: SandboxSettings) -> str:
+    """The output of a run, with a line saying how it ended when it did not end by itself."""
+    if result.timed_out:
+        return result.output + "\n" + TIMEOUT_MSG
+    if result.out_of_memory:
+        return (
+            result.output + f"\nKilled: the code ran out of memory (the sandbox's limit is "
+            f"{settings.mem_limit}; see mem_limit)"
+        )
+    return result.output
+
+
+# -- the legacy path: code_utils.execute_code(use_docker=...) ----------------------------------
+
+_legacy_lock = threading.Lock()
+_legacy_executors: dict[tuple[str, tuple[str, ...]], DockerCommandLineCodeExecutor] = {}
+
+
+def _legacy_interpreter(lang: str) -> str:
+    if lang in PYTHON_VARIANTS:
+        return "python"
+    if lang.startswith("python") or lang in ("bash", "sh"):
+        return lang
+    if lang == "shell":
+        return "sh"
+    raise NotImplementedError(f"{lang} not recognized in code execution")
+
+
+def run_code_in_docker(
+    *,
+    code: str,
+    lang: str,
+    filename: str,
+    work_dir: str,
+    timeout: float,
+    image: str | list[str] | bool,
+) -> tuple[int, str, str | None]:
+    """Run ``code`` as ``filename`` in ``work_dir`` in a sandbox; ``(exit_code, logs, image)``.
+
+    ``image`` is ``True`` (``$PARLEY_SANDBOX_IMAGE`` if set, then AutoGen's ``python:3-slim``,
+    ``python:3``...), an image name, or a list tried in order. The container of a (work dir,
+    images) pair is created once and reused for the life of the process; no image is committed.
+    Legacy results: a timeout is exit code 1 with the output so far and ``"Timeout"``; logs are
+    stdout and stderr together. Raises RuntimeError if the engine or the image is missing.
+    """
+    interpreter = _legacy_interpreter(lang)
+    if image is True:
+        images = default_image_candidates()
+    elif isinstance(image, str):
+        images = [image]
+    elif isinstance(image, list) and image:
+        images = [str(i) for i in image]
+    else:
+        raise ValueError(f"use_docker must be True, an image name or a list of them, not {image!r}")
+    root = Path(work_dir).resolve()
+    key = (str(root), tuple(images))
+    with _legacy_lock:
+        executor = _legacy_executors.get(key)
+        if executor is None:
+            root.mkdir(parents=True, exist_ok=True)
+            executor = DockerCommandLineCodeExecutor._with_images(
+                images, root, max(1, int(timeout))
+            )
+            _legacy_executors[key] = executor
+    try:
+        path = executor._write(filename, code)
+    except OutsideWorkDirError:
+        return 1, "Filename is not in the workspace", None
+    result = executor._run(interpreter, path, timeout)
+    logs = _describe(result, executor._sandbox.settings) if result.out_of_memory else result.output
+    if result.timed_out:
+        separator = "\n" if logs and not logs.endswith("\n") else ""
+        return 1, logs + separator + TIMEOUT_MSG, executor.image
+    return result.exit_code, logs, executor.image
+
+
+def _close_legacy_executors() -> None:
+    """Remove the containers of :func:`run_code_in_docker` (they are also removed at exit)."""
+    with _legacy_lock:
+        executors = list(_legacy_executors.values())
+        _legacy_executors.clear()
+    for executor in executors:
+        executor.stop()

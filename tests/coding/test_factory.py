@@ -1,0 +1,121 @@
+"""``CodeExecutorFactory`` (spec 10.6) and the ``parley.coding`` package surface."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import parley.coding
+from parley.coding import (
+    CodeBlock,
+    CodeExecutor,
+    CodeExecutorFactory,
+    CodeResult,
+    LocalCommandLineCodeExecutor,
+    MarkdownCodeExtractor,
+)
+
+
+class EchoExecutor:
+    """A user-defined executor: satisfies CodeExecutor structurally, as in the docs' notebook."""
+
+    @property
+    def code_extractor(self) -> MarkdownCodeExtractor:
+        return MarkdownCodeExtractor()
+
+    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CodeResult:
+        return CodeResult(exit_code=0, output="".join(b.code for b in code_blocks))
+
+    def restart(self) -> None:
+        pass
+
+
+def test_an_executor_object_is_returned_as_is(tmp_path: Path) -> None:
+    local = LocalCommandLineCodeExecutor(work_dir=tmp_path)
+    assert CodeExecutorFactory.create({"executor": local}) is local
+    custom = EchoExecutor()
+    assert isinstance(custom, CodeExecutor)
+    assert CodeExecutorFactory.create({"executor": custom, "last_n_messages": 2}) is custom
+
+
+def test_commandline_local_is_built_from_its_entry(tmp_path: Path) -> None:
+    executor = CodeExecutorFactory.create(
+        {"executor": "commandline-local", "commandline-local": {"work_dir": tmp_path, "timeout": 7}}
+    )
+    assert isinstance(executor, LocalCommandLineCodeExecutor)
+    assert executor.work_dir == tmp_path
+    assert executor.timeout == 7
+    result = executor.execute_code_blocks([CodeBlock(code="print(2 + 2)", language="python")])
+    assert (result.exit_code, result.output) == (0, "4\n")
+
+
+def test_commandline_local_without_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    executor = CodeExecutorFactory.create({"executor": "commandline-local"})
+    assert isinstance(executor, LocalCommandLineCodeExecutor)
+    assert executor.work_dir == Path(".")
+
+
+def test_unknown_executor() -> None:
+    with pytest.raises(ValueError, match="Unknown code executor foo"):
+        CodeExecutorFactory.create({"executor": "foo"})
+    with pytest.raises(ValueError, match="Unknown code executor None"):
+        CodeExecutorFactory.create({})
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("parley.coding.jupyter") is not None,
+    reason="parley.coding.jupyter exists: its own tests cover ipython-embedded",
+)
+def test_ipython_embedded_is_not_available_yet() -> None:
+    with pytest.raises(NotImplementedError, match="ipython-embedded"):
+        CodeExecutorFactory.create({"executor": "ipython-embedded"})
+
+
+def test_package_exports() -> None:
+    assert sorted(parley.coding.__all__) == sorted(
+        [
+            "CodeBlock",
+            "CodeResult",
+            "CodeExtractor",
+            "CodeExecutor",
+            "CodeExecutorFactory",
+            "MarkdownCodeExtractor",
+            "LocalCommandLineCodeExecutor",
+            "DockerCommandLineCodeExecutor",
+        ]
+    )
+    with pytest.raises(AttributeError, match="NoSuchThing"):
+        _ = parley.coding.NoSuchThing
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("parley.coding.docker_commandline_code_executor") is None,
+    reason="the Docker executor module is not there yet",
+)
+def test_docker_executor_is_reachable_lazily() -> None:
+    from parley.coding.docker_commandline_code_executor import DockerCommandLineCodeExecutor
+
+    assert parley.coding.DockerCommandLineCodeExecutor is DockerCommandLineCodeExecutor
+
+
+def imported_after(statement: str) -> set[str]:
+    """The top-level module names imported by ``statement`` in a fresh interpreter."""
+    code = f"import sys\n{statement}\nprint(' '.join(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    return set(done.stdout.split())
+
+
+def test_imports_stay_light() -> None:
+    after_parley = imported_after("import parley, parley.code_utils")
+    assert "parley.coding" not in after_parley
+    assert "docker" not in after_parley
+    after_coding = imported_after("import parley.coding, parley.coding.factory")
+    assert "docker" not in after_coding
+    assert "parley.coding.docker_commandline_code_executor" not in after_coding

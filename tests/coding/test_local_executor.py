@@ -1,0 +1,325 @@
+"""``LocalCommandLineCodeExecutor``: AutoGen's behaviour (spec 10.4) and parley's differences."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from parley.code_utils import create_virtual_env
+from parley.coding import (
+    CodeBlock,
+    CodeExecutor,
+    LocalCommandLineCodeExecutor,
+    MarkdownCodeExtractor,
+)
+from parley.coding.base import CommandLineCodeResult
+from parley.coding.local_commandline_code_executor import (
+    CommandlineCodeResult,
+    LocalCommandlineCodeExecutor,
+    silence_pip,
+)
+
+
+@pytest.fixture
+def executor(tmp_path: Path) -> LocalCommandLineCodeExecutor:
+    return LocalCommandLineCodeExecutor(work_dir=tmp_path, timeout=10)
+
+
+def py(code: str) -> CodeBlock:
+    return CodeBlock(code=code, language="python")
+
+
+def sh(code: str) -> CodeBlock:
+    return CodeBlock(code=code, language="sh")
+
+
+# -- construction -------------------------------------------------------------------------------
+
+
+def test_defaults_and_properties(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    executor = LocalCommandLineCodeExecutor()
+    assert executor.timeout == 60
+    assert executor.work_dir == Path(".")
+    assert executor.functions == []
+    assert executor.functions_module == "functions"
+    assert isinstance(executor.code_extractor, MarkdownCodeExtractor)
+    assert isinstance(executor, CodeExecutor)
+    assert executor.execution_policies == LocalCommandLineCodeExecutor.DEFAULT_EXECUTION_POLICY
+    assert executor.execution_policies is not LocalCommandLineCodeExecutor.DEFAULT_EXECUTION_POLICY
+
+
+def test_class_attributes() -> None:
+    assert LocalCommandLineCodeExecutor.SUPPORTED_LANGUAGES == [
+        "bash", "shell", "sh", "pwsh", "powershell", "ps1", "python", "javascript", "html", "css",
+    ]  # fmt: skip
+    policy = LocalCommandLineCodeExecutor.DEFAULT_EXECUTION_POLICY
+    assert all(
+        policy[lang] for lang in ("bash", "shell", "sh", "pwsh", "powershell", "ps1", "python")
+    )
+    assert not any(policy[lang] for lang in ("javascript", "html", "css"))
+
+
+def test_constructor_validation(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="Timeout"):
+        LocalCommandLineCodeExecutor(timeout=0, work_dir=tmp_path)
+    with pytest.raises(ValueError, match="identifier"):
+        LocalCommandLineCodeExecutor(functions_module="my-mod", work_dir=tmp_path)
+    with pytest.raises(FileNotFoundError):
+        LocalCommandLineCodeExecutor(work_dir=tmp_path / "a" / "b" / "c")
+
+
+def test_work_dir_is_created(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=str(tmp_path / "new"))
+    assert executor.work_dir == tmp_path / "new"
+    assert (tmp_path / "new").is_dir()
+
+
+def test_execution_policies_update_a_copy(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=tmp_path, execution_policies={"python": False})
+    assert executor.execution_policies["python"] is False
+    assert executor.execution_policies["sh"] is True
+    assert LocalCommandLineCodeExecutor.DEFAULT_EXECUTION_POLICY["python"] is True
+
+
+def test_functions_are_not_supported_yet(tmp_path: Path) -> None:
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with pytest.raises(NotImplementedError, match="functions"):
+        LocalCommandLineCodeExecutor(work_dir=tmp_path, functions=[add])
+
+
+def test_format_functions_for_prompt(executor: LocalCommandLineCodeExecutor) -> None:
+    assert "`functions`" in executor.format_functions_for_prompt()
+    assert executor.format_functions_for_prompt("$module_name:$functions.") == "functions:."
+
+
+# -- running ------------------------------------------------------------------------------------
+
+
+def test_python_block(executor: LocalCommandLineCodeExecutor, tmp_path: Path) -> None:
+    result = executor.execute_code_blocks([py("print('hello')")])
+    assert isinstance(result, CommandLineCodeResult)
+    assert (result.exit_code, result.output) == (0, "hello\n")
+    assert result.code_file is not None
+    assert Path(result.code_file).parent == tmp_path.resolve()
+    assert Path(result.code_file).name.startswith("tmp_code_")
+    assert Path(result.code_file).suffix == ".py"
+    assert Path(result.code_file).read_text() == "print('hello')"  # files are kept
+
+
+def test_runs_in_the_work_dir(executor: LocalCommandLineCodeExecutor, tmp_path: Path) -> None:
+    result = executor.execute_code_blocks([py("import os; print(os.getcwd())"), sh("pwd")])
+    assert result.output == f"{tmp_path.resolve()}\n{tmp_path.resolve()}\n"
+
+
+def test_stderr_comes_before_stdout(executor: LocalCommandLineCodeExecutor) -> None:
+    code = "import sys\nprint('o')\nsys.stderr.write('e\\n')"
+    assert executor.execute_code_blocks([py(code)]).output == "e\no\n"
+
+
+def test_blocks_run_in_order_and_stop_at_the_first_failure(
+    executor: LocalCommandLineCodeExecutor,
+) -> None:
+    result = executor.execute_code_blocks(
+        [py("print('one')"), sh("echo two; exit 3"), py("print('never')")]
+    )
+    assert result.exit_code == 3
+    assert result.output == "one\ntwo\n"
+
+
+def test_code_file_is_the_first_file(
+    executor: LocalCommandLineCodeExecutor, tmp_path: Path
+) -> None:
+    result = executor.execute_code_blocks([py("# filename: first.py\nprint(1)"), sh("echo 2")])
+    assert result.code_file == str(tmp_path.resolve() / "first.py")
+
+
+def test_filename_comment(executor: LocalCommandLineCodeExecutor, tmp_path: Path) -> None:
+    result = executor.execute_code_blocks([py("# filename: sub/hello.py\nprint('hi')")])
+    assert (result.exit_code, result.output) == (0, "hi\n")
+    assert (tmp_path / "sub" / "hello.py").exists()
+    result = executor.execute_code_blocks([sh("# filename: run.sh\necho sh")])
+    assert result.output == "sh\n"
+    assert (tmp_path / "run.sh").exists()
+
+
+def test_a_plain_first_line_comment_is_not_a_file_name(
+    executor: LocalCommandLineCodeExecutor, tmp_path: Path
+) -> None:
+    result = executor.execute_code_blocks([py("# compute primes\nprint(2)")])
+    assert result.output == "2\n"
+    assert not (tmp_path / "compute primes").exists()  # AutoGen wrote this file
+    assert result.code_file is not None
+    assert Path(result.code_file).name.startswith("tmp_code_")
+
+
+def test_language_aliases(executor: LocalCommandLineCodeExecutor) -> None:
+    blocks = [
+        CodeBlock(code="print('py')", language="py"),
+        CodeBlock(code="print('Py')", language="Python"),
+        CodeBlock(code="echo $((2+2))", language="bash"),
+        CodeBlock(code="echo shell", language="shell"),
+        CodeBlock(code="echo SH", language="SH"),
+    ]
+    assert executor.execute_code_blocks(blocks).output == "py\nPy\n4\nshell\nSH\n"
+
+
+def test_python_is_this_interpreter(executor: LocalCommandLineCodeExecutor) -> None:
+    result = executor.execute_code_blocks([py("import sys; print(sys.executable)")])
+    assert result.output == sys.executable + "\n"
+
+
+def test_save_only_policy(executor: LocalCommandLineCodeExecutor, tmp_path: Path) -> None:
+    result = executor.execute_code_blocks([CodeBlock(code="console.log(1)", language="javascript")])
+    assert result.exit_code == 0
+    saved = tmp_path.resolve() / Path(result.output.removeprefix("Code saved to ").strip()).name
+    assert result.output == f"Code saved to {saved}\n"
+    assert saved.read_text() == "console.log(1)"
+    assert saved.suffix == ".javascript"
+
+
+def test_unknown_language(executor: LocalCommandLineCodeExecutor) -> None:
+    result = executor.execute_code_blocks(
+        [py("print(1)"), CodeBlock(code="puts 1", language="ruby")]
+    )
+    assert (result.exit_code, result.output) == (1, "1\n\nunknown language ruby")
+
+
+def test_a_saved_only_language_set_to_run_is_reported(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=tmp_path, execution_policies={"html": True})
+    result = executor.execute_code_blocks([CodeBlock(code="<p>hi</p>", language="html")])
+    assert result.exit_code == 1
+    assert "unknown language html" in result.output
+
+
+@pytest.mark.skipif(shutil.which("pwsh") is not None, reason="PowerShell is installed here")
+def test_missing_interpreter_is_reported(executor: LocalCommandLineCodeExecutor) -> None:
+    result = executor.execute_code_blocks([CodeBlock(code="Write-Output 1", language="pwsh")])
+    assert result.exit_code == 127
+    assert "pwsh: command not found" in result.output
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_javascript_runs_when_allowed(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(
+        work_dir=tmp_path, execution_policies={"javascript": True}
+    )
+    result = executor.execute_code_blocks(
+        [CodeBlock(code="console.log(6*7)", language="javascript")]
+    )
+    assert (result.exit_code, result.output) == (0, "42\n")
+
+
+def test_empty_list(executor: LocalCommandLineCodeExecutor) -> None:
+    result = executor.execute_code_blocks([])
+    assert (result.exit_code, result.output, result.code_file) == (0, "", None)
+
+
+def test_timeout_returns_124_and_keeps_the_output(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=tmp_path, timeout=1)
+    start = time.monotonic()
+    result = executor.execute_code_blocks(
+        [
+            py("print('first')"),
+            py("import time\nprint('partial')\ntime.sleep(60)"),
+            py("print('no')"),
+        ]
+    )
+    assert time.monotonic() - start < 6
+    assert result.exit_code == 124
+    assert result.output == "first\npartial\n\nTimeout"
+
+
+def test_pip_install_lines_are_silenced() -> None:
+    assert silence_pip("pip install numpy\necho x", "sh") == "pip install -qqq numpy\necho x"
+    assert silence_pip("pip install -qqq numpy", "bash") == "pip install -qqq numpy"
+    assert silence_pip("!pip install numpy", "python") == "!pip install -qqq numpy"
+    assert silence_pip("! pip install numpy", "python") == "! pip install -qqq numpy"
+    assert silence_pip("pip install numpy", "javascript") == "pip install numpy"
+
+
+def test_pip_install_is_silenced_in_the_written_file(
+    executor: LocalCommandLineCodeExecutor,
+) -> None:
+    result = executor.execute_code_blocks([sh('pip() { echo "pip $*"; }\npip install nothing')])
+    assert result.output == "pip install -qqq nothing\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "rm -rf /",
+        "mv important /dev/null",
+        "dd if=/dev/zero of=x",
+        "echo x > /dev/sda1",
+        ":(){ :|:& };:",
+    ],
+)
+def test_dangerous_shell_commands_raise(
+    executor: LocalCommandLineCodeExecutor, command: str
+) -> None:
+    with pytest.raises(ValueError, match="Potentially dangerous command detected"):
+        executor.execute_code_blocks([sh(command)])
+    LocalCommandLineCodeExecutor.sanitize_command("python", command)  # only shells are checked
+
+
+def test_virtual_env_context(tmp_path: Path) -> None:
+    context = create_virtual_env(str(tmp_path / "venv"), with_pip=False)
+    work = tmp_path / "work"
+    executor = LocalCommandLineCodeExecutor(work_dir=work, virtual_env_context=context)
+    result = executor.execute_code_blocks(
+        [
+            py("import sys; print(sys.prefix)"),
+            sh('echo "$VIRTUAL_ENV"; echo "$PATH" | cut -d: -f1'),
+        ]
+    )
+    venv_dir = str((tmp_path / "venv").resolve())
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert Path(lines[0]).resolve() == Path(venv_dir)
+    assert lines[1] == str(Path(context.env_dir).absolute())
+    assert lines[2] == str(Path(context.bin_path).absolute())
+
+
+def test_extra_env(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=tmp_path, env={"GREETING": "bonjour"})
+    assert executor.execute_code_blocks([sh('echo "$GREETING"')]).output == "bonjour\n"
+
+
+def test_context_manager_restart_and_stop(tmp_path: Path) -> None:
+    with LocalCommandLineCodeExecutor(work_dir=tmp_path) as executor:
+        assert executor.execute_code_blocks([py("print(5)")]).output == "5\n"
+        with pytest.warns(UserWarning, match="not supported"):
+            executor.restart()
+    executor.stop()
+
+
+def test_deprecated_aliases(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="LocalCommandLineCodeExecutor"):
+        old = LocalCommandlineCodeExecutor(work_dir=tmp_path)
+    assert type(old) is LocalCommandLineCodeExecutor
+    assert isinstance(old, LocalCommandlineCodeExecutor)
+    assert isinstance(LocalCommandLineCodeExecutor(work_dir=tmp_path), LocalCommandlineCodeExecutor)
+    assert issubclass(LocalCommandLineCodeExecutor, LocalCommandlineCodeExecutor)
+    with pytest.warns(DeprecationWarning, match="CommandLineCodeResult"):
+        result = CommandlineCodeResult(exit_code=0, output="x")
+    assert isinstance(result, CommandLineCodeResult)
+    assert isinstance(CommandLineCodeResult(exit_code=0, output=""), CommandlineCodeResult)
+
+
+def test_stdin_is_empty(executor: LocalCommandLineCodeExecutor) -> None:
+    start = time.monotonic()
+    result = executor.execute_code_blocks([py("print(input())")])
+    assert time.monotonic() - start < 5  # never waits for a terminal
+    assert result.exit_code == 1
+    assert "EOFError" in result.output
+
+
+def test_unicode_output(executor: LocalCommandLineCodeExecutor) -> None:
+    assert executor.execute_code_blocks([py("print('héllo ✓')")]).output == "héllo ✓\n"
