@@ -44,25 +44,24 @@ import threading
 import uuid
 import weakref
 from pathlib import Path
-from types import TracebackType
 from typing import ClassVar
 
 from ..code_utils import PYTHON_VARIANTS, TIMEOUT_MSG
 from ._docker_engine import default_image, default_image_candidates
 from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from ._docker_workspace import choose_user, hand_over, prepare_work_dir
+from ._executor_base import CommandLineExecutorBase
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
 from ._process import MAX_OUTPUT_BYTES, cap_output
 from .base import CodeBlock, CommandLineCodeResult
 from .local_commandline_code_executor import silence_pip
-from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
 
 _INTERPRETERS = {"python": "python", "bash": "bash", "sh": "sh", "shell": "sh"}
 
 
-class DockerCommandLineCodeExecutor:
+class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
     """Writes each code block to a file in ``work_dir`` and runs it in a sandbox container,
     one after another, stopping at the first failure."""
 
@@ -142,11 +141,6 @@ class DockerCommandLineCodeExecutor:
         return executor
 
     @property
-    def timeout(self) -> int:
-        """Seconds each block may run."""
-        return self._timeout
-
-    @property
     def work_dir(self) -> Path:
         """Where code files are written (mounted at ``/workspace`` in the container)."""
         return self._work_dir
@@ -165,11 +159,6 @@ class DockerCommandLineCodeExecutor:
     def image(self) -> str | None:
         """The image the container runs, once it has been started."""
         return self._sandbox.image
-
-    @property
-    def code_extractor(self) -> MarkdownCodeExtractor:
-        """Finds the fenced code blocks of a message."""
-        return MarkdownCodeExtractor()
 
     def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
         """Run the blocks in order in the container; stop at the first non-zero exit code."""
@@ -237,17 +226,6 @@ class DockerCommandLineCodeExecutor:
         # The finalizer stays: the executor may be used again (a new container starts), and
         # closing an already closed sandbox at exit does nothing.
         self._sandbox.close("remove" if self._auto_remove else "stop")
-
-    def __enter__(self) -> DockerCommandLineCodeExecutor:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _describe(result: RunResult, settings: SandboxSettings) -> str:

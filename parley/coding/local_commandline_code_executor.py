@@ -32,14 +32,14 @@ import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from string import Template
-from types import SimpleNamespace, TracebackType
+from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar, cast
 
 from ..code_utils import PYTHON_VARIANTS, TIMEOUT_MSG, WIN32
+from ._executor_base import CommandLineExecutorBase
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
 from ._process import run, safe_env
 from .base import CodeBlock, CommandLineCodeResult
-from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = [
     "CommandlineCodeResult",
@@ -81,7 +81,7 @@ def silence_pip(code: str, lang: str) -> str:
     return "\n".join(lines)
 
 
-class LocalCommandLineCodeExecutor:
+class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
     """Writes each code block to a file in ``work_dir`` and runs it there, one after another,
     stopping at the first failure."""
 
@@ -134,11 +134,6 @@ class LocalCommandLineCodeExecutor:
             self.execution_policies.update(execution_policies)
 
     @property
-    def timeout(self) -> int:
-        """Seconds each block may run."""
-        return self._timeout
-
-    @property
     def work_dir(self) -> Path:
         """Where code files are written and run."""
         return self._work_dir
@@ -152,11 +147,6 @@ class LocalCommandLineCodeExecutor:
     def functions_module(self) -> str:
         """The module name the user functions would be importable from."""
         return self._functions_module
-
-    @property
-    def code_extractor(self) -> MarkdownCodeExtractor:
-        """Finds the fenced code blocks of a message."""
-        return MarkdownCodeExtractor()
 
     def format_functions_for_prompt(self, prompt_template: str = FUNCTION_PROMPT_TEMPLATE) -> str:
         """``prompt_template`` with ``$module_name`` and ``$functions`` filled in."""
@@ -275,20 +265,6 @@ class LocalCommandLineCodeExecutor:
             "Restarting local command line code executor is not supported. No action is taken.",
             stacklevel=2,
         )
-
-    def stop(self) -> None:
-        """Nothing to stop: no process outlives a block."""
-
-    def __enter__(self) -> LocalCommandLineCodeExecutor:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 class _DeprecatedAlias(type):
