@@ -11,8 +11,11 @@ from .agentchat import (
     AssistantAgent,
     ChatResult,
     ConversableAgent,
+    GroupChat,
+    GroupChatManager,
     UserProxyAgent,
     gather_usage_summary,
+    initiate_chats,
     register_function,
 )
 from .code_utils import DEFAULT_MODEL, FAST_MODEL
@@ -50,6 +53,8 @@ __all__ = [
     "ChatResult",
     "Completion",
     "ConversableAgent",
+    "GroupChat",
+    "GroupChatManager",
     "InvalidCarryOverType",
     "ModelClient",
     "NoEligibleSpeaker",
@@ -66,6 +71,7 @@ __all__ = [
     "filter_config",
     "gather_usage_summary",
     "get_config_list",
+    "initiate_chats",
     "logger",
     "register_function",
 ]

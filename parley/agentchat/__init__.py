@@ -3,8 +3,9 @@
 from ._human import APPROVE, EXIT, ReviewRequest
 from .agent import Agent, LLMAgent
 from .assistant_agent import AssistantAgent
-from .chat import ChatResult
+from .chat import ChatResult, initiate_chats
 from .conversable_agent import ConversableAgent, register_function
+from .groupchat import GroupChat, GroupChatManager
 from .user_proxy_agent import UserProxyAgent
 from .utils import gather_usage_summary
 
@@ -15,9 +16,12 @@ __all__ = [
     "AssistantAgent",
     "ChatResult",
     "ConversableAgent",
+    "GroupChat",
+    "GroupChatManager",
     "LLMAgent",
     "ReviewRequest",
     "UserProxyAgent",
     "gather_usage_summary",
+    "initiate_chats",
     "register_function",
 ]

@@ -111,6 +111,9 @@ class ReplyEntry:
     reset_config: Callable[[Any], None] | None = None
     ignore_async_in_sync_chat: bool = False
     builtin: bool = False
+    # Places this entry takes in AutoGen's numbering of ``position``, where each built-in reply
+    # is listed twice (an async twin and a sync one).
+    slots: int = 1
 
     def matches_func(self, fn: Any) -> bool:
         return fn is self.func or fn is self.impl or fn == self.func

@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 from .._calls import is_async_callable
 from .._sync import run_sync as _run_sync
 from ..code_utils import content_str
-from . import _chat_flow, _code_execution, _human, _replies, _tools
+from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
 from ._delivery import dispatch, no_driver, send_reply
 from ._messages import normalize, render_message
 from ._registry import HookLists, ReplyEntry, check_trigger_type, match_trigger
@@ -136,7 +136,9 @@ class ConversableAgent(LLMAgent):
         self.code_executor: Any = None
         self.use_docker: Any = None
         for func, impl in reversed(self._builtin_replies()):
-            self._reply_func_list.insert(0, ReplyEntry([Agent, None], func, impl, builtin=True))
+            self._reply_func_list.insert(
+                0, ReplyEntry([Agent, None], func, impl, builtin=True, slots=2)
+            )
         self.hook_lists = HookLists().lists
         self._hooks = HookLists(self.hook_lists)
 
@@ -261,7 +263,17 @@ class ConversableAgent(LLMAgent):
             reset_config=reset_config,
             ignore_async_in_sync_chat=ignore_async_in_sync_chat,
         )
-        self._reply_func_list.insert(position, entry)
+        self._reply_func_list.insert(self._reply_index(position), entry)
+
+    def _reply_index(self, position: int) -> int:
+        """The list index for AutoGen's ``position``, in which each built-in counts twice: the
+        default 2 of nested chats still means "right after the termination check"."""
+        taken = 0
+        for i, entry in enumerate(self._reply_func_list):
+            if taken >= position:
+                return i
+            taken += entry.slots
+        return len(self._reply_func_list)
 
     def replace_reply_func(
         self, old_reply_func: Callable[..., Any], new_reply_func: Callable[..., Any]
@@ -697,6 +709,44 @@ class ConversableAgent(LLMAgent):
                 **kwargs,
             )
         )
+
+    # -- chat queues and nested chats (spec 2.10; the work is in _queue and _nested) ---------------
+
+    def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+        """Run the queued chats in order, as the sender of entries without one (the caller's
+        dicts are not modified); the results are kept for ``get_chat_results``."""
+        results = run_sync(_queue.run_sequential(chat_queue, self))
+        self._finished_chats: Any = results
+        return results
+
+    async def a_initiate_chats(self, chat_queue: list[dict[str, Any]]) -> dict[Any, ChatResult]:
+        """Run the queued chats concurrently, by ``prerequisites``; ``{chat_id: result}``."""
+        results = await _queue.run_concurrent(chat_queue, self)
+        self._finished_chats = results
+        return results
+
+    def get_chat_results(self, chat_index: int | None = None) -> Any:
+        """The results of the last ``initiate_chats`` (or one of them)."""
+        return self._finished_chats if chat_index is None else self._finished_chats[chat_index]
+
+    def register_nested_chats(
+        self,
+        chat_queue: list[dict[str, Any]],
+        trigger: Any,
+        reply_func_from_nested_chats: str | Callable[..., Any] = "summary_from_nested_chats",
+        position: int = 2,
+        use_async: bool | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Answer messages from ``trigger`` by running ``chat_queue`` and replying with the
+        last chat's summary; ``position`` counts as in AutoGen (2: after the termination check)."""
+        _nested.register_nested_chats(
+            self, chat_queue, trigger, reply_func_from_nested_chats, position, use_async, **kwargs
+        )
+
+    _get_chats_to_run = staticmethod(_nested.get_chats_to_run)
+    _summary_from_nested_chats = staticmethod(_nested.summary_from_nested_chats_sync)
+    _a_summary_from_nested_chats = staticmethod(_nested.a_summary_from_nested_chats)
 
     # -- usage ------------------------------------------------------------------------------------
 

@@ -370,3 +370,31 @@ def test_ignore_async_in_sync_chat_is_honoured_only_in_sync_chats() -> None:
     calls.clear()
     asyncio.run(a.a_initiate_chat(b, message="x", max_turns=1, silent=True))
     assert calls == ["async", "sync"]
+
+
+def test_reply_positions_count_as_in_autogen() -> None:
+    # AutoGen lists every built-in twice (async and sync twins): position 2 is right after the
+    # termination check, so it answers before the tool-call reply; a large position comes last.
+    tool_call = {
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        ],
+    }
+
+    def mine(
+        agent: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, str]:
+        return True, "mine"
+
+    early = ConversableAgent(
+        "early", human_input_mode="NEVER", function_map={"f": lambda: "tool ran"}
+    )
+    early.register_reply([ConversableAgent, None], mine, position=2)
+    late = ConversableAgent(
+        "late", human_input_mode="NEVER", function_map={"f": lambda: "tool ran"}
+    )
+    late.register_reply([ConversableAgent, None], mine, position=100)
+    sender = ConversableAgent("sender")
+    assert early.generate_reply(messages=[tool_call], sender=sender) == "mine"
+    assert late.generate_reply(messages=[tool_call], sender=sender)["content"] == "tool ran"  # type: ignore[index]

@@ -1,0 +1,172 @@
+"""Resuming a group chat from saved messages, and the "clear history" command (spec 5.6, 5.7).
+
+``resume`` works on a deep copy of the saved messages. A saved list whose tool calls and tool
+results were separated (a sliced transcript, AutoGen #3164) is repaired before it is loaded,
+with a warning, because every later model request built from it would be rejected.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ._delivery import dispatch
+from ._group_history import pair_tool_calls, tail
+from ._human import is_termination
+
+if TYPE_CHECKING:
+    from ._group_manager import GroupChatManager
+    from .conversable_agent import ConversableAgent
+    from .groupchat import GroupChat
+
+__all__ = ["clear_agents_history", "messages_from_string", "messages_to_string", "resume"]
+
+logger = logging.getLogger(__name__)
+
+
+def messages_to_string(messages: list[dict[str, Any]]) -> str:
+    return json.dumps(messages)
+
+
+def messages_from_string(message_string: str) -> list[dict[str, Any]]:
+    try:
+        messages = json.loads(message_string)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"Messages string is not a valid JSON string: {e}") from e
+    return messages  # type: ignore[no-any-return]
+
+
+def _load(messages: Any) -> list[dict[str, Any]]:
+    if isinstance(messages, str):
+        messages = messages_from_string(messages)
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ValueError(
+            f"Messages is not of type str or List[Dict]: got {type(messages).__name__}"
+        )
+    return copy.deepcopy(messages)
+
+
+def _check(manager: GroupChatManager, messages: list[dict[str, Any]]) -> None:
+    if not messages:
+        raise ValueError(
+            "Cannot resume group chat as no messages were provided. Use "
+            "GroupChatManager.run_chat or ConversableAgent.initiate_chat to start a new chat."
+        )
+    group = manager.groupchat
+    allowed = {*group.agent_names, group.admin_name, manager.name}
+    for i, message in enumerate(messages):
+        name = message.get("name")
+        if name and name not in allowed and message.get("role") != "function":
+            raise ValueError(
+                f"Agent name in message doesn't exist as agent in group chat: {name!r} "
+                f"(message {i}); the members are {group.agent_names}"
+            )
+
+
+async def resume(
+    manager: GroupChatManager,
+    messages: list[dict[str, Any]] | str,
+    remove_termination_string: str | Callable[[str], str] | None = None,
+    silent: bool | None = False,
+) -> tuple[ConversableAgent, dict[str, Any]]:
+    from .conversable_agent import ConversableAgent
+
+    loaded = _load(messages)
+    _check(manager, loaded)  # before anything is cleared
+    group = manager.groupchat
+    for agent in group.agents:
+        if isinstance(agent, ConversableAgent):
+            agent.clear_history()
+    manager.clear_history()
+    group.reset()
+    loaded, repaired = pair_tool_calls(loaded, allow_pending_last=True)
+    if repaired:
+        logger.warning(
+            "resume: %d saved message(s) had a tool call separated from its results; they were "
+            "loaded as plain messages so that model requests stay valid",
+            repaired,
+        )
+    for message in loaded[:-1]:
+        if not message.get("name"):
+            message["name"] = manager.name  # a ChatResult history: the manager's own messages
+        speaker = group.agent_by_name(message["name"])
+        for agent in group.agents:
+            if agent is speaker:
+                await dispatch(agent, "send", message, manager, request_reply=False, silent=True)
+            else:
+                await dispatch(manager, "send", message, agent, request_reply=False, silent=True)
+        if speaker is not None:
+            group.append(message, speaker)
+        else:
+            group.messages.append(dict(message))
+    last = loaded[-1]
+    last_name = last.get("name") or manager.name
+    last_agent = group.agent_by_name(last_name)
+    if last_agent is None:
+        last_agent = manager  # the admin's or the manager's message
+    if remove_termination_string and isinstance(last.get("content"), str):
+        if isinstance(remove_termination_string, str):
+            last["content"] = last["content"].replace(remove_termination_string, "")
+        else:
+            last["content"] = remove_termination_string(last["content"])
+    if is_termination(manager._is_termination_msg, last):
+        logger.warning(
+            "WARNING: Last message meets termination criteria and this may terminate the chat. "
+            "Set remove_termination_string to remove the termination text."
+        )
+    if not silent:
+        from ..io import IOStream
+
+        IOStream.get_default().print(
+            f"Prepared group chat with {len(loaded)} messages, the last speaker is {last_name}",
+            flush=True,
+        )
+    group.send_introductions = False
+    return last_agent, last  # type: ignore[return-value]
+
+
+def clear_agents_history(reply: dict[str, Any], groupchat: GroupChat) -> str:
+    """Run the "clear history [agent] [n]" command found (last) in ``reply``'s text."""
+    from ..io import IOStream
+
+    out = IOStream.get_default()
+    words = str(reply.get("content") or "").split()
+    at = next(i for i in reversed(range(len(words))) if words[i].upper() == "CLEAR")
+    keep: int | None = None
+    keep_given = False
+    target = None
+    for word in words[at + 2 : at + 4]:
+        if word.isdigit() or word[:-1].isdigit():
+            keep = int(word if word.isdigit() else word[:-1])
+            keep_given = True
+            continue
+        for agent in groupchat.agents:
+            if agent.name in (word, word[:-1]):  # a trailing punctuation mark is allowed
+                target = agent
+                break
+    if "tool_responses" in reply and not keep:
+        keep = 1  # the reply answers the last tool call: keep that call
+        logger.warning(
+            "The last tool call message will be kept so that the tool response has its call."
+        )
+    if target is not None:
+        if keep:
+            out.print(f"Clearing history for {target.name} except last {keep} messages.")
+        else:
+            out.print(f"Clearing history for {target.name}.")
+        target.clear_history(nr_messages_to_preserve=keep)  # type: ignore[attr-defined]
+    else:
+        if keep:
+            out.print(f"Clearing history for all agents except last {keep} messages.")
+            kept = tail(groupchat.messages, keep)
+        else:
+            out.print("Clearing history for all agents.")
+            kept = []
+        groupchat.messages[:] = kept
+        for agent in groupchat.agents:
+            agent.clear_history(nr_messages_to_preserve=keep)  # type: ignore[attr-defined]
+    skip = 2 + int(target is not None) + int(keep_given)
+    return " ".join(words[:at] + words[at + skip :])

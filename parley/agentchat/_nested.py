@@ -1,0 +1,175 @@
+"""Nested chats: a reply function that runs a queue of chats and answers with a summary
+(spec 2.10, ``ConversableAgent.register_nested_chats``).
+
+The default reply function is a coroutine in both modes, so nested chats run on the same
+event loop as the outer chat (no thread, no second loop); ``use_async=True`` runs the queue
+with ``a_initiate_chats`` semantics (concurrently, by prerequisites), otherwise in order.
+
+``position`` counts as in AutoGen, whose reply list holds each built-in reply twice (an async
+and a sync entry): the default 2 means "right after the termination check", before tool and
+function-call replies. parley keeps each built-in once; ``register_reply`` counts it twice.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .._calls import call_user, is_async_callable
+
+if TYPE_CHECKING:
+    from .conversable_agent import ConversableAgent
+
+__all__ = [
+    "a_chats_to_run",
+    "a_summary_from_nested_chats",
+    "get_chats_to_run",
+    "register_nested_chats",
+    "summary_from_nested_chats",
+    "summary_from_nested_chats_sync",
+]
+
+DEFAULT = "summary_from_nested_chats"
+
+
+async def a_chats_to_run(
+    chat_queue: list[dict[str, Any]],
+    recipient: Any,
+    messages: list[dict[str, Any]] | None,
+    sender: Any,
+    config: Any,
+) -> list[dict[str, Any]]:
+    """The chats to run for this trigger: copies of the entries, the owner as default sender,
+    the trigger's last message as the first chat's default message; a callable message is
+    called as ``message(recipient, messages, sender, config)``; chats left without a message
+    are dropped."""
+    messages = messages or []
+    last = messages[-1].get("content") if messages else None
+    chats = []
+    for i, entry in enumerate(chat_queue):
+        chat = dict(entry)
+        if chat.get("sender") is None:
+            chat["sender"] = recipient
+        message = chat.get("message")
+        if message is None and i == 0:
+            message = last
+        if callable(message):
+            message = await call_user(message, recipient, messages, sender, config)
+        if message:
+            chat["message"] = message
+            chats.append(chat)
+    return chats
+
+
+def get_chats_to_run(
+    chat_queue: list[dict[str, Any]],
+    recipient: Any,
+    messages: list[dict[str, Any]] | None,
+    sender: Any,
+    config: Any,
+) -> list[dict[str, Any]]:
+    from .conversable_agent import run_sync
+
+    return run_sync(a_chats_to_run(chat_queue, recipient, messages, sender, config))
+
+
+async def summary_from_nested_chats(
+    chat_queue: list[dict[str, Any]],
+    recipient: Any,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, Any]:
+    """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
+    from . import _queue
+
+    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+    if not chats:
+        return True, None
+    results = await _queue.run_sequential(chats)
+    return True, results[-1].summary
+
+
+def summary_from_nested_chats_sync(
+    chat_queue: list[dict[str, Any]],
+    recipient: Any,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, Any]:
+    from .conversable_agent import run_sync
+
+    return run_sync(summary_from_nested_chats(chat_queue, recipient, messages, sender, config))
+
+
+async def a_summary_from_nested_chats(
+    chat_queue: list[dict[str, Any]],
+    recipient: Any,
+    messages: list[dict[str, Any]] | None = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, Any]:
+    """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
+    last entry's."""
+    from . import _queue
+
+    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+    if not chats:
+        return True, None
+    results = await _queue.run_concurrent(chats)
+    return True, results[chats[-1]["chat_id"]].summary
+
+
+def register_nested_chats(
+    agent: ConversableAgent,
+    chat_queue: list[dict[str, Any]],
+    trigger: Any,
+    reply_func_from_nested_chats: str | Callable[..., Any] = DEFAULT,
+    position: int = 2,
+    use_async: bool | None = None,
+    **kwargs: Any,
+) -> None:
+    reply_func: Any = reply_func_from_nested_chats
+    ignore = kwargs.get("ignore_async_in_sync_chat") if use_async is None else not use_async
+    if use_async:
+        for chat in chat_queue:
+            if chat.get("chat_id") is None:
+                raise ValueError("chat_id is required for async nested chats")
+        if reply_func == DEFAULT:
+            reply_func = a_summary_from_nested_chats
+        if not callable(reply_func) or not is_async_callable(reply_func):
+            raise ValueError("reply_func_from_nested_chats must be a callable and a coroutine")
+    else:
+        if reply_func == DEFAULT:
+            reply_func = summary_from_nested_chats
+            ignore = False  # a coroutine here only by parley's choice: it must run in sync chats
+        if not callable(reply_func):
+            raise ValueError("reply_func_from_nested_chats must be a callable")
+
+    wrapped: Callable[..., Any]
+    if is_async_callable(reply_func):
+
+        async def a_wrapped(
+            recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+        ) -> Any:
+            return await reply_func(chat_queue, recipient, messages, sender, config)
+
+        wrapped = a_wrapped
+    else:
+
+        def s_wrapped(
+            recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+        ) -> Any:
+            return reply_func(chat_queue, recipient, messages, sender, config)
+
+        wrapped = s_wrapped
+    functools.update_wrapper(wrapped, reply_func)
+    agent.register_reply(
+        trigger,
+        wrapped,
+        position,
+        kwargs.get("config"),
+        kwargs.get("reset_config"),
+        ignore_async_in_sync_chat=bool(ignore),
+    )
