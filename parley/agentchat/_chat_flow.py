@@ -13,6 +13,7 @@ from .._calls import call_user
 from ..exceptions import InvalidCarryOverType
 
 if TYPE_CHECKING:
+    from .chat import ChatResult
     from .conversable_agent import ConversableAgent
 
 __all__ = [
@@ -141,4 +142,59 @@ async def summarize(
         return await call_user(method, sender, recipient, args)
     raise ValueError(
         f"If not None, the summary_method must be a string from {SUMMARY_METHODS} or a callable."
+    )
+
+
+async def initiate_chat(
+    sender: ConversableAgent,
+    recipient: Any,
+    clear_history: bool,
+    silent: bool | None,
+    cache: Any,
+    max_turns: int | None,
+    summary_method: str | Callable[..., Any] | None,
+    summary_args: dict[str, Any] | None,
+    message: Any,
+    kwargs: dict[str, Any],
+) -> ChatResult:
+    """The body of ``a_initiate_chat`` (spec 2.7): prepare both sides, exchange, summarize."""
+    from ._delivery import dispatch
+    from .chat import ChatResult
+    from .utils import gather_usage_summary
+
+    check_summary_method(summary_method, sender, recipient)
+    agents = [sender, recipient]
+    for agent in agents:
+        agent.previous_cache = agent.client_cache
+        agent.client_cache = cache
+    try:
+        if isinstance(max_turns, int):
+            sender._prepare_chat(recipient, clear_history, reply_at_receive=False)
+            for turn in range(max_turns):
+                if turn == 0:
+                    msg = await sender._first_message(message, recipient, kwargs)
+                else:
+                    history = sender._oai_messages[recipient]
+                    msg = await dispatch(
+                        sender, "generate_reply", messages=history, sender=recipient
+                    )
+                if msg is None:
+                    break
+                await dispatch(sender, "send", msg, recipient, request_reply=True, silent=silent)
+        else:
+            sender._prepare_chat(recipient, clear_history)
+            msg = await sender._first_message(message, recipient, kwargs)
+            await dispatch(sender, "send", msg, recipient, silent=silent)
+        args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
+        args.setdefault("cache", cache)
+        summary = await summarize(sender, recipient, summary_method, args)
+    finally:
+        for agent in agents:
+            agent.client_cache = agent.previous_cache
+            agent.previous_cache = None
+    return ChatResult(
+        chat_history=list(sender._oai_messages[recipient]),
+        summary=summary,
+        cost=gather_usage_summary(agents),
+        human_input=list(sender._human_input),
     )

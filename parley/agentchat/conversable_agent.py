@@ -12,19 +12,20 @@ import contextvars
 import copy
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
 
 from .._calls import is_async_callable
 from .._sync import run_sync as _run_sync
 from ..code_utils import content_str
 from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
+from ._agent_registration import AgentRegistrationMixin
+from ._agent_state import AgentStateMixin
 from ._delivery import dispatch, no_driver, send_reply
 from ._messages import normalize, render_message
-from ._registry import HookLists, ReplyEntry, check_trigger_type, match_trigger
+from ._registry import HookLists, ReplyEntry, match_trigger
 from .agent import Agent, LLMAgent
 from .chat import ChatResult
-from .utils import gather_usage_summary
 
 __all__ = ["ConversableAgent", "register_function"]
 
@@ -77,7 +78,7 @@ def _default_termination(message: dict[str, Any]) -> bool:
     return content_str(message.get("content")) == "TERMINATE"
 
 
-class ConversableAgent(LLMAgent):
+class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
     """An agent that converses: it sends, receives and generates replies (spec section 2)."""
 
     DEFAULT_CONFIG: Any = False
@@ -235,202 +236,6 @@ class ConversableAgent(LLMAgent):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self._name!r})"
-
-    # -- registration ---------------------------------------------------------------------
-
-    def register_reply(
-        self,
-        trigger: Any,
-        reply_func: Callable[..., Any],
-        position: int = 0,
-        config: Any = None,
-        reset_config: Callable[[Any], None] | None = None,
-        *,
-        ignore_async_in_sync_chat: bool = False,
-        remove_other_reply_funcs: bool = False,
-    ) -> None:
-        """Add a reply function; ``position`` 0 (the default) is tried first. Sync and async
-        functions both run in sync and async chats."""
-        check_trigger_type(trigger)
-        if remove_other_reply_funcs:
-            self._reply_func_list.clear()
-        entry = ReplyEntry(
-            trigger,
-            reply_func,
-            reply_func,
-            config=copy.copy(config),
-            init_config=config,
-            reset_config=reset_config,
-            ignore_async_in_sync_chat=ignore_async_in_sync_chat,
-        )
-        self._reply_func_list.insert(self._reply_index(position), entry)
-
-    def _reply_index(self, position: int) -> int:
-        """The list index for AutoGen's ``position``, in which each built-in counts twice: the
-        default 2 of nested chats still means "right after the termination check"."""
-        taken = 0
-        for i, entry in enumerate(self._reply_func_list):
-            if taken >= position:
-                return i
-            taken += entry.slots
-        return len(self._reply_func_list)
-
-    def replace_reply_func(
-        self, old_reply_func: Callable[..., Any], new_reply_func: Callable[..., Any]
-    ) -> None:
-        for entry in self._reply_func_list:
-            if entry.matches_func(old_reply_func):
-                entry.func = entry.impl = new_reply_func
-                entry.builtin = False
-
-    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
-        """Add a hook; sync and async hooks run under either twin name, in both kinds of chat."""
-        self._hooks.add(hookable_method, hook)
-
-    def register_human_review(self, review: Callable[[_human.ReviewRequest], Any] | None) -> None:
-        """Let ``review(request)`` answer for this agent's human (None removes it); see
-        :class:`parley.agentchat.ReviewRequest`. Answers are recorded like typed input."""
-        self._human_review = review
-
-    def register_model_client(self, model_client_cls: type, **kwargs: Any) -> None:
-        self.client.register_model_client(model_client_cls, **kwargs)
-
-    def register_function(self, function_map: Mapping[str, Callable[..., Any] | None]) -> None:
-        """Merge functions into the function map; a None value removes that name."""
-        for name in function_map:
-            _tools.check_name(name)
-            if name in self._function_map and function_map[name] is not None:
-                logger.warning("Function '%s' is being overridden.", name)
-        for name, func in function_map.items():
-            if func is None:
-                self._function_map.pop(name, None)
-            else:
-                self._function_map[name] = func
-
-    def register_for_llm(
-        self,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        api_style: Literal["function", "tool"] = "tool",
-    ) -> Callable[[F], F]:
-        """Decorator: offer the function to this agent's model as a tool (or legacy function)."""
-        return _tools.register_for_llm(
-            self, name=name, description=description, api_style=api_style
-        )
-
-    def register_for_execution(self, name: str | None = None) -> Callable[[F], F]:
-        """Decorator: let this agent execute the function when a model calls it."""
-        return _tools.register_for_execution(self, name=name)
-
-    def update_tool_signature(self, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
-        _tools.update_tool_signature(self, tool_sig, is_remove)
-
-    def update_function_signature(self, func_sig: str | dict[str, Any], is_remove: Any) -> None:
-        _tools.update_function_signature(self, func_sig, is_remove)
-
-    def can_execute_function(self, name: list[str] | str) -> bool:
-        names = name if isinstance(name, list) else [name]
-        return all(n in self._function_map for n in names)
-
-    # -- human input and auto-reply limits ------------------------------------------------
-
-    def get_human_input(self, prompt: str) -> str:
-        """One line from the human through the current IOStream (override for custom UIs)."""
-        from ..io import IOStream
-
-        reply = IOStream.get_default().input(prompt)
-        self._human_input.append(reply)
-        return reply
-
-    async def a_get_human_input(self, prompt: str) -> str:
-        import asyncio
-
-        return await asyncio.to_thread(self.get_human_input, prompt)
-
-    def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
-        if sender is None:
-            return self._max_consecutive_auto_reply
-        return self._max_consecutive_auto_reply_dict[sender]
-
-    def update_max_consecutive_auto_reply(self, value: int, sender: Agent | None = None) -> None:
-        if sender is None:
-            self._max_consecutive_auto_reply = value
-            for key in self._max_consecutive_auto_reply_dict:
-                self._max_consecutive_auto_reply_dict[key] = value
-        else:
-            self._max_consecutive_auto_reply_dict[sender] = value
-
-    def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
-        if sender is None:
-            self._consecutive_auto_reply_counter.clear()
-        else:
-            self._consecutive_auto_reply_counter[sender] = 0
-
-    # -- history and state ----------------------------------------------------------------
-
-    def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
-        if agent is None:
-            n = len(self._oai_messages)
-            if n == 0:
-                return None
-            if n == 1:
-                for conversation in self._oai_messages.values():
-                    return conversation[-1]
-            raise ValueError(
-                "More than one conversation is found. Please specify the sender to get the last message."
-            )
-        if agent not in self._oai_messages:
-            raise KeyError(
-                f"The agent '{agent.name}' is not present in any conversation. No history available for this agent."
-            )
-        return self._oai_messages[agent][-1]
-
-    def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
-        return self._oai_messages[agent]
-
-    def clear_history(
-        self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
-    ) -> None:
-        from ..io import IOStream
-
-        if recipient is not None:
-            self._oai_messages[recipient].clear()
-            if nr_messages_to_preserve:
-                IOStream.get_default().print(
-                    "WARNING: `nr_preserved_messages` is ignored when clearing chat history with a specific agent.",
-                    flush=True,
-                )
-            return
-        if not nr_messages_to_preserve:
-            self._oai_messages.clear()
-            return
-        for key, messages in self._oai_messages.items():
-            keep = nr_messages_to_preserve
-            first = messages[-keep] if len(messages) >= keep else None
-            if first is not None and "tool_responses" in first and len(messages) > keep:
-                keep += 1  # never keep a tool response without the call it answers
-                IOStream.get_default().print(
-                    f"Preserving one more message for {self.name} to not divide history between "
-                    "tool call and tool response.",
-                    flush=True,
-                )
-            self._oai_messages[key] = messages[-keep:]
-
-    def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
-        if sender is None:
-            self.reply_at_receive.clear()
-        else:
-            self.reply_at_receive[sender] = False
-
-    def reset(self) -> None:
-        self.clear_history()
-        self.reset_consecutive_auto_reply_counter()
-        self.stop_reply_at_receive()
-        if self.client is not None:
-            self.client.clear_usage_summary()
-        for entry in self._reply_func_list:
-            entry.reset()
 
     # -- send / receive / reply: the async core --------------------------------------------
 
@@ -635,45 +440,17 @@ class ConversableAgent(LLMAgent):
         **kwargs: Any,
     ) -> ChatResult:
         """Start a chat with ``recipient`` and run it to its end (spec 2.7)."""
-        _chat_flow.check_summary_method(summary_method, self, recipient)
-        agents = [self, recipient]
-        for agent in agents:
-            agent.previous_cache = agent.client_cache
-            agent.client_cache = cache
-        try:
-            if isinstance(max_turns, int):
-                self._prepare_chat(recipient, clear_history, reply_at_receive=False)
-                for turn in range(max_turns):
-                    if turn == 0:
-                        msg = await self._first_message(message, recipient, kwargs)
-                    else:
-                        msg = await dispatch(
-                            self,
-                            "generate_reply",
-                            messages=self._oai_messages[recipient],
-                            sender=recipient,
-                        )
-                    if msg is None:
-                        break
-                    await dispatch(self, "send", msg, recipient, request_reply=True, silent=silent)
-            else:
-                self._prepare_chat(recipient, clear_history)
-                msg = await self._first_message(message, recipient, kwargs)
-                await dispatch(self, "send", msg, recipient, silent=silent)
-            args = dict(
-                summary_args or {}
-            )  # a copy: AutoGen wrote the cache into the caller's dict
-            args.setdefault("cache", cache)
-            summary = await _chat_flow.summarize(self, recipient, summary_method, args)
-        finally:
-            for agent in agents:
-                agent.client_cache = agent.previous_cache
-                agent.previous_cache = None
-        return ChatResult(
-            chat_history=list(self._oai_messages[recipient]),
-            summary=summary,
-            cost=gather_usage_summary(agents),
-            human_input=list(self._human_input),
+        return await _chat_flow.initiate_chat(
+            self,
+            recipient,
+            clear_history,
+            silent,
+            cache,
+            max_turns,
+            summary_method,
+            summary_args,
+            message,
+            kwargs,
         )
 
     async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
@@ -747,21 +524,3 @@ class ConversableAgent(LLMAgent):
     _get_chats_to_run = staticmethod(_nested.get_chats_to_run)
     _summary_from_nested_chats = staticmethod(_nested.summary_from_nested_chats_sync)
     _a_summary_from_nested_chats = staticmethod(_nested.a_summary_from_nested_chats)
-
-    # -- usage ------------------------------------------------------------------------------------
-
-    def print_usage_summary(self, mode: str | list[str] = ["actual", "total"]) -> None:  # noqa: B006 - AutoGen's
-        from ..io import IOStream
-
-        out = IOStream.get_default()
-        if self.client is None:
-            out.print(f"No cost incurred from agent '{self.name}'.")
-        else:
-            out.print(f"Agent '{self.name}':")
-            self.client.print_usage_summary(mode)
-
-    def get_actual_usage(self) -> dict[str, Any] | None:
-        return None if self.client is None else self.client.actual_usage_summary
-
-    def get_total_usage(self) -> dict[str, Any] | None:
-        return None if self.client is None else self.client.total_usage_summary
