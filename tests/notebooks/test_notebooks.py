@@ -1,0 +1,69 @@
+"""The notebooks in notebooks/ run, cell by cell, in a real Jupyter kernel (ipykernel).
+
+A notebook cell runs inside the kernel's event loop, so this is where the sync API
+(``initiate_chat``) must work while a loop is running, and top-level ``await`` must too.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.jupyter
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT = 120  # seconds
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Iterator[Any]:
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    try:
+        yield client
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+        manager.cleanup_resources()
+
+
+def run_cell(client: Any, source: str) -> str:
+    """Run one cell; its printed output, or the failure with the kernel's traceback."""
+    msg_id = client.execute(source)
+    out: list[str] = []
+    while True:
+        try:
+            msg = client.get_iopub_msg(timeout=CELL_TIMEOUT)
+        except queue.Empty:
+            pytest.fail(f"a cell ran for more than {CELL_TIMEOUT} s:\n{source}")
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream":
+            out.append(content["text"])
+        elif kind == "error":
+            pytest.fail(f"cell failed:\n{source}\n\n" + "\n".join(content["traceback"]))
+        elif kind == "status" and content["execution_state"] == "idle":
+            return "".join(out)
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=[n.name for n in NOTEBOOKS])
+def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
+    cells = json.loads(notebook.read_text())["cells"]
+    outputs = [run_cell(kernel, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    text = "\n".join(outputs)
+    if notebook.name == "quickstart.ipynb":
+        assert "exitcode: 0 (execution succeeded)" in text
+        assert "45" in text
+        assert "summary: The sum is 45." in text
+        assert "async turns: 2" in text
+
+
+def test_there_are_notebooks() -> None:
+    assert NOTEBOOKS, "notebooks/ should hold at least the quickstart notebook"
