@@ -816,18 +816,6 @@ def test_validate_arguments_real_annotations_methods_and_async() -> None:
     assert validate_arguments(part, {"a": "1"}) == {"a": 1}
 
 
-def test_validate_arguments_caches_per_function() -> None:
-    from parley import function_utils
-
-    def f(a: int) -> int:
-        return a
-
-    validate_arguments(f, {"a": 1})
-    validator = function_utils._validators[f]
-    validate_arguments(f, {"a": 2})
-    assert function_utils._validators[f] is validator
-
-
 def test_arguments_validation_error_pickles() -> None:
     error = ArgumentsValidationError("add", ["a: missing required argument"])
     copy = pickle.loads(pickle.dumps(error))
