@@ -12,28 +12,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from .exceptions import ArgumentsValidationError
 from .function_utils import _name_of, get_typed_signature
 
 __all__ = ["ArgumentsValidationError", "validate_arguments"]
 
 _EMPTY = inspect.Parameter.empty
-
-
-class ArgumentsValidationError(ValueError):
-    """A model's tool-call arguments do not fit the function's signature.
-
-    ``str(error)`` is meant to be sent back to the model, e.g. ``Invalid arguments for add: b:
-    Input should be a valid integer (got 'x'); c: unexpected argument``. ``problems`` holds one
-    entry per failing field.
-    """
-
-    def __init__(self, function_name: str, problems: list[str]) -> None:
-        super().__init__(f"Invalid arguments for {function_name}: {'; '.join(problems)}")
-        self.function_name = function_name
-        self.problems = problems
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.function_name, self.problems))
 
 
 class _Validator:

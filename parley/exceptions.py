@@ -3,12 +3,18 @@
 ::
 
     Exception
-    ├── ParleyError                      base of parley's own errors
-    │   ├── ConfigError (+ ValueError)   an llm_config / config_list entry is malformed
-    │   ├── ModelClientError (+ RuntimeError)  a model client is not registered
-    │   └── CompletionError              a completion request failed
-    │       ├── MalformedResponseError   the server's answer was not the JSON it should be
-    │       └── AllConfigsFailedError    every config in the list failed; ``failures`` says how
+    ├── ParleyError                          base of parley's own errors
+    │   ├── ConfigError (+ ValueError)       an llm_config / config_list entry is malformed
+    │   │   └── DotenvSyntaxError            a .env line is not KEY=VALUE (file and line given)
+    │   ├── ModelClientError (+ RuntimeError) a model client is not registered
+    │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
+    │   ├── CompletionError                  a completion request failed
+    │   │   ├── MalformedResponseError       the server's answer was not the JSON it should be
+    │   │   └── AllConfigsFailedError        every config in the list failed; ``failures`` says how
+    │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
+    │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
+    │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
+    │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
         AgentNameConflict, NoEligibleSpeaker, SenderRequired, InvalidCarryOverType,
@@ -27,13 +33,19 @@ from typing import Any
 __all__ = [
     "AgentNameConflict",
     "AllConfigsFailedError",
+    "ArgumentsValidationError",
     "CompletionError",
     "ConfigError",
     "ConfigFailure",
+    "DotenvSyntaxError",
+    "InputExhaustedError",
+    "InvalidAgentNameError",
     "InvalidCarryOverType",
+    "LocalModelUnavailableError",
     "MalformedResponseError",
     "ModelClientError",
     "NoEligibleSpeaker",
+    "OutsideWorkDirError",
     "ParleyError",
     "SenderRequired",
     "UndefinedNextAgent",
@@ -81,6 +93,65 @@ class AllConfigsFailedError(CompletionError):
         self.failures = list(failures)
         lines = "\n".join(f"  - {f}" for f in self.failures)
         super().__init__(f"all {len(self.failures)} configs in config_list failed:\n{lines}")
+
+
+class DotenvSyntaxError(ConfigError):
+    """A ``.env`` file has a line that isn't ``KEY=VALUE``; ``source`` and ``line`` say where."""
+
+    def __init__(self, source: str, line: int, problem: str) -> None:
+        super().__init__(f"{source}, line {line}: {problem}")
+        self.source = source
+        self.line = line
+
+
+class LocalModelUnavailableError(ParleyError, RuntimeError):
+    """The local model or its runtime is not installed; the message says how to install it."""
+
+
+class InvalidAgentNameError(ParleyError, ValueError):
+    """An agent's name cannot go into an OpenAI message's ``name`` field."""
+
+
+class ArgumentsValidationError(ParleyError, ValueError):
+    """A model's tool-call arguments do not fit the function's signature.
+
+    ``str(error)`` is meant to be sent back to the model, e.g. ``Invalid arguments for add: b:
+    Input should be a valid integer (got 'x'); c: unexpected argument``. ``problems`` holds one
+    entry per failing field.
+    """
+
+    def __init__(self, function_name: str, problems: list[str]) -> None:
+        super().__init__(f"Invalid arguments for {function_name}: {'; '.join(problems)}")
+        self.function_name = function_name
+        self.problems = problems
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.function_name, self.problems))
+
+
+class OutsideWorkDirError(ParleyError, ValueError):
+    """A code block asked to write a file outside the executor's work dir."""
+
+
+class InputExhaustedError(ParleyError, EOFError):
+    """An :class:`IOScripted` stream was asked for input after its script ran out.
+
+    It is an ``EOFError`` because that is what the builtin ``input`` raises when its input
+    ends, so code that already handles the end of stdin handles this too.
+    """
+
+    def __init__(self, prompt: str, answered: int) -> None:
+        self.prompt = prompt
+        self.answered = answered
+        super().__init__(
+            f"IOScripted has no reply left for the input prompt {prompt!r} "
+            f"(it already answered {answered} prompt(s)); give it more replies "
+            "(IOScripted([...]) or .add_replies(...)) or a callable fn(prompt) -> str"
+        )
+
+    def __reduce__(self) -> tuple[type[InputExhaustedError], tuple[str, int]]:
+        # The message is derived, so rebuild from the fields (pickling for subprocesses).
+        return type(self), (self.prompt, self.answered)
 
 
 # -- AutoGen 0.2 compatibility (autogen.exception_utils) -----------------------------------

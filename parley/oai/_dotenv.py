@@ -23,6 +23,8 @@ import os
 import re
 from pathlib import Path
 
+from ..exceptions import DotenvSyntaxError
+
 __all__ = ["DotenvSyntaxError", "find_dotenv", "load_dotenv", "parse_dotenv", "read_dotenv"]
 
 _KEY = re.compile(r"[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*")
@@ -40,15 +42,6 @@ _ESCAPES = {
     "\\": "\\",
     "$": "$",
 }
-
-
-class DotenvSyntaxError(ValueError):
-    """A ``.env`` file has a line that isn't ``KEY=VALUE``; ``source`` and ``line`` say where."""
-
-    def __init__(self, source: str, line: int, problem: str) -> None:
-        super().__init__(f"{source}, line {line}: {problem}")
-        self.source = source
-        self.line = line
 
 
 class _Parser:
