@@ -16,15 +16,14 @@ The policy:
   visible marker. Output produced before a timeout is kept.
 * The environment is an allowlist (:func:`safe_env`): API keys and other secrets of the parent
   process are never inherited. stdin is ``/dev/null``.
-* No signals are used for timing (no ``signal.alarm``), so it works from any thread; :func:`arun`
-  is the same policy on asyncio subprocesses.
+* No signals are used for timing (no ``signal.alarm``), so it works from any thread; async code
+  calls it through ``asyncio.to_thread``, as the agents do with executors.
 
 POSIX only (process groups, ``selectors`` on pipes); parley does not run code on Windows hosts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import codecs
 import os
 import selectors
@@ -39,7 +38,6 @@ __all__ = [
     "ENV_ALLOWLIST",
     "MAX_OUTPUT_BYTES",
     "ProcessResult",
-    "arun",
     "cap_output",
     "run",
     "safe_env",
@@ -165,16 +163,10 @@ def _popen_kwargs(
 
 
 def _result(
-    returncode: int | None, out: _CappedBuffer, err: _CappedBuffer, timed_out: bool
+    returncode: int, out: _CappedBuffer, err: _CappedBuffer, timed_out: bool
 ) -> ProcessResult:
-    # None: SIGKILLed by us and not reaped yet (asyncio reaps in the background).
-    code = returncode if returncode is not None else -signal.SIGKILL
-    if timed_out:
-        code = TIMEOUT_EXIT_CODE
+    code = TIMEOUT_EXIT_CODE if timed_out else returncode
     return ProcessResult(exit_code=code, stdout=out.text(), stderr=err.text(), timed_out=timed_out)
-
-
-# -- synchronous --------------------------------------------------------------------------------
 
 
 def run(
@@ -259,77 +251,3 @@ def _drain(
     """Collect what is left in the pipes; bounded, since an escaped process may hold them."""
     while selector.get_map() and (remaining := until - time.monotonic()) > 0:
         _read_ready(selector, streams, remaining)
-
-
-# -- asyncio ------------------------------------------------------------------------------------
-
-
-async def arun(
-    argv: list[str],
-    *,
-    cwd: str | os.PathLike[str] | None,
-    timeout: float,
-    env: Mapping[str, str] | None,
-    max_output: int = MAX_OUTPUT_BYTES,
-) -> ProcessResult:
-    """:func:`run` on asyncio subprocesses: same policy, same result; cancelling it kills the group."""
-    deadline = time.monotonic() + timeout
-    out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
-    proc = await asyncio.create_subprocess_exec(*argv, **_popen_kwargs(cwd, env))  # type: ignore[arg-type]
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    readers = {
-        asyncio.create_task(_read_stream(proc.stdout, out)),
-        asyncio.create_task(_read_stream(proc.stderr, err)),
-    }
-    timed_out = False
-    try:
-        timed_out = await _await_exit(proc, readers, deadline)
-        if timed_out:
-            _signal_group(proc.pid, signal.SIGTERM)
-            await _poll_exit(proc, time.monotonic() + _GRACE_SECONDS)
-        _signal_group(proc.pid, signal.SIGKILL)
-        await asyncio.wait(readers, timeout=_DRAIN_SECONDS)
-    finally:
-        _signal_group(proc.pid, signal.SIGKILL)
-        for reader in readers:
-            reader.cancel()
-        await asyncio.gather(*readers, return_exceptions=True)
-        # Closing the transport is what releases the pipes when an escaped process still holds
-        # them; on a normal exit it is already closed and this does nothing.
-        transport = getattr(proc, "_transport", None)
-        if transport is not None:
-            transport.close()
-    returncode = await _poll_exit(proc, time.monotonic() + _DRAIN_SECONDS)
-    return _result(returncode, out, err, timed_out)
-
-
-async def _read_stream(stream: asyncio.StreamReader, buffer: _CappedBuffer) -> None:
-    while chunk := await stream.read(_CHUNK):
-        buffer.feed(chunk)
-
-
-async def _poll_exit(proc: asyncio.subprocess.Process, until: float) -> int | None:
-    # Polled rather than awaited: Process.wait() also waits for the pipes to close (3.11.x+), which
-    # a process left in the group may delay, and nothing else signals the exit.
-    while proc.returncode is None and time.monotonic() < until:  # noqa: ASYNC110
-        await asyncio.sleep(_TICK_SECONDS / 5)
-    return proc.returncode
-
-
-async def _await_exit(
-    proc: asyncio.subprocess.Process, readers: set[asyncio.Task[None]], deadline: float
-) -> bool:
-    """Wait until the program exits (False) or the deadline passes (True)."""
-    while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return True
-        if proc.returncode is not None:
-            return False
-        if all(reader.done() for reader in readers):
-            # Pipes closed: wait for the exit itself, polling at a finer grain.
-            if await _poll_exit(proc, min(deadline, time.monotonic() + _TICK_SECONDS)) is not None:
-                return False
-            continue
-        await asyncio.wait(readers, timeout=min(remaining, _TICK_SECONDS))

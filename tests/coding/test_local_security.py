@@ -15,7 +15,7 @@ import pytest
 
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
-from parley.coding._process import MAX_OUTPUT_BYTES, ProcessResult, arun, cap_output, run, safe_env
+from parley.coding._process import MAX_OUTPUT_BYTES, ProcessResult, cap_output, run, safe_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -161,31 +161,7 @@ async def test_timeout_from_asyncio_to_thread(tmp_path: Path) -> None:
     assert_all_gone(*read_pids(tmp_path / "pids.txt"))
 
 
-async def test_async_run_kills_the_group_at_the_timeout(tmp_path: Path) -> None:
-    argv = [sys.executable, "-c", SPAWN_AND_LOOP, str(tmp_path / "pids.txt")]
-    start = time.monotonic()
-    result = await asyncio.wait_for(arun(argv, cwd=tmp_path, timeout=1, env=None), timeout=10)
-    assert time.monotonic() - start < 1 + SETTLE_SECONDS
-    assert result == ProcessResult(exit_code=124, stdout="spinning\n", stderr="", timed_out=True)
-    assert_all_gone(*read_pids(tmp_path / "pids.txt"))
-
-
-async def test_cancelling_async_run_kills_the_group(tmp_path: Path) -> None:
-    pids = tmp_path / "pids.txt"
-    task = asyncio.create_task(
-        arun([sys.executable, "-c", SPAWN_AND_LOOP, str(pids)], cwd=tmp_path, timeout=60, env=None)
-    )
-    deadline = time.monotonic() + 10
-    while not pids.exists() or not pids.read_text():
-        assert time.monotonic() < deadline, "the program did not start"
-        await asyncio.sleep(0.02)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert_all_gone(*read_pids(pids))
-
-
-async def test_async_run_results_match_run(tmp_path: Path) -> None:
+def test_run_results_and_leftovers(tmp_path: Path) -> None:
     argv = [
         sys.executable,
         "-c",
@@ -193,9 +169,8 @@ async def test_async_run_results_match_run(tmp_path: Path) -> None:
     ]
     expected = ProcessResult(exit_code=4, stdout="out\n", stderr="err\n", timed_out=False)
     assert run(argv, cwd=tmp_path, timeout=10, env=None) == expected
-    assert await arun(argv, cwd=tmp_path, timeout=10, env=None) == expected
     left = ["sh", "-c", "sleep 1000 & echo done"]
-    assert (await arun(left, cwd=tmp_path, timeout=10, env=None)).stdout == "done\n"
+    assert run(left, cwd=tmp_path, timeout=10, env=None).stdout == "done\n"
 
 
 # -- files stay inside the work dir -------------------------------------------------------------
