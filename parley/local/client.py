@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..code_utils import content_str
+from ..oai._cost import USAGE_KEYS
 from ._model import MODEL_NAME, find_model_file, load_model
 
 __all__ = ["DEFAULT_SEED", "LocalLlamaClient", "local_config_list"]
@@ -67,13 +68,7 @@ class LocalLlamaClient:
     building an agent stays instant; :meth:`load` loads them ahead of time. Replies cost 0.
     """
 
-    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = [
-        "prompt_tokens",
-        "completion_tokens",
-        "total_tokens",
-        "cost",
-        "model",
-    ]
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
         if kwargs:

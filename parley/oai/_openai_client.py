@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from .._sync import run_sync
 from ..exceptions import ConfigError, MalformedResponseError
-from ._cost import compute_cost
+from ._cost import USAGE_KEYS, compute_cost
 from ._streaming import collect_stream
 
 __all__ = ["OpenAIClient"]
@@ -92,13 +92,7 @@ def missing_credentials(kwargs: Mapping[str, Any], api_type: str | None) -> str 
 class OpenAIClient:
     """The ModelClient for OpenAI and OpenAI-compatible endpoints, and Azure OpenAI."""
 
-    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = [
-        "prompt_tokens",
-        "completion_tokens",
-        "total_tokens",
-        "cost",
-        "model",
-    ]
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(
         self, client_kwargs: Mapping[str, Any], *, api_type: str | None, api_version: str | None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
+from ._cost import USAGE_KEYS
+
 __all__ = ["ModelClient", "ModelClientResponseProtocol"]
 
 
@@ -24,13 +26,7 @@ class ModelClientResponseProtocol(Protocol):
 class ModelClient(Protocol):
     """A model client: AutoGen's protocol, constructed as ``cls(config: dict, **kwargs)``."""
 
-    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = [
-        "prompt_tokens",
-        "completion_tokens",
-        "total_tokens",
-        "cost",
-        "model",
-    ]
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def create(self, params: dict[str, Any]) -> Any:
         """Send the request ``params`` and return the response."""
