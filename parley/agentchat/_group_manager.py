@@ -33,8 +33,9 @@ from . import _group_resume
 from ._delivery import dispatch
 from ._human import is_termination
 from ._registry import ReplyEntry
+from ._sync_chat import run_sync
 from .agent import Agent
-from .conversable_agent import ConversableAgent, run_sync
+from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
     from .groupchat import GroupChat

@@ -69,7 +69,7 @@ def get_chats_to_run(
     sender: Any,
     config: Any,
 ) -> list[dict[str, Any]]:
-    from .conversable_agent import run_sync
+    from ._sync_chat import run_sync
 
     return run_sync(a_chats_to_run(chat_queue, recipient, messages, sender, config))
 
@@ -98,7 +98,7 @@ def summary_from_nested_chats_sync(
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
-    from .conversable_agent import run_sync
+    from ._sync_chat import run_sync
 
     return run_sync(summary_from_nested_chats(chat_queue, recipient, messages, sender, config))
 

@@ -38,7 +38,7 @@ def initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
     ``finished_chat_indexes_to_exclude_from_carryover`` (queue positions) and ``verbose``.
     Every chat's first message carries the summaries of the chats before it.
     """
-    from .conversable_agent import run_sync
+    from ._sync_chat import run_sync
 
     return run_sync(_queue.run_sequential(chat_queue))
 

@@ -8,15 +8,13 @@ is written once, as a coroutine; each sync method runs its async twin through
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from .._calls import is_async_callable
-from .._sync import run_sync as _run_sync
 from ..code_utils import content_str
 from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
 from ._agent_registration import AgentRegistrationMixin
@@ -24,6 +22,7 @@ from ._agent_state import AgentStateMixin
 from ._delivery import dispatch, no_driver, send_reply
 from ._messages import normalize, render_message
 from ._registry import HookLists, ReplyEntry, match_trigger
+from ._sync_chat import in_sync_chat, reply_twins, run_sync
 from .agent import Agent, LLMAgent
 from .chat import ChatResult
 
@@ -39,39 +38,6 @@ _EMPTY_CONFIGS: tuple[dict[str, Any], ...] = (
     {"config_list": []},
     {"config_list": [{"model": ""}]},
 )
-
-
-T = TypeVar("T")
-_in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "parley_sync_chat", default=False
-)
-
-
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a step from the sync API, marking the work as a sync chat: reply functions registered
-    with ``ignore_async_in_sync_chat=True`` are then skipped, as their owners asked."""
-    token = _in_sync_chat.set(True)
-    try:
-        return _run_sync(coro)
-    finally:
-        _in_sync_chat.reset(token)
-
-
-def _reply_twins(impl: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """A built-in reply's public sync method and its async twin, both over ``impl``."""
-
-    def sync(self: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
-        return run_sync(impl(self, messages, sender, config))
-
-    async def a_sync(
-        self: Any, messages: Any = None, sender: Any = None, config: Any = None
-    ) -> Any:
-        return await impl(self, messages, sender, config)
-
-    for fn, name in ((sync, impl.__name__), (a_sync, "a_" + impl.__name__)):
-        fn.__name__ = fn.__qualname__ = name
-        fn.__doc__ = impl.__doc__
-    return sync, a_sync
 
 
 def _default_termination(message: dict[str, Any]) -> bool:
@@ -303,7 +269,7 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         if messages is None:
             messages = self._oai_messages[sender]
         exclude = kwargs.get("exclude") or ()
-        sync_chat = _in_sync_chat.get()
+        sync_chat = in_sync_chat()
         with no_driver():
             messages = await self._run_received_hooks(messages)
             for entry in list(self._reply_func_list):
@@ -362,21 +328,21 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
 
     # -- built-in reply functions (public, as in AutoGen) ---------------------------------------
 
-    check_termination_and_human_reply, a_check_termination_and_human_reply = _reply_twins(
+    check_termination_and_human_reply, a_check_termination_and_human_reply = reply_twins(
         _human.check_termination_and_human_reply
     )
-    generate_oai_reply, a_generate_oai_reply = _reply_twins(_replies.generate_oai_reply)
-    generate_tool_calls_reply, a_generate_tool_calls_reply = _reply_twins(
+    generate_oai_reply, a_generate_oai_reply = reply_twins(_replies.generate_oai_reply)
+    generate_tool_calls_reply, a_generate_tool_calls_reply = reply_twins(
         _replies.generate_tool_calls_reply
     )
-    generate_function_call_reply, a_generate_function_call_reply = _reply_twins(
+    generate_function_call_reply, a_generate_function_call_reply = reply_twins(
         _replies.generate_function_call_reply
     )
 
-    generate_code_execution_reply, a_generate_code_execution_reply = _reply_twins(
+    generate_code_execution_reply, a_generate_code_execution_reply = reply_twins(
         _code_execution.generate_code_execution_reply
     )
-    _generate_code_execution_reply_using_executor = _reply_twins(
+    _generate_code_execution_reply_using_executor = reply_twins(
         _code_execution.generate_code_execution_reply_using_executor
     )[0]
 

@@ -337,7 +337,7 @@ class GroupChat:
         return speaker
 
     def select_speaker(self, last_speaker: Agent, selector: Any) -> Agent:
-        from .conversable_agent import run_sync as run_sync_chat
+        from ._sync_chat import run_sync as run_sync_chat
 
         return run_sync_chat(self.a_select_speaker(last_speaker, selector))
 
