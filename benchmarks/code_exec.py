@@ -5,7 +5,9 @@
 
 Reports the median wall time per block of ``print(1)``:
 
-* parley ``LocalCommandLineCodeExecutor`` (a process on this machine);
+* parley ``LocalCommandLineCodeExecutor`` (a process on this machine, under the supervisor that
+  keeps every process the block starts: ``parley/coding/_reaper.py``), and the bare floor under
+  it: ``subprocess.run`` of the same file, with nothing contained;
 * parley ``DockerCommandLineCodeExecutor``, reusing its one container (the first block, which
   creates the container, is timed separately);
 * parley ``code_utils.execute_code(use_docker=IMAGE)``, the legacy path, which also reuses a
@@ -82,6 +84,17 @@ def parley_local(rounds: int, work_dir: Path) -> list[float]:
     return time_calls(call, rounds)
 
 
+def bare_local(rounds: int, work_dir: Path) -> list[float]:
+    path = work_dir / "block.py"
+    path.write_text(CODE)
+
+    def call() -> None:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, check=True)
+        assert done.stdout.strip() == b"1"
+
+    return time_calls(call, rounds)
+
+
 def parley_docker(rounds: int, work_dir: Path, image: str) -> tuple[float, list[float]]:
     from parley.coding import CodeBlock
     from parley.coding.docker_commandline_code_executor import DockerCommandLineCodeExecutor
@@ -143,8 +156,14 @@ def main() -> None:
     rows: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for name in ("local", "docker", "legacy", "autogen"):
+        for name in ("bare", "local", "docker", "legacy", "autogen"):
             (root / name).mkdir()
+        rows.append(
+            (
+                "subprocess.run, same file (no containment)",
+                median_ms(bare_local(args.rounds, root / "bare")),
+            )
+        )
         rows.append(("parley local executor", median_ms(parley_local(args.rounds, root / "local"))))
         first, samples = parley_docker(args.rounds, root / "docker", args.image)
         rows.append(("parley Docker executor, first block", first * 1000))
@@ -156,7 +175,7 @@ def main() -> None:
                 args.autogen, max(3, args.rounds // 2), root / "autogen", args.image
             )
             rows.append(("AutoGen 0.2.35 execute_code(use_docker=IMAGE)", median_ms(theirs)))
-    reference = rows[2][1]
+    reference = rows[3][1]
     print(f"image: {args.image}; block: {CODE!r}; median of {args.rounds} rounds\n")
     print(f"| {'path':<46} | {'ms/block':>9} | {'x parley Docker':>15} |")
     print(f"|{'-' * 48}|{'-' * 11}|{'-' * 17}|")

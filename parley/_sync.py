@@ -11,7 +11,14 @@ parley writes every step once, as a coroutine. Two helpers connect it to the out
   behind on a loop that a test or ``asyncio.run`` has closed.
 
 The caller's ``contextvars`` (the default IOStream, for instance) are carried into the
-coroutine. Cancelling the awaiting task cancels the coroutine; so does Ctrl-C in sync code.
+coroutine. Cancelling the awaiting task cancels the coroutine; so does Ctrl-C in sync code, and
+both wait (bounded) for the coroutine to wind down, so code blocks it was running are stopped
+before the caller goes on (or the interpreter exits).
+
+``SystemExit`` and ``KeyboardInterrupt`` raised by user code inside a chat (``sys.exit()`` in a
+tool, ``argparse`` on bad model input) reach the caller that ran the chat as themselves. asyncio
+re-raises those two out of the event loop itself; the runner thread catches them there and
+keeps serving, so every other chat on the loop carries on.
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ import os
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from ._cancel import WIND_DOWN_SECONDS, current_token
 
 __all__ = ["on_runner", "run_sync", "runner_loop"]
 
@@ -45,7 +54,14 @@ def runner_loop() -> asyncio.AbstractEventLoop:
             def serve() -> None:
                 asyncio.set_event_loop(loop)
                 loop.call_soon(ready.set)
-                loop.run_forever()
+                while True:
+                    try:
+                        loop.run_forever()
+                        return
+                    except (SystemExit, KeyboardInterrupt):
+                        # Raised by user code in a task: asyncio stored it as the task's
+                        # exception, so whoever awaits the task gets it. The loop is fine.
+                        continue
 
             thread = threading.Thread(target=serve, name="parley-runner", daemon=True)
             thread.start()
@@ -54,11 +70,18 @@ def runner_loop() -> asyncio.AbstractEventLoop:
         return _loop
 
 
-def _submit(
-    coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop
-) -> concurrent.futures.Future[T]:
+class _Submitted(concurrent.futures.Future[T]):
+    """The result of a coroutine running on the runner; ``finished`` is set when its task has
+    ended, even after the future itself was cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished = threading.Event()
+
+
+def _submit(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop) -> _Submitted[T]:
     """Schedule ``coro`` on ``loop`` as a task that sees a copy of the caller's context."""
-    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    future: _Submitted[T] = _Submitted()
     ctx = contextvars.copy_context()
 
     # The future stays PENDING while the task runs (never set RUNNING) so that the waiter can
@@ -66,12 +89,16 @@ def _submit(
     def start() -> None:
         if future.cancelled():
             coro.close()
+            future.finished.set()
             return
         # A task copies the context current at its creation: create it inside the caller's.
         task = ctx.run(loop.create_task, coro)
 
         def done(t: asyncio.Task[T]) -> None:
+            future.finished.set()
             if future.done():
+                if not t.cancelled():
+                    t.exception()  # retrieved: nobody waits for a cancelled call's error
                 return
             if t.cancelled():
                 future.cancel()
@@ -104,11 +131,26 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
             ctx = contextvars.copy_context()
             return pool.submit(ctx.run, asyncio.run, coro).result()
     future = _submit(coro, runner_loop())
+    # Sync code in a worker thread of a cancellable step (a tool calling initiate_chat): the
+    # step's cancellation cancels this call too.
+    token = current_token()
+    unregister = token.on_cancel(future.cancel) if token is not None else None
     try:
         return future.result()
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, concurrent.futures.CancelledError):
         future.cancel()
+        # Let the coroutine wind down (stop the code it runs) before the caller goes on; a
+        # second Ctrl-C ends the wait.
+        future.finished.wait(WIND_DOWN_SECONDS)
         raise
+    finally:
+        if unregister is not None:
+            unregister()
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # nobody waits for the result of a cancelled call
 
 
 async def on_runner(coro: Coroutine[Any, Any, T]) -> T:
@@ -116,4 +158,13 @@ async def on_runner(coro: Coroutine[Any, Any, T]) -> T:
     loop = runner_loop()
     if asyncio.get_running_loop() is loop:
         return await coro
-    return await asyncio.wrap_future(_submit(coro, loop))
+    future = _submit(coro, loop)
+    waiter = asyncio.wrap_future(future)
+    try:
+        # Shielded, so that a cancellation is forwarded by us, after which we wait for it.
+        return await asyncio.shield(waiter)
+    except asyncio.CancelledError:
+        waiter.add_done_callback(_retrieve)
+        future.cancel()
+        await asyncio.to_thread(future.finished.wait, WIND_DOWN_SECONDS)
+        raise

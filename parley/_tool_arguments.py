@@ -5,6 +5,7 @@ names each failing field so the model can correct itself."""
 from __future__ import annotations
 
 import inspect
+import reprlib
 import types
 import weakref
 from collections.abc import Callable, Mapping
@@ -83,8 +84,14 @@ class _Validator:
         return kwargs
 
 
+_reprs = reprlib.Repr()
+_reprs.maxstring = _reprs.maxother = 160  # cut again below, at the end, to ``limit``
+
+
 def _short_repr(value: Any, limit: int = 80) -> str:
-    text = repr(value)
+    # reprlib stops at a few levels and items: the model may send a value nested thousands of
+    # levels deep, which repr() would recurse into until RecursionError.
+    text = _reprs.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -22,8 +22,13 @@ Deliberate differences from AutoGen 0.2:
   workspace", None)``, nothing is written.
 * Python variants (``python``, ``Python``, ``py``, ``python3`` ...) all run with
   ``sys.executable``; a missing interpreter (``node``) gives exit code 127 and a message.
-* ``WORKING_DIR`` is still the default ``work_dir`` (``<package>/extensions``), but the
-  directory is only created when code actually runs there, never at import.
+* ``WORKING_DIR`` (the default ``work_dir``) is ``"coding"``, a dedicated folder in the current
+  directory, not AutoGen's ``extensions`` folder inside the installed package: code must never
+  write into parley's sources. It is created when code first runs there, never at import. A
+  ``work_dir`` holding a response cache, a virtualenv, parley's sources or a git repository is
+  refused with ``UnsafeWorkDirError`` (``parley.coding._work_dir``).
+* Shell blocks pass the dangerous-command guard of the executors (``rm -rf`` in any spelling,
+  ``dd``, writing to disks, fork bombs); a refused block returns exit code 1 and the reason.
 * ``PARLEY_USE_DOCKER`` is read as well as ``AUTOGEN_USE_DOCKER``; when both are set the
   ``PARLEY_`` one wins.
 * In single-line mode ``extract_code`` uses the given ``pattern`` (AutoGen ignored it) and finds
@@ -76,7 +81,9 @@ FAST_MODEL = "gpt-3.5-turbo"
 # ```lang\ncode\n```: optional spaces around an optional tag, \n or \r\n line breaks, and the
 # closing fence on its own (possibly indented) line.
 CODE_BLOCK_PATTERN = r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```"
-WORKING_DIR = os.path.join(os.path.dirname(os.path.realpath(__file__)), "extensions")
+# The executors' default work dir too (parley.coding._work_dir.DEFAULT_WORK_DIR); AutoGen used a
+# folder inside its installed package, where code could rewrite the package.
+WORKING_DIR = "coding"
 UNKNOWN = "unknown"
 TIMEOUT_MSG = "Timeout"
 DEFAULT_TIMEOUT = 600
@@ -182,10 +189,13 @@ def execute_code(
 
         filename = default_filename(code or "", "py" if is_python else lang)
     work_dir = WORKING_DIR if work_dir is None else work_dir
+    from .coding._work_dir import check_work_dir
+
+    check_work_dir(work_dir)
     if docker:
         return _execute_in_docker(code, filename, work_dir, timeout, docker, lang)
     program = sys.executable if is_python else _interpreter(lang)  # NotImplementedError first
-    return _execute_locally(program, code, filename, work_dir, float(timeout), generated)
+    return _execute_locally(program, lang, code, filename, work_dir, float(timeout), generated)
 
 
 def _interpreter(lang: str) -> str:
@@ -201,8 +211,15 @@ def _interpreter(lang: str) -> str:
 
 
 def _execute_locally(
-    program: str, code: str | None, filename: str, work_dir: str, timeout: float, generated: bool
+    program: str,
+    lang: str,
+    code: str | None,
+    filename: str,
+    work_dir: str,
+    timeout: float,
+    generated: bool,
 ) -> tuple[int, str, None]:
+    from .coding._guard import dangerous_command
     from .coding._paths import OutsideWorkDirError, resolve_in_work_dir
     from .coding._process import run
 
@@ -210,6 +227,10 @@ def _execute_locally(
         path = resolve_in_work_dir(work_dir, filename)
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
+    source = code if code is not None else path.read_text(encoding="utf-8", errors="replace")
+    reason = dangerous_command(lang, source)
+    if reason is not None:
+        return 1, f"Potentially dangerous command detected: {reason}", None
     root = Path(work_dir).resolve()
     path.parent.mkdir(parents=True, exist_ok=True)  # also creates WORKING_DIR on first use
     if code is not None:

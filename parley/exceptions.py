@@ -12,13 +12,22 @@
     │   │   ├── MalformedResponseError       the server's answer was not the JSON it should be
     │   │   └── AllConfigsFailedError        every config in the list failed; ``failures`` says how
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
+    │   ├── InvalidMessageError (+ ValueError, TypeError)  a message no model request could carry
     │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
+    │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
+    │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
         AgentNameConflict, NoEligibleSpeaker, SenderRequired, InvalidCarryOverType,
         UndefinedNextAgent
+
+Warnings::
+
+    UserWarning
+    ├── MessageRepairedWarning               a message was stored repaired (lone surrogates)
+    └── UnsandboxedExecutionWarning          generated code runs on the host (once per process)
 
 Errors carry the context needed to act on them (which config, which field, which request) and
 are raised ``from`` the underlying error so nothing is lost.
@@ -38,17 +47,22 @@ __all__ = [
     "ConfigError",
     "ConfigFailure",
     "DotenvSyntaxError",
+    "ExecutionCancelledError",
     "InputExhaustedError",
     "InvalidAgentNameError",
     "InvalidCarryOverType",
+    "InvalidMessageError",
     "LocalModelUnavailableError",
     "MalformedResponseError",
+    "MessageRepairedWarning",
     "ModelClientError",
     "NoEligibleSpeaker",
     "OutsideWorkDirError",
     "ParleyError",
     "SenderRequired",
     "UndefinedNextAgent",
+    "UnsafeWorkDirError",
+    "UnsandboxedExecutionWarning",
 ]
 
 
@@ -112,6 +126,20 @@ class InvalidAgentNameError(ParleyError, ValueError):
     """An agent's name cannot go into an OpenAI message's ``name`` field."""
 
 
+class InvalidMessageError(ParleyError, ValueError, TypeError):
+    """A message was refused before it was stored: stored, it would have made every later
+    model request of the chat fail. The message says what is wrong and where.
+
+    It is a ``ValueError`` because AutoGen raises that for a message it cannot store, and a
+    ``TypeError`` because a message of the wrong type raised that before.
+    """
+
+
+class MessageRepairedWarning(UserWarning):
+    """A message held text no request can carry (lone surrogates, e.g. from bytes decoded with
+    ``surrogateescape``); it was stored with each one replaced by U+FFFD."""
+
+
 class ArgumentsValidationError(ParleyError, ValueError):
     """A model's tool-call arguments do not fit the function's signature.
 
@@ -131,6 +159,35 @@ class ArgumentsValidationError(ParleyError, ValueError):
 
 class OutsideWorkDirError(ParleyError, ValueError):
     """A code block asked to write a file outside the executor's work dir."""
+
+
+class UnsafeWorkDirError(ParleyError, ValueError):
+    """A code executor's work dir holds (or lies inside) something code must not write: a
+    response cache, a virtualenv, parley's sources, a git repository. Code that could change
+    those could get code run outside its sandbox later. ``work_dir`` is the refused directory,
+    ``problem`` what is wrong with it."""
+
+    def __init__(self, work_dir: str, problem: str) -> None:
+        super().__init__(
+            f"work_dir {work_dir!r} cannot be used for running code: {problem}. Code running "
+            "there could change it, and so get code run outside its sandbox later. Use a "
+            "dedicated directory as work_dir (the default, 'coding', is one)."
+        )
+        self.work_dir = work_dir
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[UnsafeWorkDirError], tuple[str, str]]:
+        return type(self), (self.work_dir, self.problem)
+
+
+class ExecutionCancelledError(ParleyError):
+    """A code block was stopped, with every process it started, because the chat running it was
+    cancelled (a cancelled task, Ctrl-C in a sync chat)."""
+
+
+class UnsandboxedExecutionWarning(UserWarning):
+    """Generated code is about to run on this machine without a sandbox (warned once per
+    process). Local execution is not isolation; the Docker executor is."""
 
 
 class InputExhaustedError(ParleyError, EOFError):

@@ -137,7 +137,7 @@ def test_no_docker_engine_means_local_execution_said_on_screen(
     from parley.coding import LocalCommandLineCodeExecutor
 
     monkeypatch.setattr(parley.code_utils, "is_docker_running", lambda: False)
-    executor, where = cli._choose_executor(tmp_path, no_docker=False)
+    executor, where = cli._choose_executor(tmp_path / "work", no_docker=False)
     assert isinstance(executor, LocalCommandLineCodeExecutor)
     assert "LOCALLY" in where
     assert "no Docker engine is reachable" in where
@@ -147,7 +147,7 @@ def test_use_docker_false_in_the_environment_means_local(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setenv("PARLEY_USE_DOCKER", "False")
-    _, where = cli._choose_executor(tmp_path, no_docker=False)
+    _, where = cli._choose_executor(tmp_path / "work", no_docker=False)
     assert "LOCALLY" in where
     assert "turned off by PARLEY_USE_DOCKER" in where
 
@@ -157,7 +157,7 @@ def test_a_bad_use_docker_value_is_one_clear_error(
 ) -> None:
     monkeypatch.setenv("PARLEY_USE_DOCKER", "maybe")
     with pytest.raises(SystemExit, match="PARLEY_USE_DOCKER"):
-        cli._choose_executor(tmp_path, no_docker=False)
+        cli._choose_executor(tmp_path / "work", no_docker=False)
 
 
 # -- whole chats on the fake model -------------------------------------------------------

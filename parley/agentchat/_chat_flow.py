@@ -1,6 +1,11 @@
 """The parts of ``initiate_chat`` around the exchange: the first message, carryover, summary.
 
 Spec 2.7 to 2.9.
+
+Differences from AutoGen, on purpose: agent names the OpenAI API refuses as a message
+``name`` are refused as the chat starts (:func:`check_names`), before anything is stored or
+sent, instead of by the API at the first request that carries one (which may be many requests
+into the chat).
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
 from ..exceptions import InvalidCarryOverType
+from ..oai._streaming import echo_silenced
+from ._messages import check_agent_names
 
 if TYPE_CHECKING:
     from .chat import ChatResult
@@ -20,6 +27,7 @@ __all__ = [
     "SUMMARY_METHODS",
     "apply_carryover",
     "carryover_text",
+    "check_names",
     "check_summary_method",
     "summarize",
 ]
@@ -41,6 +49,42 @@ def check_summary_method(method: Any, sender: Any, recipient: Any) -> None:
         ), (
             "summary_method='reflection_with_llm' needs an LLM: give the sender or the recipient an llm_config"
         )
+
+
+def _participants(sender: Any, recipient: Any) -> list[Any]:
+    agents = [sender, recipient]
+    for agent in (sender, recipient):
+        groupchat = _groupchat_of(agent)
+        if groupchat is not None:
+            agents.extend(groupchat.nested_agents())
+    return agents
+
+
+def _groupchat_of(agent: Any) -> Any:
+    from ._group_manager import GroupChatManager
+
+    return agent.groupchat if isinstance(agent, GroupChatManager) else None
+
+
+def check_names(sender: Any, recipient: Any, summary_method: Any = None) -> None:
+    """Refuse the chat if one of its agents' names would be refused by the model.
+
+    Every message carries its speaker's name and every agent that answers with a model sends
+    its history, names included, to that model. So when one agent of the chat (the two agents;
+    for a group chat also every member, in nested groups too) has an LLM client, every name in
+    it is checked: the agents, the group manager and the members. A group manager's own model
+    doesn't count, as it only picks speakers and sees sanitized names; it does when it writes
+    a ``reflection_with_llm`` summary of the chat.
+    """
+    agents = _participants(sender, recipient)
+    reader = next(
+        (a for a in agents if getattr(a, "client", None) is not None and _groupchat_of(a) is None),
+        None,
+    )
+    if reader is None and summary_method == "reflection_with_llm":
+        reader = recipient if getattr(recipient, "client", None) is not None else sender
+    if reader is not None:
+        check_agent_names(agents, reader)
 
 
 def carryover_text(carryover: Any) -> str:
@@ -163,31 +207,38 @@ async def initiate_chat(
     from .utils import gather_usage_summary
 
     check_summary_method(summary_method, sender, recipient)
+    check_names(sender, recipient, summary_method)
     agents = [sender, recipient]
     for agent in agents:
         agent.previous_cache = agent.client_cache
         agent.client_cache = cache
     try:
+        # What the sender writes is printed (by the recipient) as this silence says: so is
+        # what it streams.
+        sender_silenced = sender._effective_silent(sender, silent)
         if isinstance(max_turns, int):
             sender._prepare_chat(recipient, clear_history, reply_at_receive=False)
             for turn in range(max_turns):
-                if turn == 0:
-                    msg = await sender._first_message(message, recipient, kwargs)
-                else:
-                    history = sender._oai_messages[recipient]
-                    msg = await dispatch(
-                        sender, "generate_reply", messages=history, sender=recipient
-                    )
+                with echo_silenced(sender_silenced):
+                    if turn == 0:
+                        msg = await sender._first_message(message, recipient, kwargs)
+                    else:
+                        history = sender._oai_messages[recipient]
+                        msg = await dispatch(
+                            sender, "generate_reply", messages=history, sender=recipient
+                        )
                 if msg is None:
                     break
                 await dispatch(sender, "send", msg, recipient, request_reply=True, silent=silent)
         else:
             sender._prepare_chat(recipient, clear_history)
-            msg = await sender._first_message(message, recipient, kwargs)
+            with echo_silenced(sender_silenced):
+                msg = await sender._first_message(message, recipient, kwargs)
             await dispatch(sender, "send", msg, recipient, silent=silent)
         args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
         args.setdefault("cache", cache)
-        summary = await summarize(sender, recipient, summary_method, args)
+        with echo_silenced(bool(silent)):
+            summary = await summarize(sender, recipient, summary_method, args)
     finally:
         for agent in agents:
             agent.client_cache = agent.previous_cache

@@ -7,13 +7,15 @@ Two forms, as in AutoGen: the legacy config (``work_dir``, ``use_docker``, ``tim
 Docker is the default, as in AutoGen, but it is checked when code is about to run, not when the
 agent is built (AutoGen raised at construction even for users who never ran code, #1381); a
 missing engine is one clear error, never a silent fallback to the host. Execution blocks, so it
-runs in a worker thread and never stalls the event loop.
+runs in a worker thread and never stalls the event loop; cancelling the chat (a cancelled task,
+Ctrl-C in a sync chat) tells the executor to stop the block (``parley._cancel``).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
+
+from .._cancel import run_in_thread
 
 if TYPE_CHECKING:
     from .conversable_agent import ConversableAgent
@@ -97,7 +99,7 @@ async def generate_code_execution_reply(
         blocks = extract_code(content)
         if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
             continue
-        exit_code, logs = await asyncio.to_thread(agent.execute_code_blocks, blocks)
+        exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
         return True, _reply_text(exit_code, logs)
     return False, None
 
@@ -178,6 +180,6 @@ async def generate_code_execution_reply_using_executor(
                 f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{languages}])...",
                 flush=True,
             )
-        result = await asyncio.to_thread(executor.execute_code_blocks, blocks)
+        result = await run_in_thread(executor.execute_code_blocks, blocks)
         return True, _reply_text(result.exit_code, result.output)
     return False, None

@@ -15,6 +15,9 @@ Differences from AutoGen, on purpose:
   for text-only selectors; AutoGen broadcast the stringified copy, losing images).
 - The reply function's config is the live ``GroupChat``, not a shallow copy, so settings
   changed after construction (``max_round``, ``resume``'s ``send_introductions=False``) apply.
+- Streamed replies follow the rounds' printing: a speaker's stream is echoed only when its
+  message will be printed (the manager's ``silent``, or the speaker's own ``silent``), and the
+  "auto" selection's stream only with ``select_speaker_auto_verbose``.
 - A ``KeyboardInterrupt`` raised by user code during selection or a reply lets the admin
   take over, as in AutoGen. A real Ctrl-C in a sync chat cancels the chat instead, as it
   does for every parley chat (the chat runs on parley's event loop, not the main thread).
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._calls import overrides
 from ..code_utils import content_str
 from ..exceptions import NoEligibleSpeaker
+from ..oai._streaming import echo_silenced
 from . import _group_resume
 from ._delivery import dispatch
 from ._human import is_termination
@@ -166,21 +170,24 @@ class GroupChatManager(ConversableAgent):
                 ):
                     break
                 try:
-                    speaker = await _select(groupchat, speaker, self)
+                    with echo_silenced(silent or not groupchat.select_speaker_auto_verbose):
+                        speaker = await _select(groupchat, speaker, self)
                     if not silent:
                         from ..io import IOStream
 
                         IOStream.get_default().print(
                             f"\nNext speaker: {speaker.name}\n", flush=True
                         )
-                    reply = await dispatch(speaker, "generate_reply", sender=self)
+                    with echo_silenced(_printing_silenced(speaker, silent)):
+                        reply = await dispatch(speaker, "generate_reply", sender=self)
                 except KeyboardInterrupt:
                     # The admin (a human participant) takes over, as in AutoGen.
                     admin = groupchat.agent_by_name(groupchat.admin_name)
                     if admin is None:
                         raise
                     speaker = admin
-                    reply = await dispatch(speaker, "generate_reply", sender=self)
+                    with echo_silenced(_printing_silenced(speaker, silent)):
+                        reply = await dispatch(speaker, "generate_reply", sender=self)
                 except NoEligibleSpeaker:
                     logger.warning("No eligible speaker found. Terminating the conversation.")
                     break
@@ -252,6 +259,12 @@ class GroupChatManager(ConversableAgent):
         """Carry out a "clear history [agent] [n]" command in ``reply``; the reply's text
         without the command."""
         return _group_resume.clear_agents_history(reply, groupchat)
+
+
+def _printing_silenced(speaker: Any, silent: bool) -> bool:
+    """Whether the speaker's message is printed silently when it sends it to the manager."""
+    own = getattr(speaker, "silent", None)
+    return bool(own if own is not None else silent)
 
 
 async def _select(groupchat: GroupChat, last_speaker: Agent, manager: GroupChatManager) -> Agent:

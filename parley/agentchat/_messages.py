@@ -1,61 +1,79 @@
-"""Messages: how they are stored (spec 0.2), printed (0.3) and prepared for the model (2.12)."""
+"""Messages: how they are stored (spec 0.2), printed (0.3) and prepared for the model (2.12).
+
+Differences from AutoGen, on purpose: a message is checked before it is stored
+(``_message_check``: what no request could carry is refused, lone surrogates are repaired), and
+agent names the API would refuse are refused as a chat starts (:func:`check_agent_names`).
+"""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..code_utils import content_str
-from ..exceptions import InvalidAgentNameError
+from ..exceptions import InvalidAgentNameError, InvalidMessageError
+from ._message_check import (
+    MAX_NESTING,
+    STORED_KEYS,
+    check_message,
+    fail,
+    fill_template,
+    short_repr,
+)
 
 __all__ = [
+    "MAX_NESTING",
     "InvalidAgentNameError",
+    "InvalidMessageError",
+    "check_agent_names",
+    "check_message",
+    "content_text",
+    "fill_template",
     "normalize",
     "render_message",
     "request_messages",
     "sanitize_name",
 ]
 
-_STORED_KEYS = (
-    "content",
-    "function_call",
-    "tool_calls",
-    "tool_responses",
-    "tool_call_id",
-    "name",
-    "context",
-)
 _API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _NOT_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _RULE = "-" * 80
 
 
-def normalize(message: Any, *, sending: bool, own_name: str, partner_name: str) -> dict[str, Any]:
-    """The dict an agent stores for ``message`` (spec 0.2); ValueError if it has nothing to say.
+def normalize(
+    message: Any, *, sending: bool, own_name: str, partner_name: str, checked: bool = False
+) -> dict[str, Any]:
+    """The dict an agent stores for ``message`` (spec 0.2); :class:`InvalidMessageError` (a
+    ValueError) if it has nothing to say or no request could carry it.
 
     ``sending``: the agent stores its own outgoing message (role assistant) rather than an
-    incoming one (role user).
+    incoming one (role user). ``checked``: ``message`` already went through
+    :func:`check_message`.
     """
+    if not checked:
+        message = check_message(
+            message, sending=sending, own_name=own_name, partner_name=partner_name
+        )
     if isinstance(message, str):
         message = {"content": message}
-    elif not isinstance(message, Mapping):
-        try:
-            message = dict(message)
-        except (TypeError, ValueError) as e:
-            raise TypeError(
-                f"a message must be a str or a dict, got {type(message).__name__}: {message!r}"
-            ) from e
-    stored = {k: message[k] for k in _STORED_KEYS if message.get(k) is not None}
+    # An empty tool_calls list is no tool call, and the API refuses an empty one.
+    stored = {
+        k: message[k]
+        for k in STORED_KEYS
+        if message.get(k) is not None and not (k == "tool_calls" and not message[k])
+    }
     if "content" not in stored:
-        if "function_call" in stored or "tool_calls" in stored:
-            stored["content"] = None
-        else:
-            raise ValueError(
-                "Message can't be converted into a valid ChatCompletion message. Either content or "
-                f"function_call must be provided. Got {dict(message)!r}"
+        if not (stored.get("function_call") or stored.get("tool_calls")):
+            # AutoGen's wording (spec 2.6), which user code may match.
+            fail(
+                sending,
+                own_name,
+                partner_name,
+                "Message can't be converted into a valid ChatCompletion message. Either content "
+                f"or function_call must be provided. Got {short_repr(dict(message))}",
             )
+        stored["content"] = None
     role = message.get("role")
     if role in ("function", "tool"):
         stored["role"] = role
@@ -83,6 +101,10 @@ def request_messages(
     """
     out: list[Mapping[str, Any]] = list(system)
     for m in history:
+        content = m.get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            # A template whose context is still there (the sender's own copy): its text.
+            m = {**m, "content": fill_template(m)}
         if not m.keys() <= _API_KEYS:
             responses = m.get("tool_responses")
             if responses:
@@ -97,19 +119,30 @@ def request_messages(
     return out
 
 
-def _check_name(name: Any, message: Mapping[str, Any]) -> None:
+def _check_name(name: Any, message: Mapping[str, Any], why: str = "") -> None:
     """Refuse, before sending, a ``name`` the OpenAI API would reject (AutoGen #941, #4157)."""
     if message.get("role") == "function":
         return
-    if _API_NAME.match(str(name)):
+    if isinstance(name, str) and _API_NAME.match(name):
         if len(_accepted_names) < 10_000:
             _accepted_names.add(name)
         return
     raise InvalidAgentNameError(
-        f"agent name {name!r} cannot be sent to the model: OpenAI accepts message names of "
-        f"letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
+        f"agent name {name!r} cannot be sent to the model{why}: OpenAI accepts message names "
+        f"of letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
         f"{sanitize_name(str(name))!r}."
     )
+
+
+def check_agent_names(agents: Iterable[Any], reader: Any) -> None:
+    """Refuse, before a chat starts, an agent name the OpenAI API would reject: every message
+    of the chat carries its speaker's name, and ``reader`` sends them to its model."""
+    reader_name = getattr(reader, "name", reader)
+    why = f" (checked as the chat starts: {reader_name!r} answers with a model)"
+    for agent in agents:
+        name = getattr(agent, "name", None)
+        if not (isinstance(name, str) and name in _accepted_names):
+            _check_name(name, {}, why)
 
 
 def sanitize_name(name: str) -> str:
@@ -142,7 +175,7 @@ def render_message(
         content = message.get("content")
         if content is not None:
             content = _fill(content, message, allow_format)
-            lines.append(content_str(content) if isinstance(content, (str, list)) else str(content))
+            lines.append(content_text(content))
         if message.get("function_call"):
             fc = message["function_call"]
             lines.append(f"***** Suggested function call: {fc.get('name', '(no name)')} *****")
@@ -160,6 +193,29 @@ def render_message(
     lines.append("")
     lines.append(_RULE)
     return "\n".join(lines)
+
+
+def content_text(content: Any) -> str:
+    """The text of any stored content, for people and text-only selectors: like
+    ``content_str``, but a content part of another type (audio, a file) shows as
+    ``<type>`` instead of raising, so a valid message never breaks printing."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    parts = []
+    for part in content:
+        if not isinstance(part, Mapping):
+            parts.append(str(part))
+        elif part.get("type") == "text":
+            parts.append(str(part.get("text", "")))
+        elif part.get("type") in ("image_url", "input_image"):
+            parts.append("<image>")
+        else:
+            parts.append(f"<{part.get('type')}>")
+    return "".join(parts)
 
 
 def _tool_response_block(response: Mapping[str, Any]) -> str:

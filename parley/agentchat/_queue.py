@@ -14,6 +14,9 @@ Differences from AutoGen, on purpose:
   raises ``ValueError`` (AutoGen silently ran nothing and returned ``{}``). If a chat fails,
   the chats still running are cancelled and the error propagates.
 - Warnings (a repeated recipient, a missing message) are logged, not ``warnings.warn``-ed.
+- Agent names the model would refuse are checked for every chat of the queue before the first
+  one starts (``_chat_flow.check_names``), so a bad name in the third chat does not cost the
+  requests of the first two.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ._chat_flow import carryover_text, check_summary_method
+from ._chat_flow import carryover_text, check_names, check_summary_method
 from ._delivery import dispatch
 
 if TYPE_CHECKING:
@@ -54,7 +57,9 @@ def prepare(chat_queue: Any, sender: Any = None) -> list[dict[str, Any]]:
             entry["sender"] = sender
         assert entry.get("sender") is not None, "sender must be provided."
         assert entry.get("recipient") is not None, "recipient must be provided."
-        check_summary_method(entry.get("summary_method"), entry["sender"], entry["recipient"])
+        method = entry.get("summary_method", "last_msg")
+        check_summary_method(method, entry["sender"], entry["recipient"])
+        check_names(entry["sender"], entry["recipient"], method)
         if "message" not in entry:
             logger.warning(
                 "message is not provided in chat_queue[%d]: the human will be asked for the "

@@ -1,8 +1,10 @@
 """Built-in reply functions after the termination check: tool calls, function calls, the LLM.
 
 Each takes ``(agent, messages, sender, config)`` and returns ``(final, reply)`` (spec 2.4). A
-model's mistake (an unknown tool, arguments that are not JSON, a tool that raises) becomes an
-error message for the model, never an exception that ends the chat.
+model's mistake (an unknown tool, arguments that are not JSON or nested more than
+``MAX_NESTING`` levels deep, a tool that raises) becomes an error message for the model, never
+an exception that ends the chat (AutoGen let a RecursionError from deeply nested arguments
+through).
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ import asyncio
 import json
 import logging
 import re
+import reprlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
-from ._messages import request_messages, sanitize_name
+from ._messages import MAX_NESTING, fill_template, request_messages, sanitize_name
 
 if TYPE_CHECKING:
     from .conversable_agent import ConversableAgent
@@ -42,11 +45,13 @@ def _last(
     return messages[-1] if messages else {}
 
 
-def _clean_arguments(text: str) -> str:
+def _clean_arguments(text: str) -> tuple[str, int]:
     """AutoGen's repair of model-written JSON: raw newlines and tabs inside strings are escaped,
-    those outside strings dropped."""
+    those outside strings dropped. Also the deepest nesting of brackets outside strings, so
+    that arguments too deep to parse are refused before ``json.loads`` recurses on them."""
     out: list[str] = []
     in_string = escaped = False
+    depth = deepest = 0
     for ch in text:
         if in_string:
             if escaped:
@@ -63,10 +68,39 @@ def _clean_arguments(text: str) -> str:
                 continue
         elif ch == '"':
             in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
         elif ch in "\r\n":
             continue
         out.append(ch)
-    return "".join(out)
+    return "".join(out), deepest
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether parsed JSON ``value`` nests lists and dicts more than ``limit`` deep (without
+    recursing, so any depth can be measured)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+_TOO_DEEP = (
+    f"the arguments are nested more than {MAX_NESTING} levels deep. Send them as a flatter "
+    "JSON object."
+)
 
 
 def _error(name: str, text: str) -> tuple[bool, dict[str, Any]]:
@@ -89,13 +123,22 @@ async def execute_function(
         return _error(name, f"Function {name} not found. Available functions: {known}.")
     raw = func_call.get("arguments")
     raw = "{}" if raw is None else raw
-    try:
-        arguments = json.loads(_clean_arguments(raw)) if isinstance(raw, str) else raw
-    except json.JSONDecodeError as e:
-        return _error(name, f"{e}\n The argument must be in JSON format.")
+    if isinstance(raw, str):
+        text, depth = _clean_arguments(raw)
+        if depth > MAX_NESTING:
+            return _error(name, _TOO_DEEP)
+        try:
+            arguments = json.loads(text)
+        except json.JSONDecodeError as e:
+            return _error(name, f"{e}\n The argument must be in JSON format.")
+    elif _nested_deeper_than(raw, MAX_NESTING):
+        return _error(name, _TOO_DEEP)
+    else:
+        arguments = raw
     if not isinstance(arguments, dict):
+        shown = raw if isinstance(raw, str) else reprlib.repr(raw)
         return _error(
-            name, f"the arguments must be a JSON object, got {type(arguments).__name__}: {raw}"
+            name, f"the arguments must be a JSON object, got {type(arguments).__name__}: {shown}"
         )
     if not getattr(func, "_parley_validates", False):
         from ..function_utils import ArgumentsValidationError, validate_arguments
@@ -119,7 +162,11 @@ async def execute_function(
         if isinstance(e, ArgumentsValidationError):
             return _error(name, str(e))
         return _error(name, f"{type(e).__name__}: {e}")
-    content = result if isinstance(result, str) else str(result)
+    try:
+        content = result if isinstance(result, str) else str(result)
+    except Exception as e:  # a result nested too deeply to print (RecursionError), a broken __str__
+        logger.info("the result of function %s cannot be shown: %s: %s", name, type(e).__name__, e)
+        return _error(name, f"{type(e).__name__}: the result of {name} cannot be turned into text")
     if verbose:
         out.print(f"\nInput arguments: {arguments}\nOutput:\n{content}", flush=True)
     return True, {"name": name, "role": "function", "content": content}
@@ -195,6 +242,12 @@ async def generate_oai_reply(
     if messages is None:
         messages = agent._oai_messages[sender]
     context = messages[-1].pop("context", None) if messages else None
+    if context:
+        content = messages[-1].get("content")
+        if content is not None and not isinstance(content, (str, list)):
+            # A callable or jinja2 template can be filled only while its context is known, and
+            # a later request cannot carry it unfilled: the stored message keeps its text.
+            messages[-1]["content"] = fill_template({"content": content, "context": context})
     request = request_messages(agent._oai_system_message, messages)
     response = await client.a_create(
         context=context, messages=request, cache=agent.client_cache, agent=agent

@@ -16,11 +16,12 @@ from typing import Any, Literal, TypeVar
 
 from .._calls import is_async_callable
 from ..code_utils import content_str
+from ..oai._streaming import echo_silenced
 from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
 from ._agent_registration import AgentRegistrationMixin
 from ._agent_state import AgentStateMixin
 from ._delivery import dispatch, no_driver, send_reply
-from ._messages import normalize, render_message
+from ._messages import check_message, normalize, render_message
 from ._registry import HookLists, ReplyEntry, match_trigger
 from ._sync_chat import in_sync_chat, reply_twins, run_sync
 from .agent import Agent, LLMAgent
@@ -209,9 +210,17 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         agent_level = getattr(sender, "silent", None)
         return bool(agent_level if agent_level is not None else silent)
 
-    def _store(self, message: Any, partner: Any, *, sending: bool) -> dict[str, Any]:
+    def _store(
+        self, message: Any, partner: Any, *, sending: bool, checked: bool = False
+    ) -> dict[str, Any]:
         partner_name = getattr(partner, "name", "")
-        stored = normalize(message, sending=sending, own_name=self._name, partner_name=partner_name)
+        stored = normalize(
+            message,
+            sending=sending,
+            own_name=self._name,
+            partner_name=partner_name,
+            checked=checked,
+        )
         self._oai_messages[partner].append(stored)
         return stored
 
@@ -232,7 +241,12 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
                     recipient=recipient,
                     silent=quiet,
                 )
-        self._store(message, recipient, sending=True)
+        # Checked once here, so that a message no request could carry is refused before either
+        # side stores it, and a repaired one is what the recipient gets (one warning, not two).
+        message = check_message(
+            message, sending=True, own_name=self._name, partner_name=getattr(recipient, "name", "")
+        )
+        self._store(message, recipient, sending=True, checked=True)
         await dispatch(recipient, "receive", message, self, request_reply, silent)
 
     async def a_receive(
@@ -252,9 +266,11 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
             )
         if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
             return
-        reply = await dispatch(
-            self, "generate_reply", messages=self._oai_messages[sender], sender=sender
-        )
+        # The reply is printed (when this agent sends it) as this silence says: so is its stream.
+        with echo_silenced(self._effective_silent(self, silent)):
+            reply = await dispatch(
+                self, "generate_reply", messages=self._oai_messages[sender], sender=sender
+            )
         if reply is not None:
             await send_reply(self, reply, sender, silent)
 

@@ -6,7 +6,10 @@ agent that runs the rounds, is in ``_group_manager`` and re-exported here.
 
 Differences from AutoGen, on purpose:
 
-- ``append`` stores a copy: the caller's message dict is not modified.
+- ``append`` stores a copy: the caller's message dict is not modified. A message no model
+  request could carry is refused (``InvalidMessageError``) and lone surrogates are repaired,
+  as for every stored message (``_messages.check_message``); a content part of a type
+  ``content_str`` does not know shows as ``<type>`` instead of raising.
 - The transition graph is checked at construction and errors name the offending agent;
   templates with unknown ``{placeholders}`` are refused at construction, not at the first round.
 - "auto" selection calls the model directly through one reusable private agent that shares the
@@ -28,11 +31,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from ..code_utils import content_str
 from ..exceptions import AgentNameConflict, UndefinedNextAgent
 from . import _speaker_selection
 from ._group_graph import check_graph_validity, full_transitions, invert_disallowed_to_allowed
 from ._group_manager import GroupChatManager
+from ._messages import check_message, content_text
 from ._registry import _is_agent
 from .agent import Agent
 
@@ -219,10 +222,13 @@ class GroupChat:
     def append(self, message: dict[str, Any], speaker: Agent) -> None:
         """Add a copy of ``message`` to the transcript, named after ``speaker`` (unless it is a
         function result, whose name is the function's) and with text content."""
-        message = dict(message)
+        checked = check_message(
+            message, sending=True, own_name=speaker.name, partner_name="the group chat"
+        )
+        message = {"content": checked} if isinstance(checked, str) else dict(checked)
         if message.get("role") != "function":
             message["name"] = speaker.name
-        message["content"] = content_str(message.get("content"))
+        message["content"] = content_text(message.get("content"))
         self.messages.append(message)
 
     def agent_by_name(

@@ -22,6 +22,10 @@ class Cache:
     never changed. The backend is ``RedisCache`` if ``redis_url`` is set, else a
     ``DiskCache`` in ``<cache_path_root>/<cache_seed>``.
 
+    Every backend stores values as JSON text and never unpickles: ``set`` takes JSON data only
+    (the completion client stores its responses as tagged JSON documents), and an entry parley
+    did not write, AutoGen's pickles included, reads as a miss.
+
     ``with Cache.disk() as cache:`` binds this ``Cache`` (AutoGen binds the backend), so
     ``cache.config`` works inside the block; leaving the block closes the backend, and a
     closed cache reopens on its next use.
@@ -64,7 +68,8 @@ class Cache:
 
     @staticmethod
     def redis(cache_seed: str | int = 42, redis_url: str = "redis://localhost:6379/0") -> Cache:
-        """A Redis cache; keys are ``autogen:<cache_seed>:<key>``, values pickled."""
+        """A Redis cache; keys are ``autogen:<cache_seed>:<key>``, values JSON text (never
+        pickles: see :class:`RedisCache`)."""
         return Cache({"cache_seed": cache_seed, "redis_url": redis_url})
 
     @staticmethod

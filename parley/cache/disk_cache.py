@@ -3,10 +3,14 @@
 Entries survive restarts and can be shared by many processes at once: ``diskcache`` keeps
 them in SQLite (WAL mode), and this module waits out the moments when another process holds
 the write lock instead of failing with "database is locked".
+
+Values are JSON text, and diskcache runs with :mod:`parley.cache._safe_diskcache`'s ``Disk`` and
+settings, so nothing written into the directory by someone else is ever unpickled or obeyed.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -14,9 +18,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from .._protected_paths import protect
+from . import _json_values
 from .abstract_cache_base import ClosingCache
 
 __all__ = ["DiskCache"]
+
+logger = logging.getLogger(__name__)
+_MISSING = object()
 
 _T = TypeVar("_T")
 
@@ -34,9 +43,13 @@ class DiskCache(ClosingCache):
     """A persistent cache in the directory ``seed`` (created if missing).
 
     ``seed`` is the directory path, as in AutoGen: ``Cache.disk(cache_seed=7)`` passes
-    ``./.cache/7``. Values are pickled (small ones inline in SQLite, big ones in files next to
-    it), so anything picklable can be stored. The directory format is ``diskcache``'s, so
-    caches written by AutoGen can be read and vice versa.
+    ``./.cache/7``. Values must be JSON data (``set`` raises ``TypeError`` naming the type of
+    anything else) and are stored as JSON text, small ones inline in SQLite, big ones in files
+    next to it; ``get`` returns the decoded JSON (tuples come back as lists). Nothing is ever
+    unpickled: an entry parley did not write (a pickle, such as AutoGen's entries, text that is
+    not JSON, a value file outside the directory) is a miss, with a logged warning, and the
+    directory's own settings table is not obeyed. The directory format is ``diskcache``'s, so
+    diskcache can open it, but AutoGen and parley cannot read each other's entries.
 
     ``close`` releases the database connection; the next ``get`` or ``set`` opens a new one.
     Calls from threads other than the one that made the cache (``asyncio.to_thread``, thread
@@ -47,6 +60,8 @@ class DiskCache(ClosingCache):
         # diskcache is imported here, not at module level, to keep `import parley` light.
         import diskcache
 
+        from ._safe_diskcache import SafeCache
+
         directory = str(seed) if isinstance(seed, int) else os.fspath(seed)
         if not directory:
             raise ValueError("DiskCache needs a directory, got an empty path")
@@ -56,7 +71,10 @@ class DiskCache(ClosingCache):
         self._home_thread = threading.get_ident()
         self._timeout_error: type[Exception] = diskcache.Timeout
         self._retryable: tuple[type[Exception], ...] = (sqlite3.OperationalError, diskcache.Timeout)
-        self.cache: Any = self._retry(lambda: _open(diskcache.Cache, directory))
+        self.cache: Any = self._retry(lambda: _open(SafeCache, directory))
+        # Code executors refuse a work dir holding this directory: code that can write a
+        # cache can choose the replies this process reads back.
+        protect(directory, "a response cache")
 
     @property
     def directory(self) -> str:
@@ -64,12 +82,26 @@ class DiskCache(ClosingCache):
         return self._directory
 
     def get(self, key: str, default: Any = None) -> Any:
-        """The value stored under ``key``, or ``default``."""
-        return self._run(lambda: self.cache.get(key, default))
+        """The value stored under ``key``, or ``default`` (also for an entry parley did not
+        write, with a warning)."""
+        try:
+            text = self._run(lambda: self.cache.get(key, _MISSING))
+            if text is _MISSING:
+                return default
+            return _json_values.loads(text)
+        except _json_values.ForeignEntry as refused:
+            logger.warning(
+                "disk cache %s: ignoring the entry for key %r: %s, so parley did not write it",
+                self._directory,
+                key,
+                refused,
+            )
+            return default
 
     def set(self, key: str, value: Any) -> None:
-        """Store ``value`` (pickled) under ``key``."""
-        self._run(lambda: self.cache.set(key, value))
+        """Store ``value`` (JSON data) under ``key``."""
+        text = _json_values.dumps(value, "DiskCache")
+        self._run(lambda: self.cache.set(key, text))
 
     def close(self) -> None:
         """Close this thread's database connection; safe to call more than once."""

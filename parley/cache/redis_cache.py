@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import pickle
+import logging
 from typing import Any
 
+from . import _json_values
 from .abstract_cache_base import ClosingCache
 
 __all__ = ["RedisCache"]
+
+logger = logging.getLogger(__name__)
 
 # Defaults for the connection, used unless the URL sets them (e.g. ?socket_timeout=5): a
 # dead or unreachable server should fail a call, not hang it.
@@ -18,9 +21,11 @@ _SOCKET_TIMEOUT = 30.0
 class RedisCache(ClosingCache):
     """A cache shared through the Redis server at ``redis_url``.
 
-    Keys are ``autogen:<seed>:<key>`` and values are pickled, as in AutoGen, so parley and
-    AutoGen processes can share one Redis. Only point it at a Redis you trust: reading an
-    entry unpickles it.
+    Keys are ``autogen:<seed>:<key>``, as in AutoGen. Values must be JSON data (``set`` raises
+    ``TypeError`` naming the type of anything else) and are stored as JSON text; ``get`` returns
+    the decoded JSON. Nothing is ever unpickled: a value that is not JSON (AutoGen's pickles
+    among them) is a miss, with a logged warning, so anyone else who can write to the server
+    cannot run code in this process.
 
     ``close`` disconnects; the next ``get`` or ``set`` connects again.
     """
@@ -49,16 +54,28 @@ class RedisCache(ClosingCache):
 
     def get(self, key: str, default: Any = None) -> Any:
         """The value stored under ``key``, or ``default``."""
-        raw = self.cache.get(self._prefixed_key(key))
+        try:
+            # A URL with decode_responses=true has redis-py decode the bytes itself.
+            raw = self.cache.get(self._prefixed_key(key))
+        except UnicodeDecodeError:
+            raw = b"\xff"  # not UTF-8, so not JSON: refused below like any other such entry
         if raw is None:
             return default
-        return pickle.loads(raw)
+        try:
+            return _json_values.loads(raw)
+        except _json_values.ForeignEntry as refused:
+            logger.warning(
+                "Redis cache (seed %r): ignoring the entry for key %r: %s, so parley did not "
+                "write it",
+                self.seed,
+                key,
+                refused,
+            )
+            return default
 
     def set(self, key: str, value: Any) -> None:
-        """Store ``value`` (pickled) under ``key``."""
-        # The default protocol, not the highest, so that older Pythons sharing the server
-        # can read the entries.
-        self.cache.set(self._prefixed_key(key), pickle.dumps(value, pickle.DEFAULT_PROTOCOL))
+        """Store ``value`` (JSON data) under ``key``."""
+        self.cache.set(self._prefixed_key(key), _json_values.dumps(value, "RedisCache"))
 
     def close(self) -> None:
         """Disconnect; safe to call more than once."""

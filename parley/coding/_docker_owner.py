@@ -1,12 +1,15 @@
 """Which process owns a sandbox container, and removing the containers of dead owners.
 
-An executor removes its container on ``stop()``, at garbage collection and at interpreter exit.
-A process that is killed (SIGKILL, OOM, power loss of a laptop lid...) runs none of these, so
-each container is labelled with its owner — boot id, PID namespace, PID and the process's start
-time — and the next executor that starts a container on the same machine removes those whose
-owner is gone. The start time guards against PID reuse; the boot id and PID namespace keep a
-process from judging owners it cannot see (another machine sharing the engine, another
-container).
+An executor removes its container on ``stop()``, at garbage collection and at interpreter exit,
+and a container on a lifeline (the default; see ``_docker_sandbox``) stops by itself within a
+second when its owner dies, however it dies (SIGKILL, the OOM killer), after which the engine
+removes it. What can still be left over: the stopped container of an executor made with
+``auto_remove=False``, one made with ``stop_container=False`` (it outlives its owner on purpose),
+and any container on an engine where the lifeline failed. So each container is labelled with
+its owner — boot id, PID namespace, PID and the process's start time — and the next executor
+that starts a container on the same machine removes those whose owner is gone. The start time
+guards against PID reuse; the boot id and PID namespace keep a process from judging owners it
+cannot see (another machine sharing the engine, another container).
 """
 
 from __future__ import annotations

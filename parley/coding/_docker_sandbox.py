@@ -1,8 +1,8 @@
 """One long-lived, locked-down container that runs commands one at a time.
 
-The container's first process (PID 1) is a few lines of ``sh`` that sleep, reap every orphan
-(so killed processes never pile up as zombies against the PID limit) and, on ``SIGUSR1``, kill
-every other process in the container with ``kill -KILL -1``. Each command runs through
+The container's first process (PID 1) is a few lines of ``sh`` that wait on a child, reap every
+orphan (so killed processes never pile up as zombies against the PID limit) and, on ``SIGUSR1``,
+kill every other process in the container with ``kill -KILL -1``. Each command runs through
 ``docker exec`` as::
 
     sh -c 'timeout -s KILL <backstop> <command> 2>&1; rc=$?; kill -KILL -1; exit $rc'
@@ -10,8 +10,27 @@ every other process in the container with ``kill -KILL -1``. Each command runs t
 so whatever the command left behind (``server &``, a double-forked daemon, a ``setsid`` child)
 is killed when it ends. The deadline is kept on the host: when it passes, the host signals PID 1,
 which kills every process of the command whatever its process group or session, without needing
-a new process in the container (a fork bomb may have taken every PID). The in-container
-``timeout`` is only a backstop for when the host process dies mid-command.
+a new process in the container (a fork bomb may have taken every PID).
+
+**Cancellation.** The host also kills the command that way as soon as the caller is cancelled:
+:meth:`Sandbox.run` watches the token of the ``parley._cancel.run_in_thread`` call it runs under
+(a cancelled chat task, Ctrl-C in a sync chat) and then raises
+:class:`~parley.exceptions.ExecutionCancelledError`, the command's processes gone. Watching costs
+no engine call: the token's callback wakes the wait for the command's output.
+
+**The container dies with its owner** (unless made with ``lifeline=False``). It is created with
+its stdin open (``OpenStdin``, ``StdinOnce``) and, before it starts, this process attaches a
+connection to that stdin and holds it for the container's life: the *lifeline*
+(``_docker_lifeline``). PID 1 keeps a
+``cat`` reading its stdin as the child it waits on (restarted whenever a ``kill -KILL -1`` takes
+it); when the connection closes — :meth:`Sandbox.close`, or the kernel closing it because this
+process died, SIGKILL included — the engine closes the container's stdin, ``cat`` reads end of
+file, PID 1 exits and the kernel kills every process of the container. With ``auto_remove``, the
+engine then removes the container. A forked child of this process does not keep the connection
+(its copy of the descriptor is replaced by ``/dev/null``), so the parent's death still counts.
+The in-container ``timeout`` stays as the backstop for a block whose host process died without
+the lifeline doing its work (a container without one, an engine on which that chain fails), and
+``_docker_owner.reap_orphans`` removes what is left over.
 
 Nothing here blocks without a bound: the exec's output is read by a thread that the caller
 waits for with a deadline, and the stream is closed if it outlives the kill.
@@ -21,17 +40,20 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._cancel import CancelToken, current_token
+from ..exceptions import ExecutionCancelledError
 from ._docker_engine import connect, ensure_image
+from ._docker_lifeline import LIFELINE_KEEPER, Lifeline
 from ._docker_owner import OWNER_LABEL, SANDBOX_LABEL, owner_label, reap_orphans
 from ._process import MAX_OUTPUT_BYTES, _CappedBuffer
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from docker import DockerClient
+    from docker import APIClient, DockerClient
 
 __all__ = ["WORKSPACE", "Ending", "RunResult", "Sandbox", "SandboxSettings"]
 
@@ -54,6 +76,7 @@ _DRAIN_SECONDS = 5.0  # to collect the output after a kill, before the stream is
 _EXIT_POLL_SECONDS = 2.0  # for the engine to record an exec's exit code after its stream ended
 _START_SECONDS = 60.0  # AutoGen waited as long for its container to run
 _STOP_SECONDS = 5
+_LOCK_POLL_SECONDS = 0.05  # how often a cancellable wait for another command's turn looks up
 
 
 @dataclass(frozen=True)
@@ -70,6 +93,10 @@ class SandboxSettings:
     read_only: bool = True
     tmpfs_size: str = "256m"
     environment: dict[str, str] = field(default_factory=dict)
+    lifeline: bool = True
+    """End the container when this process ends, however it ends (see the module's doc)."""
+    auto_remove: bool = True
+    """Have the engine remove the container once it has stopped (``AutoRemove``)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,7 @@ class Sandbox:
         self.settings = settings
         self._client: DockerClient | None = None
         self._container_id: str | None = None
+        self._lifeline: Lifeline | None = None
         self._image: str | None = None
         self._oom_kills = 0
         self._run_lock = threading.Lock()  # one command at a time
@@ -113,59 +141,84 @@ class Sandbox:
             client = self._client
             reap_orphans(client)
             self._image = ensure_image(client, self.settings.images)
-            self._container_id = self._create(client, self._image)
+            self._container_id, self._lifeline = self._create(client.api, self._image)
             self._oom_kills = 0
 
-    def _create(self, client: DockerClient, image: str) -> str:
+    def _create(self, api: APIClient, image: str) -> tuple[str, Lifeline | None]:
         s = self.settings
-        options: dict[str, Any] = {
-            "entrypoint": ["/bin/sh", "-c", _KEEPER],
-            "name": s.name,
-            "user": s.user,
-            "working_dir": WORKSPACE,
-            "volumes": {s.bind_dir: {"bind": WORKSPACE, "mode": "rw"}},
-            "environment": {"HOME": "/tmp", "PYTHONUNBUFFERED": "1", **s.environment},
-            "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
-            "read_only": s.read_only,
-            "tmpfs": {"/tmp": f"rw,nosuid,nodev,size={s.tmpfs_size},mode=1777"},
-            "labels": {SANDBOX_LABEL: "1", OWNER_LABEL: owner_label()},
-            "detach": True,
-        }
+        limits: dict[str, Any] = {}
         if s.network is False:
-            options["network_mode"] = "none"
+            limits["network_mode"] = "none"
         elif isinstance(s.network, str):
-            options["network_mode"] = s.network
+            limits["network_mode"] = s.network
         if s.mem_limit is not None:
-            options["mem_limit"] = s.mem_limit
-            options["memswap_limit"] = s.mem_limit  # no swap: the limit is the limit
+            limits["mem_limit"] = s.mem_limit
+            limits["memswap_limit"] = s.mem_limit  # no swap: the limit is the limit
         if s.pids_limit is not None:
-            options["pids_limit"] = s.pids_limit
-        container = client.containers.create(image, **options)
+            limits["pids_limit"] = s.pids_limit
+        host_config = api.create_host_config(
+            binds=[f"{s.bind_dir}:{WORKSPACE}:rw"],
+            cap_drop=["ALL"],
+            security_opt=["no-new-privileges"],
+            read_only=s.read_only,
+            tmpfs={"/tmp": f"rw,nosuid,nodev,size={s.tmpfs_size},mode=1777"},
+            auto_remove=s.auto_remove,
+            **limits,
+        )
+        config = api.create_container_config(
+            image,
+            None,
+            entrypoint=["/bin/sh", "-c", LIFELINE_KEEPER if s.lifeline else _KEEPER],
+            user=s.user,
+            working_dir=WORKSPACE,
+            volumes=[WORKSPACE],
+            environment={"HOME": "/tmp", "PYTHONUNBUFFERED": "1", **s.environment},
+            labels={SANDBOX_LABEL: "1", OWNER_LABEL: owner_label()},
+            stdin_open=s.lifeline,
+            detach=True,
+            host_config=host_config,
+        )
+        # Close the container's stdin when the one attached connection does (docker-py's
+        # config sets this only for attached runs, which also attach stdout and stderr).
+        config["StdinOnce"] = s.lifeline
+        container_id = str(api.create_container_from_config(config, name=s.name)["Id"])
+        lifeline: Lifeline | None = None
         try:
-            container.start()
+            if s.lifeline:
+                # Before the start: a container whose stdin nobody holds yet would see no end
+                # of file if this process died in between.
+                params = {"stdin": 1, "stream": 1}
+                lifeline = Lifeline(api.attach_socket(container_id, params=params))
+            api.start(container_id)
             deadline = time.monotonic() + _START_SECONDS
-            container.reload()
-            while container.status == "created" and time.monotonic() < deadline:
+            status = _status(api, container_id)
+            while status == "created" and time.monotonic() < deadline:
                 time.sleep(0.05)
-                container.reload()
-            if container.status != "running":
-                logs = container.logs().decode("utf-8", "replace")
-                raise ValueError(f"Container failed to start: {container.status}\n{logs}")
+                status = _status(api, container_id)
+            if status != "running":
+                raise ValueError(f"Container failed to start: {status}\n{_logs(api, container_id)}")
         except BaseException:
-            container.remove(force=True)
+            _remove(api, container_id, remove=True)
+            if lifeline is not None:
+                lifeline.close()
             raise
-        return str(container.id)
+        return container_id, lifeline
 
     def run(self, command: list[str], timeout: float) -> RunResult:
-        """Run ``command`` in the workspace; its processes are all gone when this returns."""
+        """Run ``command`` in the workspace; its processes are all gone when this returns.
+
+        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
+        ``parley._cancel.run_in_thread`` call this runs under is cancelled (the processes are
+        gone then too).
+        """
         import docker
 
-        with self._run_lock:
+        token = current_token()
+        with _holding(self._run_lock, token):
             for attempt in (1, 2):
                 self.start()
                 try:
-                    return self._exec(command, timeout)
+                    return self._exec(command, timeout, token)
                 except docker.errors.APIError as error:
                     # The container was removed or stopped behind our back (``docker rm``, its
                     # PID 1 killed): make a new one, once.
@@ -175,59 +228,58 @@ class Sandbox:
                     self.remove_container()
             raise AssertionError("unreachable")
 
-    def _exec(self, command: list[str], timeout: float) -> RunResult:
+    def _exec(self, command: list[str], timeout: float, token: CancelToken | None) -> RunResult:
         client, container_id = self._client, self._container_id
         assert client is not None
         assert container_id is not None
+        _check(token)  # the container may have taken a while to start
         api = client.api
         argv = ["/bin/sh", "-c", _WRAPPER, f"{timeout + _BACKSTOP_GRACE:g}", *command]
         exec_id = api.exec_create(container_id, argv, user=self.settings.user, workdir=WORKSPACE)
         stream = api.exec_start(exec_id["Id"], stream=True)
         buffer = _CappedBuffer(MAX_OUTPUT_BYTES)
-        done = threading.Event()
+        ended = threading.Event()  # the output stream ended: so did the command
+        wake = threading.Event()  # ended, or the caller was cancelled
         reader = threading.Thread(
-            target=_pump, args=(stream, buffer, done), name="parley-docker-output", daemon=True
+            target=_pump,
+            args=(stream, buffer, (ended, wake)),
+            name="parley-docker-output",
+            daemon=True,
         )
         reader.start()
+        unregister = token.on_cancel(wake.set) if token is not None else _nothing
+        cancelled = False
         try:
-            timed_out = not done.wait(timeout)
-            if timed_out:
+            timed_out = not wake.wait(timeout)
+            cancelled = not ended.is_set() and token is not None and token.cancelled
+            if timed_out or cancelled:
                 _kill_all(client, container_id)
-                done.wait(_DRAIN_SECONDS)
-        except BaseException:  # KeyboardInterrupt, a cancelled worker: the code must not go on
+                ended.wait(_DRAIN_SECONDS)
+        except BaseException:  # KeyboardInterrupt in the calling thread: the code must not go on
             _kill_all(client, container_id)
             raise
         finally:
+            unregister()
             _close_stream(stream)  # also cuts a stream something still holds open after a kill
             reader.join(_DRAIN_SECONDS)
-        exit_code = self._exit_code(exec_id["Id"])
+        if cancelled:
+            raise ExecutionCancelledError("the code block was stopped: its chat was cancelled")
+        # The client and container of this run: close() may clear the fields meanwhile.
+        exit_code = _exit_code(client, exec_id["Id"])
         output = buffer.text()
         if timed_out:
             return RunResult(124, output, timed_out=True, out_of_memory=False)
-        out_of_memory = exit_code == 137 and self._new_oom_kill()
+        out_of_memory = exit_code == 137 and self._new_oom_kill(client, container_id)
         return RunResult(exit_code, output, timed_out=False, out_of_memory=out_of_memory)
 
-    def _exit_code(self, exec_id: str) -> int:
-        assert self._client is not None
-        deadline = time.monotonic() + _EXIT_POLL_SECONDS
-        while True:
-            info = self._client.api.exec_inspect(exec_id)
-            if not info.get("Running") and info.get("ExitCode") is not None:
-                return int(info["ExitCode"])
-            if time.monotonic() >= deadline:
-                return 1
-            time.sleep(0.01)
-
-    def _new_oom_kill(self) -> bool:
+    def _new_oom_kill(self, client: DockerClient, container_id: str) -> bool:
         """Whether the kernel's OOM killer struck in the container since the last check."""
         import docker
 
-        assert self._client is not None
-        assert self._container_id is not None
         # cgroup v2, then v1; both have an "oom_kill <count>" line.
         files = "/sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control"
         try:
-            _, raw = self._client.containers.get(self._container_id).exec_run(
+            _, raw = client.containers.get(container_id).exec_run(
                 ["/bin/sh", "-c", f"cat {files} 2>/dev/null"], user=self.settings.user
             )
         except docker.errors.DockerException:
@@ -246,27 +298,93 @@ class Sandbox:
         """Remove the container now; the next :meth:`run` starts a new one."""
         with self._state_lock:
             container_id, self._container_id = self._container_id, None
+            lifeline, self._lifeline = self._lifeline, None
             client = self._client
-        if client is not None and container_id is not None:
-            _remove(client, container_id, remove=True)
+        try:
+            if client is not None and container_id is not None:
+                _remove(client.api, container_id, remove=True)
+        finally:
+            if lifeline is not None:
+                lifeline.close()
 
     def close(self, how: Ending = "remove") -> None:
         """End the container — ``"remove"`` it, ``"stop"`` it, or ``"keep"`` it running — and
         release the engine connection.
 
-        Safe to call more than once and at interpreter exit; engine errors are ignored, since
-        there is nothing left to do about them.
+        A container on a lifeline ends with it, so ``"keep"`` keeps only one made with
+        ``lifeline=False``. Safe to call more than once and at interpreter exit; engine errors
+        are ignored, since there is nothing left to do about them.
         """
         with self._state_lock:
             container_id, self._container_id = self._container_id, None
+            lifeline, self._lifeline = self._lifeline, None
             client, self._client = self._client, None
-        if client is None:
-            return
         try:
-            if container_id is not None and how != "keep":
-                _remove(client, container_id, remove=how == "remove")
+            if client is not None and container_id is not None and how != "keep":
+                # Before the lifeline goes: removing a container that is still running is
+                # one call that returns once it is gone, with no race against AutoRemove.
+                _remove(client.api, container_id, remove=how == "remove")
         finally:
-            client.close()
+            if lifeline is not None:
+                lifeline.close()
+            if client is not None:
+                client.close()
+
+
+def _nothing() -> None:
+    pass
+
+
+def _exit_code(client: DockerClient, exec_id: str) -> int:
+    deadline = time.monotonic() + _EXIT_POLL_SECONDS
+    while True:
+        info = client.api.exec_inspect(exec_id)
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        if time.monotonic() >= deadline:
+            return 1
+        time.sleep(0.01)
+
+
+def _check(token: CancelToken | None) -> None:
+    if token is not None and token.cancelled:
+        raise ExecutionCancelledError("the code block was not run: its chat was cancelled")
+
+
+@contextmanager
+def _holding(lock: threading.Lock, token: CancelToken | None) -> Iterator[None]:
+    """Hold ``lock``; while another command has it, give up if ``token`` is cancelled.
+
+    The wait itself is bounded by the other command's timeout.
+    """
+    if token is None:
+        lock.acquire()
+    else:
+        while not lock.acquire(timeout=_LOCK_POLL_SECONDS):
+            _check(token)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _status(api: APIClient, container_id: str) -> str:
+    """The container's state ("running", "exited"...); "removed" if it is gone (AutoRemove)."""
+    import docker
+
+    try:
+        return str(api.inspect_container(container_id)["State"]["Status"])
+    except docker.errors.NotFound:
+        return "removed"
+
+
+def _logs(api: APIClient, container_id: str) -> str:
+    import docker
+
+    try:
+        return str(api.logs(container_id).decode("utf-8", "replace"))
+    except docker.errors.DockerException:
+        return ""
 
 
 def _kill_all(client: DockerClient, container_id: str) -> None:
@@ -279,14 +397,14 @@ def _kill_all(client: DockerClient, container_id: str) -> None:
         pass  # the container is gone: so are its processes
 
 
-def _remove(client: DockerClient, container_id: str, *, remove: bool) -> None:
+def _remove(api: APIClient, container_id: str, *, remove: bool) -> None:
     import docker
 
     try:
         if remove:
-            client.api.remove_container(container_id, force=True)
+            api.remove_container(container_id, force=True)
         else:
-            client.api.stop(container_id, timeout=_STOP_SECONDS)
+            api.stop(container_id, timeout=_STOP_SECONDS)
     except docker.errors.DockerException:
         pass  # already gone, or the engine is: either way nothing runs there any more
 
@@ -304,7 +422,9 @@ def _close_stream(stream: Any) -> None:
         response.close()
 
 
-def _pump(stream: Iterator[bytes], buffer: _CappedBuffer, done: threading.Event) -> None:
+def _pump(
+    stream: Iterator[bytes], buffer: _CappedBuffer, done: tuple[threading.Event, ...]
+) -> None:
     """Feed the exec's output to ``buffer`` until it ends or is cut; then set ``done``."""
     try:
         for chunk in stream:
@@ -312,4 +432,5 @@ def _pump(stream: Iterator[bytes], buffer: _CappedBuffer, done: threading.Event)
     except Exception:  # the stream was closed under us after a timeout: nothing more to read
         pass
     finally:
-        done.set()
+        for event in done:
+            event.set()

@@ -6,33 +6,51 @@ the Docker executor reuses :func:`cap_output`.
 
 The policy:
 
-* The program starts in a new session, so it and everything it spawns share one process group.
-* At the deadline the whole group gets SIGTERM, then SIGKILL after a brief grace. AutoGen
-  waited for a timed-out program to finish on its own; here nothing of it survives.
-* When the program ends on its own, whatever it left running in its group (``server &``) is
-  killed too: a code block's processes end with the block.
+* The program runs under a supervisor (``_reaper.py`` has the design, ``_supervisor.py`` this
+  side of it), Linux's child subreaper: every process it starts stays the supervisor's
+  descendant however it detaches (``setsid``, double fork), and all of them are killed when the
+  program ends, at the deadline, when the caller is cancelled (``parley._cancel``: a cancelled
+  chat, Ctrl-C in a sync chat) and when parley itself dies — the supervisor's control socket
+  then reaches end of file. Nothing a block starts outlives it. Supervisors are forked by one
+  server process per parley process, so a block starts about as fast as a bare subprocess.
+  AutoGen waited for a timed-out program to finish on its own.
+* At the deadline or on cancellation: SIGTERM to every process of the block, SIGKILL after a
+  brief grace; the call returns (or raises :class:`ExecutionCancelledError`) within a second.
 * stdout and stderr are read concurrently (a chatty program never deadlocks on a full pipe) and
   each is capped at ``max_output`` bytes; the rest is counted, not stored, and reported by a
   visible marker. Output produced before a timeout is kept.
 * The environment is an allowlist (:func:`safe_env`): API keys and other secrets of the parent
-  process are never inherited. stdin is ``/dev/null``.
+  process are never inherited. stdin is ``/dev/null``. While code runs, this process is
+  non-dumpable, so the code cannot read parley's environment or memory through
+  ``/proc/<pid>/environ`` or ``/proc/<pid>/mem``; when parley runs as root, the code also runs
+  without the capabilities that would bypass that (``CAP_SYS_PTRACE`` and the like).
+* Running code on the host is not isolation: the first run warns once per process
+  (:class:`~parley.exceptions.UnsandboxedExecutionWarning`). Docker is the sandbox.
 * No signals are used for timing (no ``signal.alarm``), so it works from any thread; async code
-  calls it through ``asyncio.to_thread``, as the agents do with executors.
+  calls it through ``parley._cancel.run_in_thread``, as the agents do with executors.
 
 POSIX only (process groups, ``selectors`` on pipes); parley does not run code on Windows hosts.
+The subreaper and the /proc walk are Linux's; elsewhere only the process group is contained.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import selectors
-import signal
-import subprocess
+import shutil
+import threading
 import time
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import IO
+from pathlib import Path
+
+from .._cancel import CancelToken, current_token
+from ..exceptions import ExecutionCancelledError, UnsandboxedExecutionWarning
+from ._supervisor import Block, start_block
 
 __all__ = [
     "ENV_ALLOWLIST",
@@ -64,9 +82,9 @@ ENV_ALLOWLIST = frozenset(
     }
 )  # fmt: skip
 
-_GRACE_SECONDS = 0.25  # between SIGTERM and SIGKILL at a timeout
-_DRAIN_SECONDS = 1.0  # to collect output still in the pipes once the group is dead
-_TICK_SECONDS = 0.05  # how often an idle wait re-checks whether the program has exited
+_STOP_SECONDS = 2.0  # for the supervisor to end the block after a stop (it needs ~0.25 s)
+_DRAIN_SECONDS = 1.0  # to collect output still in the pipes once the block is dead
+_TICK_SECONDS = 0.05  # how often an idle wait re-checks the exit and the cancel token
 _CHUNK = 65536
 
 
@@ -138,28 +156,70 @@ class _CappedBuffer:
         return _truncated(data, self._dropped)
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    """Send ``sig`` to the process group led by ``pid``; a group already gone is fine."""
+def _find_program(program: str, env: Mapping[str, str], cwd: str | os.PathLike[str] | None) -> str:
+    """The file ``program`` names, found as ``Popen`` would on the block's own ``PATH``; the
+    same ``FileNotFoundError`` / ``PermissionError`` when there is none."""
+    if os.sep in program:
+        path = Path(cwd or ".", program)
+        if not path.exists():
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+        if path.is_dir() or not os.access(path, os.X_OK):
+            raise PermissionError(errno.EACCES, "Permission denied", program)
+        return str(path.absolute())
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+    return os.path.abspath(found)
+
+
+# -- this process is non-dumpable while code runs (prctl PR_SET_DUMPABLE) ---------------------
+
+_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
+_dumpable_lock = threading.Lock()
+_running = 0  # local runs in progress
+_restore_dumpable: int | None = None
+_warned = False
+
+
+def _prctl(option: int, value: int = 0) -> int | None:
     try:
-        # The leader may already be reaped. Its pid cannot be reused while the group has
-        # members; once the group is empty, hitting a new group of the same id in the instant
-        # before this call would need the kernel's pid counter to wrap around in between.
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(option, value, 0, 0, 0))
+    except (OSError, AttributeError):
+        return None  # not Linux
 
 
-def _popen_kwargs(
-    cwd: str | os.PathLike[str] | None, env: Mapping[str, str] | None
-) -> dict[str, object]:
-    return {
-        "cwd": cwd,
-        "env": dict(env) if env is not None else safe_env(),
-        "stdin": subprocess.DEVNULL,
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "start_new_session": True,
-    }
+@contextmanager
+def _protected() -> Iterator[None]:
+    """Keep this process non-dumpable while at least one block runs; warn on the first run."""
+    global _running, _restore_dumpable, _warned
+    with _dumpable_lock:
+        if not _warned:
+            _warned = True
+            warnings.warn(
+                "parley is running generated code on this machine, without a sandbox: it can do "
+                "anything this user can. Use a DockerCommandLineCodeExecutor (or "
+                '"use_docker": True) to isolate it.',
+                UnsandboxedExecutionWarning,
+                stacklevel=1,  # the caller is a worker thread's frame; this line is as good
+            )
+        if _running == 0:
+            before = _prctl(_PR_GET_DUMPABLE)
+            if before is not None and before > 0:
+                _prctl(_PR_SET_DUMPABLE, 0)
+                _restore_dumpable = before
+        _running += 1
+    try:
+        yield
+    finally:
+        with _dumpable_lock:
+            _running -= 1
+            if _running == 0 and _restore_dumpable is not None:
+                # Debuggers and profilers work again once no generated code is running.
+                _prctl(_PR_SET_DUMPABLE, _restore_dumpable)
+                _restore_dumpable = None
 
 
 def _result(
@@ -180,74 +240,91 @@ def run(
     """Run ``argv`` to completion or to ``timeout`` seconds under the module's policy.
 
     ``env=None`` means :func:`safe_env()`, never the parent's full environment. Raises
-    ``FileNotFoundError`` if the program does not exist.
+    ``FileNotFoundError`` if the program does not exist, and :class:`ExecutionCancelledError`
+    if the calling step was cancelled (its processes are gone by then).
     """
+    environment = dict(env) if env is not None else safe_env()
+    executable = _find_program(argv[0], environment, cwd)
+    token = current_token()
     deadline = time.monotonic() + timeout
-    out, err = _CappedBuffer(max_output), _CappedBuffer(max_output)
-    proc: subprocess.Popen[bytes] = subprocess.Popen(argv, **_popen_kwargs(cwd, env))  # type: ignore[call-overload]
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    streams: dict[IO[bytes], _CappedBuffer] = {proc.stdout: out, proc.stderr: err}
-    timed_out = False
-    try:
-        with selectors.DefaultSelector() as selector:
-            for stream in streams:
-                selector.register(stream, selectors.EVENT_READ)
-            timed_out = _pump_until_exit(proc, selector, streams, deadline)
-            if timed_out:
-                _signal_group(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(_GRACE_SECONDS)
-                except subprocess.TimeoutExpired:
-                    pass
-            _signal_group(proc.pid, signal.SIGKILL)  # the leftovers, or the stubborn
-            _drain(selector, streams, time.monotonic() + _DRAIN_SECONDS)
-    finally:
-        # Also reached on KeyboardInterrupt: the group must not outlive the call.
-        _signal_group(proc.pid, signal.SIGKILL)
-        for stream in streams:
-            stream.close()
-        proc.wait()
-    return _result(proc.returncode, out, err, timed_out)
+    with _protected():
+        block, out, err = start_block(executable, argv, cwd, environment)
+        streams = {out: _CappedBuffer(max_output), err: _CappedBuffer(max_output)}
+        ending = "exited"
+        try:
+            with selectors.DefaultSelector() as selector:
+                for fd in streams:
+                    selector.register(fd, selectors.EVENT_READ)
+                if block.selectable is not None:
+                    selector.register(block.selectable, selectors.EVENT_READ)
+                ending = _pump_until_exit(block, selector, streams, deadline, token)
+                if ending != "exited":
+                    block.stop(_STOP_SECONDS)
+                _drain(block, selector, streams, time.monotonic() + _DRAIN_SECONDS)
+        finally:
+            # Also reached on KeyboardInterrupt: the block must not outlive the call.
+            block.stop(_STOP_SECONDS)
+            block.close()
+            for fd in streams:
+                os.close(fd)
+    if ending == "cancelled":
+        raise ExecutionCancelledError("the code block was stopped: its chat was cancelled")
+    code = TIMEOUT_EXIT_CODE if ending == "timed out" else block.exit_code()
+    return ProcessResult(
+        exit_code=code,
+        stdout=streams[out].text(),
+        stderr=streams[err].text(),
+        timed_out=ending == "timed out",
+    )
 
 
 def _read_ready(
-    selector: selectors.BaseSelector, streams: dict[IO[bytes], _CappedBuffer], wait: float
+    block: Block,
+    selector: selectors.BaseSelector,
+    streams: dict[int, _CappedBuffer],
+    wait: float,
 ) -> None:
     for key, _ in selector.select(wait):
-        stream: IO[bytes] = key.fileobj  # type: ignore[assignment]
-        chunk = os.read(stream.fileno(), _CHUNK)
+        if key.fd not in streams:  # the block's news (its supervisor's control socket)
+            block.on_readable()
+            if block.finished() or block.selectable is None:
+                selector.unregister(key.fileobj)
+            continue
+        fd = key.fd
+        chunk = os.read(fd, _CHUNK)
         if chunk:
-            streams[stream].feed(chunk)
+            streams[fd].feed(chunk)
         else:
-            selector.unregister(stream)
+            selector.unregister(fd)
 
 
 def _pump_until_exit(
-    proc: subprocess.Popen[bytes],
+    block: Block,
     selector: selectors.BaseSelector,
-    streams: dict[IO[bytes], _CappedBuffer],
+    streams: dict[int, _CappedBuffer],
     deadline: float,
-) -> bool:
-    """Read output until the program exits (False) or the deadline passes (True)."""
-    while True:
+    token: CancelToken | None,
+) -> str:
+    """Read output until the block ends: ``"exited"``, ``"timed out"`` or ``"cancelled"``."""
+    while not block.finished():
+        if token is not None and token.cancelled:
+            return "cancelled"
         remaining = deadline - time.monotonic()
         if remaining <= 0:
-            return True
-        if not selector.get_map():  # both pipes closed: only the exit is left to wait for
-            try:
-                proc.wait(remaining)
-                return False
-            except subprocess.TimeoutExpired:
-                return True
-        if proc.poll() is not None:  # exited, but something in its group holds the pipes
-            return False
-        _read_ready(selector, streams, min(remaining, _TICK_SECONDS))
+            return "timed out"
+        _read_ready(block, selector, streams, min(remaining, _TICK_SECONDS))
+    return "exited"
 
 
 def _drain(
-    selector: selectors.BaseSelector, streams: dict[IO[bytes], _CappedBuffer], until: float
+    block: Block,
+    selector: selectors.BaseSelector,
+    streams: dict[int, _CappedBuffer],
+    until: float,
 ) -> None:
-    """Collect what is left in the pipes; bounded, since an escaped process may hold them."""
-    while selector.get_map() and (remaining := until - time.monotonic()) > 0:
-        _read_ready(selector, streams, remaining)
+    """Collect what is left in the pipes; bounded, in case something still holds them."""
+    while (
+        any(fd in streams for fd in selector.get_map())
+        and (remaining := until - time.monotonic()) > 0
+    ):
+        _read_ready(block, selector, streams, remaining)

@@ -12,6 +12,10 @@ Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
   a read-only root filesystem with a tmpfs ``/tmp`` (``HOME`` is ``/tmp``), a memory limit
   (``mem_limit``, default 512m, no swap) and a process limit (``pids_limit``, default 256). The
   only host directory the code sees is ``bind_dir`` (default ``work_dir``) at ``/workspace``.
+* **A work dir of its own.** The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen:
+  ``.``), and one that holds a response cache, a virtualenv, parley's sources or a git
+  repository is refused with ``UnsafeWorkDirError``, at construction and before each block
+  (``parley.coding._work_dir``): code that can write those can get code run on the host.
 * **Not root.** Code runs as the host user's uid:gid, so what it writes in ``work_dir`` belongs to
   that user. When parley runs as root, code runs as the work dir's owner, or as uid:gid
   1000:1000 (the ``sandbox`` user of parley's image) if root owns it; a root-owned work dir is
@@ -22,10 +26,21 @@ Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
   ``"\\nTimeout"``, and the executor stays usable. Processes a block leaves running in the
   background are killed when it ends. A block killed by the memory limit gets exit code 137
   and a line saying so.
-* **One container, reused.** Blocks run with ``docker exec`` in the executor's container; it is
-  removed by :meth:`stop`, on leaving a ``with`` block, when the executor is garbage collected,
-  at interpreter exit, and — should the process be killed outright — by the next executor that
-  starts a container on this machine. :meth:`restart` gives a fresh container.
+* **Cancelling stops the block.** When the chat running a block is cancelled (its task is
+  cancelled, or Ctrl-C hits a sync chat; the agents run executors through
+  ``parley._cancel.run_in_thread``), every process of the block is killed within a second and
+  :meth:`execute_code_blocks` raises :class:`~parley.exceptions.ExecutionCancelledError` — a
+  cancelled call has no result to report, and the caller is being cancelled anyway. The
+  executor stays usable. (A direct call interrupted by Ctrl-C kills the block and raises
+  ``KeyboardInterrupt``.)
+* **One container, reused, that dies with its process.** Blocks run with ``docker exec`` in the
+  executor's container; it is removed by :meth:`stop`, on leaving a ``with`` block, when the
+  executor is garbage collected and at interpreter exit. Should the process be killed outright
+  (SIGKILL, the OOM killer), the container notices within a second — it holds a connection
+  from this process open on its stdin — and stops, killing the block that was running, and the
+  engine removes it (``auto_remove=False``: it is only stopped, and the next executor that
+  starts a container on this machine removes it). ``stop_container=False`` opts out: that
+  container outlives the process. :meth:`restart` gives a fresh container.
 * Output (stdout and stderr in the order written; Python runs unbuffered) is capped with a
   visible truncation marker. The ``# filename:`` comment needs its ``filename:`` label, and a
   name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``.
@@ -53,6 +68,7 @@ from ._docker_workspace import choose_user, hand_over, prepare_work_dir
 from ._executor_base import CommandLineExecutorBase
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
 from ._process import MAX_OUTPUT_BYTES, cap_output
+from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
 from .base import CodeBlock, CommandLineCodeResult
 from .local_commandline_code_executor import silence_pip
 
@@ -78,7 +94,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         image: str | None = None,
         container_name: str | None = None,
         timeout: int = 60,
-        work_dir: Path | str = Path("."),
+        work_dir: Path | str = Path(DEFAULT_WORK_DIR),
         bind_dir: Path | str | None = None,
         auto_remove: bool = True,
         stop_container: bool = True,
@@ -95,12 +111,14 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         engine's default network, or a network name), ``user`` (``"uid:gid"`` code runs as),
         ``mem_limit`` and ``pids_limit`` (None: unlimited), ``read_only`` (root filesystem).
 
-        ``auto_remove=False`` makes :meth:`stop` stop the container without removing it;
-        ``stop_container=False`` leaves it running when the interpreter exits.
+        ``auto_remove=False`` makes :meth:`stop` (and the death of this process) stop the
+        container without removing it; ``stop_container=False`` leaves it running when the
+        interpreter exits, and when this process dies.
         """
         if timeout < 1:
             raise ValueError("Timeout must be greater than or equal to 1.")
         work_dir = Path(work_dir)
+        check_work_dir(work_dir)
         # A work dir parley creates, or finds empty, may be handed to the code's user later.
         self._fresh_work_dir = not work_dir.exists() or not any(work_dir.iterdir())
         work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
@@ -123,6 +141,8 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
                 mem_limit=mem_limit,
                 pids_limit=pids_limit,
                 read_only=read_only,
+                lifeline=stop_container,
+                auto_remove=auto_remove and stop_container,
             )
         )
         # The finalizer holds the sandbox, never the executor, so the executor can be collected;
@@ -161,7 +181,11 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         return self._sandbox.image
 
     def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
-        """Run the blocks in order in the container; stop at the first non-zero exit code."""
+        """Run the blocks in order in the container; stop at the first non-zero exit code.
+
+        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
+        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped).
+        """
         if len(code_blocks) == 0:
             raise ValueError("No code blocks to execute.")
         outputs: list[str] = []
@@ -210,6 +234,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         return path
 
     def _run(self, interpreter: str, path: Path, timeout: float) -> RunResult:
+        check_work_dir(self._work_dir)  # a cache may have been opened inside it since
         if self._sandbox.container_id is None:
             prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
         relative = path.relative_to(self._work_dir.resolve()).as_posix()

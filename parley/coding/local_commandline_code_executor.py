@@ -2,13 +2,22 @@
 
 Same constructor, results and rules as AutoGen, with these deliberate safety differences:
 
-* Each block runs in its own process group in ``work_dir``; at the timeout the whole group is
-  killed. The result is exit code 124 with ``"\\nTimeout"`` appended, and it keeps the output
-  printed before the timeout (AutoGen lost it). Background processes a block leaves behind are
-  killed when it ends.
+* The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen: ``.``); a work dir holding
+  a response cache, a virtualenv, parley's sources or a git repository is refused with
+  ``UnsafeWorkDirError`` (``parley.coding._work_dir``).
+* Running code here is not isolation: the first block warns once per process
+  (``UnsandboxedExecutionWarning``); use the Docker executor to isolate code. While a block runs,
+  parley's process is non-dumpable, so the code cannot read its environment or memory.
+* Each block runs in ``work_dir`` under a supervisor that keeps every process it starts, however
+  it detaches (``setsid``, double fork); all of them are killed at the timeout, when the block
+  ends, when the chat is cancelled and when parley dies (``parley.coding._process``). The
+  timeout's result is exit code 124 with ``"\\nTimeout"`` appended, and it keeps the output
+  printed before the timeout (AutoGen lost it).
 * The program sees a minimal environment (``parley.coding._process.safe_env``: no API keys or
   other secrets of this process), plus the venv's ``bin`` on ``PATH`` and ``VIRTUAL_ENV`` when
   ``virtual_env_context`` is given, plus the parley-only ``env`` argument. stdin is ``/dev/null``.
+* The dangerous-command guard (``parley.coding._guard``) catches ``rm -rf`` in any spelling
+  (``rm -r -f``, ``rm -fR``, ``--recursive --force``), not only the literal ``rm -rf``.
 * Each stream's output is capped (``MAX_OUTPUT_BYTES``) with a visible truncation marker.
 * The file name comes from a first-line ``# filename: x.py`` comment; unlike AutoGen the
   ``filename:`` label is required (AutoGen made ``# compute primes`` a file name). A name
@@ -37,8 +46,10 @@ from typing import Any, ClassVar, TypeVar, cast
 
 from ..code_utils import PYTHON_VARIANTS, TIMEOUT_MSG, WIN32
 from ._executor_base import CommandLineExecutorBase
+from ._guard import dangerous_command
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
 from ._process import run, safe_env
+from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
 from .base import CodeBlock, CommandLineCodeResult
 
 __all__ = [
@@ -52,16 +63,6 @@ _T = TypeVar("_T")
 
 _SHELLS = ("bash", "shell", "sh")
 _POWERSHELLS = ("pwsh", "powershell", "ps1")
-
-# (pattern, reason) pairs of sanitize_command, for shell blocks only. A speed bump against an
-# LLM's careless commands, not a sandbox: use Docker for untrusted code.
-_DANGEROUS = [
-    (re.compile(r"\brm\s+-rf\b"), "Use of 'rm -rf' command is not allowed."),
-    (re.compile(r"\bmv\b.*?\s+/dev/null"), "Moving files to /dev/null is not allowed."),
-    (re.compile(r"\bdd\b"), "Use of 'dd' command is not allowed."),
-    (re.compile(r">\s*/dev/sd[a-z][1-9]?"), "Overwriting disk blocks directly is not allowed."),
-    (re.compile(r":\(\)\{\s*:\|\:&\s*\};:"), "Fork bombs are not allowed."),
-]
 
 
 def silence_pip(code: str, lang: str) -> str:
@@ -104,7 +105,7 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
         self,
         timeout: int = 60,
         virtual_env_context: SimpleNamespace | None = None,
-        work_dir: Path | str = Path("."),
+        work_dir: Path | str = Path(DEFAULT_WORK_DIR),
         functions: list[Any] = [],  # noqa: B006 - never mutated; AutoGen's signature
         functions_module: str = "functions",
         execution_policies: dict[str, bool] | None = None,
@@ -122,6 +123,7 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
                 "put the functions in a module inside work_dir and import it from the code."
             )
         work_dir = Path(work_dir)
+        check_work_dir(work_dir)
         work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
         self._timeout = timeout
         self._work_dir = work_dir
@@ -156,18 +158,19 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     @staticmethod
     def sanitize_command(lang: str, code: str) -> None:
-        """Raise ``ValueError`` for a few destructive shell commands (``rm -rf``, ``dd``...)."""
-        if lang not in _SHELLS:
-            return
-        for pattern, reason in _DANGEROUS:
-            if pattern.search(code):
-                raise ValueError(f"Potentially dangerous command detected: {reason}")
+        """Raise ``ValueError`` for a few destructive shell commands (``rm -rf`` in any
+        spelling, ``dd``...): a guard against careless commands, not a sandbox
+        (``parley.coding._guard``)."""
+        reason = dangerous_command(lang, code)
+        if reason is not None:
+            raise ValueError(f"Potentially dangerous command detected: {reason}")
 
     def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
         """Run the blocks in order; stop at the first non-zero exit code or timeout.
 
         Raises ``ValueError`` for a dangerous shell command (see :meth:`sanitize_command`).
         """
+        check_work_dir(self._work_dir)  # a cache may have been opened inside it since
         outputs: list[str] = []
         exit_code = 0
         first_file: str | None = None

@@ -7,6 +7,23 @@ call. A cache object the caller passes stays theirs to open and close.
 
 Keys are the SHA-256 of :func:`parley.oai.openai_utils.get_key`: short, fixed-size, and still
 covering every request field that shapes the reply (and none of the credentials).
+
+Values are JSON documents, never pickles: a cache can be written by others (code in a sandbox
+sharing the directory, another client of the same Redis), and reading an entry must not run
+their code. A response is stored as ``{"parley_cache": 1, "kind": ..., "value": ...}``:
+
+- ``"openai.ChatCompletion"`` / ``"openai.Completion"``: the pydantic model's JSON
+  (``model_dump(mode="json", exclude_unset=True)``), extra attributes such as ``cost``
+  included;
+- ``"namespace"``: a custom client's ``SimpleNamespace`` tree, where every JSON object is
+  ``{"namespace": {...}}`` or ``{"dict": {...}}`` and arrays are lists (tuples come back as
+  lists).
+
+Reading builds only those types (an openai model that does not validate is built leniently,
+as the SDK builds responses from a server's JSON); nothing named by the data is imported or
+instantiated. An entry that is not
+such a document is a miss, with a warning. A response holding anything else is not cached, with
+one warning per type.
 """
 
 from __future__ import annotations
@@ -14,16 +31,35 @@ from __future__ import annotations
 import asyncio
 import atexit
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
-__all__ = ["cache_get", "cache_key", "cache_set", "seed_cache"]
+__all__ = [
+    "Unstorable",
+    "cache_get",
+    "cache_key",
+    "cache_set",
+    "decode_response",
+    "encode_response",
+    "seed_cache",
+]
+
+logger = logging.getLogger("parley.oai.client")
 
 T = TypeVar("T")
+FORMAT = 1
+# Set on a response by OpenAIWrapper after it is made; they describe this call, not the reply.
+_RUNTIME_ATTRIBUTES = frozenset({"message_retrieval_function", "config_id", "pass_filter"})
+# A tree deeper than this is not a model response; refusing it keeps the recursion bounded.
+_MAX_DEPTH = 64
 _lock = threading.Lock()
+_warned_lock = threading.Lock()
+_warned: set[str] = set()
 _executor: ThreadPoolExecutor | None = None
 _pid: int | None = None
 _seed_caches: dict[str, Any] = {}
@@ -65,11 +101,185 @@ async def seed_cache(seed: Any, root: str) -> Any:
 
 
 async def cache_get(cache: Any, key: str) -> Any:
-    return await _on_cache_thread(cache.get, key, None)
+    """The response cached under ``key``, or None (a miss)."""
+    return await _on_cache_thread(_load, cache, key)
 
 
-async def cache_set(cache: Any, key: str, value: Any) -> None:
-    await _on_cache_thread(cache.set, key, value)
+async def cache_set(cache: Any, key: str, response: Any) -> None:
+    """Cache ``response`` under ``key``, unless it cannot be stored as JSON (then warn once)."""
+    await _on_cache_thread(_store, cache, key, response)
+
+
+def _load(cache: Any, key: str) -> Any:
+    stored = cache.get(key, None)
+    if stored is None:
+        return None
+    response = decode_response(stored)
+    if response is None:
+        logger.warning(
+            "ignoring the entry for key %s in the %s: it is not a response parley stored; "
+            "asking the model instead",
+            key,
+            type(cache).__name__,
+        )
+    return response
+
+
+def _store(cache: Any, key: str, response: Any) -> None:
+    try:
+        document = encode_response(response)
+    except Unstorable as problem:
+        with _warned_lock:
+            first = problem.type_name not in _warned
+            _warned.add(problem.type_name)
+        if first:
+            logger.warning(
+                "%s is not cached: cached responses are stored as JSON, and only ChatCompletion, "
+                "Completion and SimpleNamespace trees of JSON values can be (this warning is "
+                "shown once per type)",
+                problem,
+            )
+        return
+    cache.set(key, document)
+
+
+class Unstorable(TypeError):
+    """A response that cannot be cached; ``type_name`` is the type in the way."""
+
+    def __init__(self, response: Any, type_name: str, where: str = "") -> None:
+        if where:
+            message = (
+                f"a response of type {type(response).__name__} holding a value of type "
+                f"{type_name} (at {where})"
+            )
+        else:
+            message = f"a response of type {type_name}"
+        super().__init__(message)
+        self.type_name = type_name
+
+
+def encode_response(response: Any) -> dict[str, Any]:
+    """The JSON document caching ``response``; Unstorable names what cannot be stored."""
+    kind = _openai_kind(response)
+    if kind is not None:
+        from pydantic_core import PydanticSerializationError
+
+        try:
+            # warnings=False: a lax server's values (which the SDK keeps as they came) are
+            # stored as they are, as JSON, not warned about.
+            value = response.model_dump(
+                mode="json", exclude_unset=True, exclude=set(_RUNTIME_ATTRIBUTES), warnings=False
+            )
+        except PydanticSerializationError:
+            name, item = _unserialisable_extra(response)
+            raise Unstorable(response, type(item).__name__, f".{name}") from None
+        return {"parley_cache": FORMAT, "kind": kind, "value": value}
+    if type(response) is SimpleNamespace:
+        fields = {k: v for k, v in vars(response).items() if k not in _RUNTIME_ATTRIBUTES}
+        value = _encode_tree(response, SimpleNamespace(**fields), "", 0)
+        return {"parley_cache": FORMAT, "kind": "namespace", "value": value}
+    raise Unstorable(response, type(response).__name__)
+
+
+def decode_response(document: Any) -> Any:
+    """The response ``document`` stores, or None if it is not a document parley wrote."""
+    if not isinstance(document, dict) or document.get("parley_cache") != FORMAT:
+        return None
+    kind, value = document.get("kind"), document.get("value")
+    try:
+        if kind == "namespace":
+            response = _decode_tree(value, 0)
+            return response if type(response) is SimpleNamespace else None
+        model = _openai_models().get(kind) if isinstance(kind, str) else None
+        if model is None or not isinstance(value, dict):
+            return None
+        from pydantic import ValidationError
+
+        try:
+            return model.model_validate(value)
+        except ValidationError:
+            # What the SDK accepted from a lax server (it builds responses without validating)
+            # must replay too; "_fields_set" would be taken for construct()'s own argument.
+            return model.construct(**{k: v for k, v in value.items() if k != "_fields_set"})
+    except (_Malformed, TypeError, ValueError, RecursionError):
+        return None
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _openai_models() -> dict[str, Any]:
+    from openai.types import Completion
+    from openai.types.chat import ChatCompletion
+
+    return {"openai.ChatCompletion": ChatCompletion, "openai.Completion": Completion}
+
+
+def _openai_kind(response: Any) -> str | None:
+    # Checked by module first so that a custom client's response does not import openai.
+    if type(response).__module__.startswith("openai."):
+        for kind, model in _openai_models().items():
+            if type(response) is model:
+                return kind
+    return None
+
+
+def _unserialisable_extra(response: Any) -> tuple[str, Any]:
+    extra = getattr(response, "__pydantic_extra__", None) or {}
+    for name, item in extra.items():
+        if name not in _RUNTIME_ATTRIBUTES and not _is_json_value(item):
+            return name, item
+    return "?", response  # a field pydantic could not serialise; name the response
+
+
+def _is_json_value(item: Any) -> bool:
+    if item is None or isinstance(item, (str, int, float, bool)):
+        return True
+    if isinstance(item, (list, tuple)):
+        return all(_is_json_value(i) for i in item)
+    if isinstance(item, dict):
+        return all(isinstance(k, str) and _is_json_value(v) for k, v in item.items())
+    return False
+
+
+def _encode_tree(response: Any, node: Any, where: str, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        raise Unstorable(response, f"tree deeper than {_MAX_DEPTH} levels", where)
+    if node is None or type(node) in (str, int, float, bool):
+        return node
+    if type(node) in (list, tuple):
+        return [
+            _encode_tree(response, item, f"{where}[{i}]", depth + 1) for i, item in enumerate(node)
+        ]
+    if type(node) in (SimpleNamespace, dict):
+        namespace = type(node) is SimpleNamespace
+        out = {}
+        for name, item in (vars(node) if namespace else node).items():
+            if type(name) is not str:
+                raise Unstorable(response, f"dict key of type {type(name).__name__}", where)
+            step = f".{name}" if namespace else f"[{name!r}]"
+            out[name] = _encode_tree(response, item, where + step, depth + 1)
+        return {"namespace" if namespace else "dict": out}
+    raise Unstorable(response, type(node).__name__, where)
+
+
+def _decode_tree(node: Any, depth: int) -> Any:
+    if depth > _MAX_DEPTH:
+        raise _Malformed
+    if node is None or type(node) in (str, int, float, bool):
+        return node
+    if type(node) is list:
+        return [_decode_tree(item, depth + 1) for item in node]
+    if type(node) is dict and len(node) == 1:
+        ((tag, fields),) = node.items()
+        if type(fields) is dict:
+            decoded = {name: _decode_tree(item, depth + 1) for name, item in fields.items()}
+            if tag == "dict":
+                return decoded
+            if tag == "namespace":
+                return SimpleNamespace(**decoded)
+    raise _Malformed
 
 
 @atexit.register

@@ -6,6 +6,12 @@ Kinds (spec 6.2): keys that configure the openai *client object* (``api_key``, `
 
 Validation happens once, at construction, with pydantic; the error names the entry and the
 field. The caller's dicts are only read.
+
+Errors never show a secret: the input of a field whose name looks like a credential
+(``api_key``, ``azure_ad_token``, anything :func:`parley.oai.openai_utils.get_key` would keep
+out of a cache key) is not shown, nor is anything in ``extra_headers``, ``extra_query`` or
+``extra_body`` (they pass credentials through under any name), nor an entry that is not a dict.
+Secrets the client sends as text must be ``str``: a ``bytes`` key would go out as ``b'...'``.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..exceptions import ConfigError
+from .openai_utils import _looks_secret
 
 __all__ = [
     "EXTRA_KWARGS",
@@ -83,6 +90,14 @@ _CLIENT_KWARGS = frozenset(
 )
 
 
+# Credentials the openai client sends as text; anything but a str would be sent as its repr.
+_TEXT_SECRETS = frozenset({"api_key", "azure_ad_token", "admin_api_key", "webhook_secret"})
+_BINARY = (bytes, bytearray, memoryview)
+# Passed through to the request as they are, and so often carrying credentials under any name.
+_OPAQUE_FIELDS = frozenset({"extra_headers", "extra_query", "extra_body"})
+_NOT_SHOWN = "the value is not shown: it may hold a secret"
+
+
 def client_kwarg_names() -> frozenset[str]:
     """The config keys that configure the openai client object rather than a request."""
     return _CLIENT_KWARGS
@@ -91,7 +106,7 @@ def client_kwarg_names() -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def _entry_model() -> Any:
     """The pydantic model of an entry, built on first use (pydantic stays out of import parley)."""
-    from pydantic import BaseModel, ConfigDict, Field, field_validator
+    from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 
     class ConfigEntry(BaseModel):
         """The fields parley checks in a config entry; any other key passes through unchanged."""
@@ -116,6 +131,9 @@ def _entry_model() -> Any:
         n: int | None = Field(default=None, ge=1)
         cache_seed: int | str | None = None
         allow_format_str_template: bool | None = None
+        extra_headers: dict[StrictStr, StrictStr] | None = None
+        extra_query: dict[StrictStr, Any] | None = None
+        extra_body: dict[StrictStr, Any] | None = None
 
         @field_validator("price")
         @classmethod
@@ -147,18 +165,59 @@ def _entry_model() -> Any:
 def _describe(error: Any, where: str) -> str:
     problems = []
     for e in error.errors():
-        field = ".".join(str(p) for p in e["loc"]) or "(entry)"
+        loc = e["loc"]
         msg = e["msg"].removeprefix("Value error, ")
-        problems.append(f"{where}: field {field!r}: {msg} (got {e.get('input')!r})")
+        field = ".".join(str(p) for p in loc) or "(entry)"
+        if (loc and loc[0] in _OPAQUE_FIELDS) or any(_looks_secret(part) for part in loc):
+            shown = _NOT_SHOWN
+        else:
+            shown = f"got {_masked(e.get('input'), 0)!r}"
+        problems.append(f"{where}: field {field!r}: {msg} ({shown})")
     return "; ".join(problems)
+
+
+class _Hidden:
+    def __repr__(self) -> str:
+        return "<not shown>"
+
+
+def _masked(value: Any, depth: int) -> Any:
+    """``value`` for an error message, with what lies under credential-like keys hidden."""
+    if depth > 8:
+        return _Hidden()
+    if isinstance(value, Mapping):
+        return {
+            k: _Hidden() if _looks_secret(k) or k in _OPAQUE_FIELDS else _masked(v, depth + 1)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        masked = [_masked(v, depth + 1) for v in value]
+        return tuple(masked) if isinstance(value, tuple) else masked
+    return value
+
+
+def _check_secrets(entry: Mapping[str, Any], where: str) -> None:
+    for key, value in entry.items():
+        if value is None:
+            continue
+        if (key in _TEXT_SECRETS and not isinstance(value, str)) or (
+            isinstance(value, _BINARY) and _looks_secret(key)
+        ):
+            hint = ", decode it first" if isinstance(value, _BINARY) else ""
+            raise ConfigError(
+                f"{where}: field {key!r} must be a str, got {type(value).__name__}{hint} "
+                f"({_NOT_SHOWN})"
+            )
 
 
 def validate_entry(entry: Any, where: str, *, require_model: bool) -> dict[str, Any]:
     """A validated shallow copy of one entry; ConfigError naming ``where`` and the field."""
     if not isinstance(entry, Mapping):
-        raise ConfigError(f"{where} must be a dict, got {type(entry).__name__}: {entry!r}")
-    if not all(isinstance(k, str) for k in entry):
-        raise ConfigError(f"{where}: keys must be strings, got {list(entry)!r}")
+        raise ConfigError(f"{where} must be a dict, got {type(entry).__name__} ({_NOT_SHOWN})")
+    odd_keys = sorted({type(k).__name__ for k in entry if not isinstance(k, str)})
+    if odd_keys:
+        raise ConfigError(f"{where}: keys must be strings, got keys of type {', '.join(odd_keys)}")
+    _check_secrets(entry, where)
     from pydantic import ValidationError
 
     try:

@@ -3,7 +3,10 @@
 ``chat.completions.create`` walks every message through a typed transform before sending;
 at a few hundred messages that costs more than the request. parley's configs and messages are
 already validated, so the body goes to ``AsyncOpenAI.post`` as it is: the openai client still
-supplies auth, headers, base URL, Azure routing, timeouts and its error types.
+supplies auth, headers, base URL, Azure routing, timeouts and its error types. A request's
+``extra_headers``, ``extra_query`` and ``extra_body`` are applied as ``create`` applies them:
+HTTP headers (over the client's own, ``Authorization`` included), URL query parameters, and
+keys merged over the JSON body.
 
 Clients are async only and live on parley's runner loop (see ``parley._sync``); sync callers
 reach them through it. Clients with identical settings are shared, so a hundred agents on one
@@ -153,6 +156,17 @@ class OpenAIClient:
         options: dict[str, Any] = dict(_security_option())
         if "timeout" in body:
             options["timeout"] = body.pop("timeout")
+        # As chat.completions.create does: the headers and query go on the HTTP request (the
+        # request options' "headers" and "params"), extra_body is merged over the JSON body.
+        extra_headers = body.pop("extra_headers", None)
+        extra_query = body.pop("extra_query", None)
+        extra_body = body.pop("extra_body", None)
+        if extra_headers is not None:
+            options["headers"] = extra_headers
+        if extra_query is not None:
+            options["params"] = extra_query
+        if extra_body is not None:
+            body.update(extra_body)
         if body.get("stream"):
             if not self.azure:
                 body.setdefault("stream_options", {"include_usage": True})

@@ -4,14 +4,40 @@ Content deltas of the first choice go to the current IOStream the moment they ar
 and function-call deltas are merged by index; the result is an ordinary ``ChatCompletion``, so
 callers cannot tell a streamed response from another. Usage comes from the stream's usage
 chunk when the server sends one (parley asks OpenAI for it); otherwise it is estimated.
+
+Differences from AutoGen, on purpose:
+
+- Nothing is echoed inside :func:`echo_silenced` ``(True)``: an agent generates its reply in
+  it when the reply will not be printed (``silent=True`` on the chat or the send, or the
+  agent's own ``silent``), so a silent chat shows no streamed text either. The flag is a
+  context variable, so it follows the request into parley's runner loop and worker threads.
+- A stream that fails part-way ends its echoed text with a line saying it was cut off and is
+  not part of the chat; a retry echoes its answer again from the start.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, Mapping, Sequence
+import contextvars
+from collections.abc import AsyncIterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["collect_stream", "estimate_tokens"]
+__all__ = ["collect_stream", "echo_silenced", "estimate_tokens"]
+
+_silenced: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "parley_stream_silenced", default=False
+)
+
+
+@contextmanager
+def echo_silenced(silenced: bool) -> Iterator[None]:
+    """Within the block, streamed replies are echoed unless ``silenced``. Set either way, so a
+    chat inside a silent one (a nested chat) echoes by its own setting."""
+    token = _silenced.set(silenced)
+    try:
+        yield
+    finally:
+        _silenced.reset(token)
 
 
 def estimate_tokens(text: str) -> int:
@@ -87,26 +113,36 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
 
     from ..io import IOStream
 
-    out = IOStream.get_default()
+    out = None if _silenced.get() else IOStream.get_default()
     choices: dict[int, _Choice] = {}
     head: Any = None
     usage: Any = None
     chunks = 0
     printed = False
-    async for chunk in stream:
-        head = head or chunk
-        if chunk.usage is not None:
-            usage = chunk.usage
-        for c in chunk.choices:
-            chunks += 1
-            choice = choices.setdefault(c.index, _Choice())
-            choice.add(c.delta)
-            if c.finish_reason is not None:
-                choice.finish_reason = c.finish_reason
-            if c.index == 0 and c.delta.content:
-                out.print(c.delta.content, end="", flush=True)
-                printed = True
-    if printed:
+    try:
+        async for chunk in stream:
+            head = head or chunk
+            if chunk.usage is not None:
+                usage = chunk.usage
+            for c in chunk.choices:
+                chunks += 1
+                choice = choices.setdefault(c.index, _Choice())
+                choice.add(c.delta)
+                if c.finish_reason is not None:
+                    choice.finish_reason = c.finish_reason
+                if out is not None and c.index == 0 and c.delta.content:
+                    out.print(c.delta.content, end="", flush=True)
+                    printed = True
+    except BaseException as e:
+        if out is not None and printed:
+            # Otherwise the partial text reads as the reply; the error itself goes to the caller.
+            out.print(
+                f"\n[cut off by {type(e).__name__}: the streamed text above is not part of the "
+                "chat]",
+                flush=True,
+            )
+        raise
+    if out is not None and printed:
         out.print("", flush=True)
     if head is None:
         raise ValueError("the model's stream ended without a single chunk")

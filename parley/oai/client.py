@@ -8,7 +8,9 @@ response that fails ``filter_func`` moves on to the next config, as does an erro
 response is returned even if the filter rejects it (``pass_filter`` says so).
 
 Deliberate differences from AutoGen 0.2 (see README):
-- caching is off unless ``cache_seed`` or ``cache`` is given (AutoGen defaults to seed 41);
+- caching is off unless ``cache_seed`` or ``cache`` is given (AutoGen defaults to seed 41), and
+  responses are cached as JSON documents, never pickles (see :mod:`parley.oai._cache_io`), so
+  AutoGen's cache entries are misses;
 - retries are parley's own policy (``max_retries``, ``retry_budget``), with backoff, jitter and
   ``Retry-After``; the SDK's retries are off so a request is never retried twice over;
 - when several configs all fail, one :class:`AllConfigsFailedError` lists every failure

@@ -24,7 +24,10 @@ Differences from AutoGen, each on purpose:
   ``apikey``, or a pair such as ``api_key``/``access_key``/``private_key``) is dropped when its
   value is a string, ``None`` or another non-container, non-number object. Request parameters
   such as ``max_tokens``, ``max_completion_tokens`` and ``stop_token_ids`` (plural "tokens", or
-  a list value) stay. A value JSON can't hold raises a ``TypeError`` naming where it is.
+  a list value) stay. In ``extra_headers``, a header is also dropped when its value is a
+  credential whatever its name: it starts with an HTTP authentication scheme (``Bearer ...``,
+  ``Basic ...``) or looks like an OpenAI-style key (``sk-...``). A value JSON can't hold raises a
+  ``TypeError`` naming where it is.
 * ``get_config_list`` rejects a bare string as ``api_keys`` (AutoGen would make one config per
   character).
 
@@ -85,6 +88,13 @@ _SECRET_WORDS = frozenset(
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "subscription", "account"})
 # Values of these types are request parameters (counts, lists of ids, schemas), never secrets.
 _PARAM_TYPES = (bool, int, float, list, tuple, Mapping)
+# A header value that is a credential under any name: an HTTP authentication scheme followed
+# by its token, or an OpenAI-style secret key.
+_CREDENTIAL_VALUE = re.compile(
+    r"\s*(?:(?:bearer|basic|digest|token|negotiate|ntlm|hmac|aws4-hmac-sha256|sharedkey"
+    r"|sharedaccesssignature|apikey|api-key|key)\s+\S|sk-[A-Za-z0-9_-]{8,})",
+    re.IGNORECASE,
+)
 
 
 def _looks_secret(name: object) -> bool:
@@ -131,6 +141,13 @@ def get_key(config: Mapping[str, Any]) -> str:
     if not isinstance(config, Mapping):
         raise TypeError(f"get_key expects a dict, got {type(config).__name__}")
     kept = {k: v for k, v in config.items() if k not in NON_CACHE_KEY}
+    headers = kept.get("extra_headers")
+    if isinstance(headers, Mapping):
+        kept["extra_headers"] = {
+            name: value
+            for name, value in headers.items()
+            if not (isinstance(value, str) and _CREDENTIAL_VALUE.match(value))
+        }
     # Messages are the bulk of a request and hold no credentials: they skip the walk (which
     # would cost milliseconds at hundreds of messages) unless they are not plain JSON.
     messages = kept.pop("messages", None)

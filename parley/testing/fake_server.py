@@ -12,6 +12,7 @@ a model, a key or a network::
         llm_config = {"config_list": server.config_list()}
         ...
         assert server.requests[0]["messages"][-1]["content"] == "..."
+        assert server.received[0].headers["x-trace-id"] == "..."  # names lower-cased
 
 Where an answer comes from, for each chat-completion request:
 
@@ -72,8 +73,14 @@ _MODEL_PATHS = ("/v1/models", "/models")
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One HTTP request as the server saw it. ``json`` is None when the body did not parse;
-    ``time`` is when it arrived (``time.monotonic()``), to check waits such as Retry-After."""
+    """One HTTP request as the server saw it, from :attr:`FakeLLMServer.received`.
+
+    ``headers`` maps lower-cased header names to values (to check ``extra_headers``, auth,
+    ``api-key``); ``query`` is the raw query string, e.g. ``"api-version=2024-02-01"`` (parse
+    it with ``urllib.parse.parse_qs``); ``raw`` is the body's bytes and ``json`` its parsed
+    value, None when it did not parse; ``time`` is when it arrived (``time.monotonic()``), to
+    check waits such as Retry-After.
+    """
 
     method: str
     path: str
@@ -291,7 +298,8 @@ class FakeLLMServer:
 
     @property
     def received(self) -> list[RecordedRequest]:
-        """Every chat-completion request received, in order, with method, path and headers."""
+        """Every chat-completion request received, in order, as :class:`RecordedRequest`:
+        method, path, query string, headers (lower-cased names) and body."""
         with self._lock:
             return list(self._received)
 

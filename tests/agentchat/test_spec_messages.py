@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from parley import ConversableAgent, SenderRequired
+from parley.exceptions import InvalidMessageError
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
@@ -118,10 +119,15 @@ def test_a_call_keeps_an_explicit_name() -> None:
     assert received["role"] == "assistant"
 
 
-def test_a_falsy_tool_calls_list_is_copied_but_does_not_force_the_role() -> None:
-    sent, received = deliver({"tool_calls": []})
-    assert sent == {"tool_calls": [], "content": None, "role": "assistant", "name": "A"}
-    assert received == {"tool_calls": [], "content": None, "role": "user", "name": "A"}
+def test_a_falsy_tool_calls_list_is_no_tool_call() -> None:
+    """AutoGen stored ``{"tool_calls": []}`` with content None, a message every later request
+    is refused for (on purpose, parley refuses it); an empty list next to content is dropped,
+    as the API refuses an empty ``tool_calls``."""
+    with pytest.raises(InvalidMessageError, match="Either content or function_call"):
+        deliver({"tool_calls": []})
+    sent, received = deliver({"content": "x", "tool_calls": []})
+    assert sent == {"content": "x", "role": "assistant", "name": "A"}
+    assert received == {"content": "x", "role": "user", "name": "A"}
 
 
 @pytest.mark.parametrize("role", ["function", "tool"])

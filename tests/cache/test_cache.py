@@ -159,9 +159,10 @@ def test_in_memory_factory() -> None:
     with Cache.in_memory(cache_seed=3) as cache:
         assert cache.config == {"cache_seed": "3"}
         assert isinstance(cache.cache, InMemoryCache)
-        value = ["not", "copied"]
+        value = ["stored", "as", "JSON"]
         cache.set("k", value)
-        assert cache.get("k") is value
+        assert cache.get("k") == value
+        assert cache.get("k") is not value
     assert Cache.in_memory().config == {"cache_seed": "42"}
 
 

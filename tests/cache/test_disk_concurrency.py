@@ -44,9 +44,9 @@ for i in range(items):
         seen = cache.get(f"{other}:{i}")
         if seen is not None and seen != value(other, i):
             sys.exit(f"worker {worker} read a wrong value for {other}:{i}: {seen!r:.100}")
-        cache.set("hot", (worker, i))
+        cache.set("hot", [worker, i])
         hot = cache.get("hot")
-        if not (isinstance(hot, tuple) and len(hot) == 2):
+        if not (isinstance(hot, list) and len(hot) == 2):
             sys.exit(f"worker {worker} read a wrong hot value: {hot!r}")
 cache.close()
 """

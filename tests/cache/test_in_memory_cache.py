@@ -1,13 +1,27 @@
 from __future__ import annotations
 
+import pytest
+
 from parley.cache import AbstractCache, InMemoryCache
 
 
-def test_set_then_get_returns_the_same_object() -> None:
+def test_values_are_stored_as_json_copies() -> None:
     cache = InMemoryCache()
-    value = {"answer": [1, 2]}
+    value = {"answer": [1, 2], "pair": (3, 4)}
     cache.set("k", value)
-    assert cache.get("k") is value
+    value["answer"].append(99)  # changing the value after set does not change the cache
+    first = cache.get("k")
+    assert first == {"answer": [1, 2], "pair": [3, 4]}
+    first["answer"].clear()  # nor does changing what get returned
+    assert cache.get("k") == {"answer": [1, 2], "pair": [3, 4]}
+
+
+@pytest.mark.parametrize("value", [b"bytes", {1, 2}, object(), {"nested": {("a",): 1}}])
+def test_a_value_that_is_not_json_is_a_type_error(value: object) -> None:
+    cache = InMemoryCache()
+    with pytest.raises(TypeError, match="InMemoryCache stores JSON values"):
+        cache.set("k", value)
+    assert cache.get("k") is None
 
 
 def test_missing_key_returns_default() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import pickle
 import socket
 import sys
@@ -23,41 +24,79 @@ def raw(redis_url: str) -> Iterator[redis.Redis]:
 
 
 @pytest.mark.redis
-def test_round_trip_of_plain_values(redis_url: str) -> None:
-    values = {"str": "text", "int": 3, "dict": {"a": [1, (2, 3)]}, "bytes": b"\0x"}
+def test_round_trip_of_json_values(redis_url: str) -> None:
+    values = {"str": "text", "int": 3, "dict": {"a": [1, (2, 3)]}, "unicode": "h\u00e9 \u2603"}
     with RedisCache(1, redis_url) as cache:
         for key, value in values.items():
             cache.set(key, value)
         for key, value in values.items():
-            assert cache.get(key) == value
+            expected = {"a": [1, [2, 3]]} if key == "dict" else value  # tuples come back as lists
+            assert cache.get(key) == expected
 
 
 @pytest.mark.redis
-def test_round_trip_of_a_chat_completion(redis_url: str, chat_completion: ChatCompletion) -> None:
+@pytest.mark.parametrize("value", [b"bytes", {1, 2}, object()])
+def test_a_value_that_is_not_json_is_a_type_error(redis_url: str, value: object) -> None:
+    with RedisCache(1, redis_url) as cache:
+        with pytest.raises(
+            TypeError, match=f"RedisCache stores JSON values: a {type(value).__name__}"
+        ):
+            cache.set("k", value)
+        assert cache.get("k") is None
+
+
+@pytest.mark.redis
+def test_a_chat_completion_is_stored_as_its_json(
+    redis_url: str, chat_completion: ChatCompletion
+) -> None:
+    # Response objects are encoded by the completion client (parley.oai._cache_io).
     with RedisCache(42, redis_url) as cache:
-        cache.set("request", chat_completion)
+        with pytest.raises(TypeError, match="ChatCompletion"):
+            cache.set("request", chat_completion)
+        cache.set("request", chat_completion.model_dump(mode="json"))
     with RedisCache(42, redis_url) as cache:
         restored = cache.get("request")
-    assert isinstance(restored, ChatCompletion)
-    assert restored == chat_completion
-    assert restored.choices[0].message.content == "the cached answer"
+    assert ChatCompletion.model_validate(restored) == chat_completion
 
 
 @pytest.mark.redis
-def test_keys_and_values_are_laid_out_as_in_autogen(redis_url: str, raw: redis.Redis) -> None:
+def test_keys_are_laid_out_as_in_autogen_and_values_are_json(
+    redis_url: str, raw: redis.Redis
+) -> None:
     with RedisCache(7, redis_url) as cache:
-        cache.set("my-key", {"v": 1})
+        cache.set("my-key", {"v": "\u00e9"})
     assert raw.keys("*") == [b"autogen:7:my-key"]
-    stored = raw.get("autogen:7:my-key")
-    assert isinstance(stored, bytes)
-    assert pickle.loads(stored) == {"v": 1}
+    assert raw.get("autogen:7:my-key") == '{"v": "\u00e9"}'.encode()
 
 
 @pytest.mark.redis
-def test_reads_entries_written_by_others(redis_url: str, raw: redis.Redis) -> None:
-    raw.set("autogen:s:k", pickle.dumps(["written", "elsewhere"]))
+def test_reads_json_entries_written_by_others(redis_url: str, raw: redis.Redis) -> None:
+    raw.set("autogen:s:k", '["written", "elsewhere"]')
     with RedisCache("s", redis_url) as cache:
         assert cache.get("k") == ["written", "elsewhere"]
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize(
+    "stored",
+    [pickle.dumps(["an", "autogen", "entry"]), b"\xff\xfe", b"not json", b"[" * 100_000],
+    ids=["pickle", "not-utf8", "text", "deep"],
+)
+@pytest.mark.parametrize("decode", [False, True], ids=["bytes", "decode_responses"])
+def test_entries_that_are_not_json_are_misses_with_a_warning(
+    redis_url: str,
+    raw: redis.Redis,
+    caplog: pytest.LogCaptureFixture,
+    stored: bytes,
+    decode: bool,
+) -> None:
+    raw.set("autogen:s:k", stored)
+    url = f"{redis_url}?decode_responses=true" if decode else redis_url
+    with RedisCache("s", url) as cache, caplog.at_level(logging.WARNING):
+        assert cache.get("k", "default") == "default"
+        assert "ignoring the entry for key 'k': it is not JSON" in caplog.text
+        cache.set("k", "replaced")
+        assert cache.get("k") == "replaced"
 
 
 @pytest.mark.redis

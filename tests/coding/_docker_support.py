@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,3 +118,13 @@ def processes(ex: DockerCommandLineCodeExecutor) -> list[str]:
         if not line.startswith(("ps ", "timeout ", "/bin/sh -c timeout"))
         and "ps-probe.sh" not in line
     ]
+
+
+def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    """Whether ``condition()`` became true within ``seconds`` (checked every 50 ms)."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True

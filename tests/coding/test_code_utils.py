@@ -23,6 +23,7 @@ from parley.code_utils import (
     is_docker_running,
     timeout_handler,
 )
+from parley.coding._work_dir import DEFAULT_WORK_DIR
 
 UNREACHABLE_DOCKER = "unix:///nonexistent/docker.sock"
 
@@ -37,9 +38,8 @@ def test_constants() -> None:
     assert cu.DEFAULT_MODEL == "gpt-4"
     assert cu.FAST_MODEL == "gpt-3.5-turbo"
     assert cu.SENTINEL is not None
-    assert (
-        os.path.join(os.path.dirname(os.path.realpath(cu.__file__)), "extensions") == cu.WORKING_DIR
-    )
+    # A dedicated folder in the current directory, not AutoGen's folder inside the package.
+    assert cu.WORKING_DIR == "coding" == DEFAULT_WORK_DIR
     assert isinstance(cu.CODE_BLOCK_PATTERN, str)
     assert set(cu.__all__) <= set(dir(cu))
 

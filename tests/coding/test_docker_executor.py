@@ -5,11 +5,17 @@ Every test here runs code in a real container of the sandbox image (see ``_docke
 
 from __future__ import annotations
 
+import contextvars
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
+from parley import _cancel
+from parley._cancel import CancelToken
 from parley.coding import CodeBlock
 from parley.coding.base import CommandLineCodeResult
 from parley.coding.docker_commandline_code_executor import (
@@ -17,6 +23,7 @@ from parley.coding.docker_commandline_code_executor import (
     _close_legacy_executors,
     run_code_in_docker,
 )
+from parley.exceptions import ExecutionCancelledError
 
 from ._docker_support import (
     container_exists,
@@ -24,9 +31,12 @@ from ._docker_support import (
     ensure_sandbox_image,
     executor,
     processes,
+    wait_for,
 )
 
 pytestmark = pytest.mark.docker
+
+T = TypeVar("T")
 
 
 def py(code: str) -> CodeBlock:
@@ -181,8 +191,64 @@ def test_the_container_is_reused_between_blocks(tmp_path: Path) -> None:
         elapsed = time.monotonic() - start
         assert result.output == "x\n"
         assert elapsed < 5
-        # Only the container's idle first process (and its sleep) between blocks.
+        # Only the container's idle first process (and the cat watching its owner) between blocks.
         assert len(processes(ex)) == 2
+
+
+def docker_top(ex: DockerCommandLineCodeExecutor) -> list[str]:
+    """The command lines of the processes in the executor's container, asked of the engine
+    (no block runs for it: this works while another block holds the executor)."""
+    import docker
+
+    with docker_client() as client:
+        try:
+            top = client.api.top(ex.container_name)
+        except docker.errors.APIError:  # not there, or not running yet
+            return []
+    column = top["Titles"].index("CMD")
+    return [row[column] for row in top["Processes"] or []]
+
+
+def _under(token: CancelToken, call: Callable[[], T]) -> T:
+    """``call()`` as if run by a ``run_in_thread`` whose token is ``token``."""
+    context = contextvars.copy_context()
+    context.run(_cancel._current.set, token)
+    return context.run(call)
+
+
+def test_a_cancelled_call_stops_its_block_or_its_wait_and_raises(tmp_path: Path) -> None:
+    running, waiting = CancelToken(), CancelToken()
+    # The pool outside: on a failure the executor's stop ends the block the pool then waits for.
+    with ThreadPoolExecutor(2) as pool, executor(tmp_path, timeout=60) as ex:
+        try:
+            long = pool.submit(_under, running, lambda: ex.execute_code_blocks([sh("sleep 1006")]))
+            assert wait_for(lambda: "sleep 1006" in "".join(docker_top(ex)), 30)
+            # One block at a time: this one waits for the long one's turn to end.
+            queued = pool.submit(
+                _under, waiting, lambda: ex.execute_code_blocks([sh("echo no > no")])
+            )
+            time.sleep(0.2)
+            start = time.monotonic()
+            waiting.cancel()
+            with pytest.raises(ExecutionCancelledError):
+                queued.result(timeout=10)
+            gave_up = time.monotonic() - start
+            assert not long.done()
+            start = time.monotonic()
+            running.cancel()
+            with pytest.raises(ExecutionCancelledError):
+                long.result(timeout=10)
+            stopped = time.monotonic() - start
+        finally:
+            running.cancel()
+            waiting.cancel()
+        left = processes(ex)
+        after = ex.execute_code_blocks([sh("echo after")])
+    assert gave_up < 1
+    assert stopped < 1
+    assert not [p for p in left if "sleep 1006" in p], left
+    assert (after.exit_code, after.output) == (0, "after\n")
+    assert not (tmp_path / "no").exists()
 
 
 def test_run_code_in_docker_reuses_one_container_per_work_dir(tmp_path: Path) -> None:

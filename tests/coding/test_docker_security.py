@@ -184,7 +184,7 @@ def test_only_the_work_dir_is_mounted_from_the_host(tmp_path: Path) -> None:
     assert mounts - engine_files == {"/", "/tmp", "/workspace"}
 
 
-def _child_script(name: str, then: str) -> str:
+def _child_script(name: str, then: str, auto_remove: bool = True) -> str:
     """A Python program that runs one block in a container called ``name``, then ``then``."""
     return textwrap.dedent(
         f"""\
@@ -193,7 +193,8 @@ def _child_script(name: str, then: str) -> str:
         from parley.coding import CodeBlock
         from parley.coding.docker_commandline_code_executor import DockerCommandLineCodeExecutor
         ex = DockerCommandLineCodeExecutor(image={ensure_sandbox_image()!r},
-                                           container_name={name!r}, work_dir=sys.argv[1])
+                                           container_name={name!r}, work_dir=sys.argv[1],
+                                           auto_remove={auto_remove!r})
         print(ex.execute_code_blocks([CodeBlock(language="sh", code="echo ran")]).output,
               end="", flush=True)
         {then}
@@ -219,12 +220,18 @@ def test_the_container_is_removed_when_the_owning_process_exits(tmp_path: Path) 
     assert not container_exists(name)
 
 
-def test_a_killed_owner_s_container_is_removed_by_the_next_executor(tmp_path: Path) -> None:
+def test_a_killed_owner_s_stopped_container_is_removed_by_the_next_executor(
+    tmp_path: Path,
+) -> None:
+    # With auto_remove=False the container only stops when its owner dies (the engine does
+    # not remove it): the next executor does. (With auto_remove, the engine removes it at
+    # once: tests/security/test_docker_containment.py.)
     name = f"parley-test-killed-{os.getpid()}-{time.monotonic_ns()}"
-    child = _run_child(_child_script(name, "os.kill(os.getpid(), signal.SIGKILL)"), tmp_path)
+    kill = "os.kill(os.getpid(), signal.SIGKILL)"
+    child = _run_child(_child_script(name, kill, auto_remove=False), tmp_path)
     assert child.returncode == -signal.SIGKILL
     assert child.stdout == "ran\n", child.stderr
-    assert container_exists(name)  # nothing ran at the owner's death
+    assert container_exists(name)
     later = tmp_path / "later"
     later.mkdir()
     with executor(later) as ex:

@@ -57,7 +57,8 @@ def test_commandline_local_without_options(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     executor = CodeExecutorFactory.create({"executor": "commandline-local"})
     assert isinstance(executor, LocalCommandLineCodeExecutor)
-    assert executor.work_dir == Path(".")
+    assert executor.work_dir == Path("coding")  # a dedicated folder, not AutoGen's "."
+    assert (tmp_path / "coding").is_dir()
 
 
 def test_unknown_executor() -> None:

@@ -44,7 +44,8 @@ def test_defaults_and_properties(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(tmp_path)
     executor = LocalCommandLineCodeExecutor()
     assert executor.timeout == 60
-    assert executor.work_dir == Path(".")
+    assert executor.work_dir == Path("coding")  # a dedicated folder, not AutoGen's "."
+    assert (tmp_path / "coding").is_dir()
     assert executor.functions == []
     assert executor.functions_module == "functions"
     assert isinstance(executor.code_extractor, MarkdownCodeExtractor)

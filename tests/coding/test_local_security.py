@@ -302,3 +302,38 @@ def test_cap_output() -> None:
     # A character cut at the limit is dropped whole and counted.
     assert cap_output("éé", 3) == "é\n[... output truncated: 2 more bytes ...]"
     assert cap_output("x" * MAX_OUTPUT_BYTES) == "x" * MAX_OUTPUT_BYTES
+
+
+@pytest.fixture
+def without_supervisors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A platform without SOCK_SEQPACKET Unix sockets (macOS): no supervisor server can run."""
+    import socket
+
+    from parley.coding import _supervisor
+
+    real = socket.socketpair
+
+    def socketpair(*args: object, **kwargs: object) -> object:
+        if socket.SOCK_SEQPACKET in (*args, *kwargs.values()):
+            raise OSError(93, "Protocol not supported")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "socketpair", socketpair)
+    monkeypatch.setattr(_supervisor, "_server", _supervisor._Server())
+
+
+@pytest.mark.usefixtures("without_supervisors")
+def test_without_supervisors_blocks_still_run_in_their_own_process_group(tmp_path: Path) -> None:
+    result = run([sys.executable, "-c", "print('ran')"], cwd=tmp_path, timeout=30, env=None)
+    assert (result.exit_code, result.stdout) == (0, "ran\n")
+    start = time.monotonic()
+    result = run(
+        [sys.executable, "-c", SPAWN_AND_LOOP, "pids.txt"], cwd=tmp_path, timeout=1, env=None
+    )
+    assert result.timed_out
+    assert time.monotonic() - start < 5
+    pgid, _ = (int(p) for p in (tmp_path / "pids.txt").read_text().split())
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while group_members(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert group_members(pgid) == []

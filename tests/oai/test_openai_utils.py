@@ -648,3 +648,48 @@ def test_get_key_rejects_non_json_values_naming_them(config: dict[str, Any], whe
 def test_get_key_rejects_non_dict() -> None:
     with pytest.raises(TypeError, match="dict"):
         get_key([("model", "m")])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("request_params", "digest"),
+    [
+        (
+            {
+                "model": "gpt-4",
+                "messages": [{"role": "user", "content": "hi"}],
+                "temperature": 0,
+                "api_key": "sk-x",
+                "base_url": "http://x",
+            },
+            "3a188ec9ed5eeec75e63451097d241ead83b3c8f7f415c975b3d96d5f554fa5a",
+        ),
+        (
+            {
+                "model": "m",
+                "messages": [{"role": "user", "content": "hi"}],
+                "extra_headers": {"OpenAI-Beta": "assistants=v2", "Authorization": "Bearer sk-1"},
+                "extra_body": {"a": 1},
+                "extra_query": {"t": "b"},
+            },
+            "5f5b968e565c15ed1452fabe9a7827f70471d3adc523c86c0ddddacb8b213cae",
+        ),
+    ],
+)
+def test_cache_keys_are_stable(request_params: dict[str, Any], digest: str) -> None:
+    # Existing parley caches stay valid: the key of a request is pinned.
+    from parley.oai._cache_io import cache_key
+
+    assert cache_key(request_params) == digest
+
+
+def test_extra_headers_holding_credentials_under_any_name_are_left_out() -> None:
+    headers = {
+        "X-Gateway": "Bearer abc",
+        "X-Basic": "basic dXNlcjpwYXNz",
+        "X-Openai": "sk-proj-0123456789abcdef",
+        "X-Mode": "token-efficient",  # a value, not a scheme and its token
+        "OpenAI-Beta": "assistants=v2",
+    }
+    key = json.loads(get_key({"model": "m", "extra_headers": headers}))
+    assert key["extra_headers"] == {"X-Mode": "token-efficient", "OpenAI-Beta": "assistants=v2"}
+    assert headers["X-Gateway"] == "Bearer abc"  # the caller's dict is not changed

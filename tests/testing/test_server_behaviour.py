@@ -8,6 +8,7 @@ import json
 import socket
 import threading
 import time
+from urllib.parse import parse_qs
 
 import openai
 import pytest
@@ -101,6 +102,26 @@ def test_request_log_keeps_order_and_bodies(fake_llm: FakeLLMServer, client: ope
     assert (rec.method, rec.path) == ("POST", "/v1/chat/completions")
     assert rec.headers["authorization"] == "Bearer sk-test"
     assert fake_llm.last_request["model"] == "model-2"
+
+
+def test_request_headers_and_query_are_recorded(
+    fake_llm: FakeLLMServer, client: openai.OpenAI
+) -> None:
+    fake_llm.add_reply("a")
+    client.chat.completions.create(
+        model="m",
+        messages=USER,
+        extra_headers={"X-Trace-Id": "trace-1"},
+        extra_query={"tenant": "blue", "flag": "a b"},
+        extra_body={"custom": 1},
+    )
+    rec = fake_llm.received[-1]
+    assert rec.headers["x-trace-id"] == "trace-1"  # names lower-cased, values as sent
+    assert "X-Trace-Id" not in rec.headers
+    assert parse_qs(rec.query) == {"tenant": ["blue"], "flag": ["a b"]}
+    assert rec.json["custom"] == 1
+    assert json.loads(rec.raw) == rec.json
+    assert fake_llm.requests[-1] == rec.json
 
 
 def test_request_log_is_a_snapshot(fake_llm: FakeLLMServer, client: openai.OpenAI) -> None:
