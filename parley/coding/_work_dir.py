@@ -42,11 +42,12 @@ _inspected: set[str] = set()
 
 
 def _known_folders() -> dict[str, str]:
-    folders = protected()
-    folders.setdefault(os.path.realpath(".cache"), "the folder where cache_seed keeps disk caches")
-    folders.setdefault(str(_PACKAGE), "parley's own sources")
+    folders = {str(_PACKAGE): "parley's own sources"}
     if sys.prefix != sys.base_prefix:
-        folders.setdefault(os.path.realpath(sys.prefix), "the running virtualenv")
+        folders[os.path.realpath(sys.prefix)] = "the running virtualenv"
+    folders.setdefault(os.path.realpath(".cache"), "the folder where cache_seed keeps disk caches")
+    for path, what in protected().items():
+        folders.setdefault(path, what)
     return folders
 
 
