@@ -1,10 +1,10 @@
 """The lifeline: a connection to a sandbox container's stdin whose end ends the container.
 
 A container is created with its stdin open and ``StdinOnce``, and this process attaches to that
-stdin before starting it and holds the connection for the container's life. Its PID 1
-(:data:`LIFELINE_KEEPER`) keeps a ``cat`` reading the stdin; when the connection closes — on
+stdin before starting it and holds the connection for the container's life. Its PID 1 (the
+keeper, ``_docker_keeper``) watches the stdin; when the connection closes — on
 :meth:`Lifeline.close`, or by the kernel because this process died, SIGKILL included — the
-engine closes the stdin, ``cat`` reads end of file, PID 1 exits and the kernel kills every
+engine closes the stdin, the keeper reads end of file and exits, and the kernel kills every
 process in the container (``_docker_sandbox`` has the rest of the container's design).
 
 A forked child does not keep its parent's containers alive: after a fork its copy of each
@@ -18,16 +18,7 @@ import socket
 import weakref
 from typing import Any
 
-__all__ = ["LIFELINE_KEEPER", "Lifeline"]
-
-# PID 1 of a container on a lifeline. A background job of a non-interactive sh reads /dev/null
-# unless told otherwise, hence fd 3. `cat` ends by a signal (status > 128: a `kill -KILL -1`, or
-# the wait cut short by USR1) and is started again, or ends by itself at end of file (or on a
-# read error): the lifeline is gone, and so is PID 1.
-LIFELINE_KEEPER = (
-    "exec 3<&0; trap 'kill -KILL -1 2>/dev/null' USR1; trap 'exit 0' TERM INT; "
-    "while :; do cat <&3 >/dev/null & wait $!; [ $? -gt 128 ] || exit 0; done"
-)
+__all__ = ["Lifeline"]
 
 
 class Lifeline:

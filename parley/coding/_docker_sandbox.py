@@ -1,9 +1,8 @@
 """One long-lived, locked-down container that runs commands one at a time.
 
-The container's first process (PID 1) is a few lines of ``sh`` that wait on a child, reap every
+The container's first process (PID 1) is the *keeper* (``_docker_keeper``): it reaps every
 orphan (so killed processes never pile up as zombies against the PID limit) and, on ``SIGUSR1``,
-kill every other process in the container with ``kill -KILL -1``. Each command runs through
-``docker exec`` as::
+kills every other process in the container. Each command runs through ``docker exec`` as::
 
     sh -c 'timeout -s KILL <backstop> <command> 2>&1; rc=$?; kill -KILL -1; exit $rc'
 
@@ -21,12 +20,10 @@ no engine call: the token's callback wakes the wait for the command's output.
 **The container dies with its owner** (unless made with ``lifeline=False``). It is created with
 its stdin open (``OpenStdin``, ``StdinOnce``) and, before it starts, this process attaches a
 connection to that stdin and holds it for the container's life: the *lifeline*
-(``_docker_lifeline``). PID 1 keeps a
-``cat`` reading its stdin as the child it waits on (restarted whenever a ``kill -KILL -1`` takes
-it); when the connection closes — :meth:`Sandbox.close`, or the kernel closing it because this
-process died, SIGKILL included — the engine closes the container's stdin, ``cat`` reads end of
-file, PID 1 exits and the kernel kills every process of the container. With ``auto_remove``, the
-engine then removes the container. A forked child of this process does not keep the connection
+(``_docker_lifeline``). When the connection closes — :meth:`Sandbox.close`, or the kernel
+closing it because this process died, SIGKILL included — the engine closes the container's
+stdin, the keeper reads end of file and exits, and the kernel kills every process of the
+container. With ``auto_remove``, the engine then removes the container. A forked child of this process does not keep the connection
 (its copy of the descriptor is replaced by ``/dev/null``), so the parent's death still counts.
 The in-container ``timeout`` stays as the backstop for a block whose host process died without
 the lifeline doing its work (a container without one, an engine on which that chain fails), and
@@ -48,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._cancel import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError
 from ._docker_engine import connect, ensure_image
-from ._docker_lifeline import LIFELINE_KEEPER, Lifeline
+from ._docker_keeper import keeper_entrypoint
+from ._docker_lifeline import Lifeline
 from ._docker_owner import OWNER_LABEL, SANDBOX_LABEL, owner_label, reap_orphans
 from ._process import MAX_OUTPUT_BYTES, _CappedBuffer
 
@@ -62,12 +60,6 @@ Ending = Literal["remove", "stop", "keep"]
 
 WORKSPACE = "/workspace"
 
-# PID 1. `wait` returns early when a trapped signal arrives, then the trap runs. dash and bash
-# wait with waitpid(-1), which also reaps the orphans the kernel re-parents to PID 1.
-_KEEPER = (
-    "trap 'kill -KILL -1 2>/dev/null' USR1; trap 'exit 0' TERM INT; "
-    "while :; do sleep 86400 & wait $!; done"
-)
 # stderr joins stdout in one pipe: the engine copies two pipes concurrently and would shuffle
 # lines written to both (a print before a traceback could come out in the middle of it).
 _WRAPPER = 'timeout -s KILL "$0" "$@" 2>&1; rc=$?; kill -KILL -1 2>/dev/null; exit $rc'
@@ -168,7 +160,7 @@ class Sandbox:
         config = api.create_container_config(
             image,
             None,
-            entrypoint=["/bin/sh", "-c", LIFELINE_KEEPER if s.lifeline else _KEEPER],
+            entrypoint=keeper_entrypoint(s.lifeline),
             user=s.user,
             working_dir=WORKSPACE,
             volumes=[WORKSPACE],

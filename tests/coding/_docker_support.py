@@ -103,14 +103,16 @@ def executor(work_dir: Path, **options: Any) -> Iterator[DockerCommandLineCodeEx
 
 def processes(ex: DockerCommandLineCodeExecutor) -> list[str]:
     """The command lines of the processes in the executor's container, from ``ps`` run there,
-    leaving out ``ps`` itself and the commands that run it."""
+    leaving out the keeper (PID 1), ``ps`` itself and the commands that run it."""
     from parley.coding import CodeBlock
 
     result = ex.execute_code_blocks(
         [CodeBlock(language="sh", code="# filename: ps-probe.sh\nps -e -o pid=,args=")]
     )
     assert result.exit_code == 0, result.output
-    lines = [line.split(None, 1)[1] for line in result.output.splitlines() if line.strip()]
+    # PID 1 is the container's keeper (parley.coding._docker_keeper), not the code's.
+    pids_and_lines = [line.split(None, 1) for line in result.output.splitlines() if line.strip()]
+    lines = [line for pid, line in pids_and_lines if pid != "1"]
     # The probe's own chain: sh -c <wrapper>, timeout ..., sh ps-probe.sh, ps.
     return [
         line

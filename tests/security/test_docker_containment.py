@@ -259,12 +259,44 @@ ex.execute_code_blocks([CodeBlock(language="sh", code=BLOCK)])
 """
 
 
-@pytest.mark.parametrize("form", ["plain", "forked"])
+@pytest.fixture(scope="module")
+def image_without_python() -> Iterator[str]:
+    """The sandbox image minus python3, committed from it (no registry): its containers' keeper
+    is the ``sh`` one (``parley.coding._docker_keeper``)."""
+    import docker
+
+    repository, tag = "parley-sandbox-nopython", "test"
+    with docker_client() as client:
+        container = client.containers.create(
+            ensure_sandbox_image(),
+            entrypoint=["/bin/sh", "-c", "rm -f /usr/bin/python3* /usr/local/bin/python3*"],
+            user="0:0",
+        )
+        try:
+            container.start()
+            container.wait(timeout=60)
+            container.commit(repository=repository, tag=tag)
+        finally:
+            container.remove(force=True)
+    try:
+        yield f"{repository}:{tag}"
+    finally:
+        with docker_client() as client:
+            try:
+                client.images.remove(f"{repository}:{tag}", force=True)
+            except docker.errors.APIError:
+                pass
+
+
+@pytest.mark.parametrize("form", ["plain", "forked", "sh keeper"])
 def test_a_killed_owner_takes_its_container_and_running_block_with_it(
-    tmp_path: Path, form: str
+    tmp_path: Path, form: str, request: pytest.FixtureRequest
 ) -> None:
     orphan = None
-    with child(f"sys.argv[2:] = [{form!r}]\n" + KILLED_OWNER, tmp_path) as process:
+    script = f"sys.argv[2:] = [{form!r}]\n" + KILLED_OWNER
+    if form == "sh keeper":
+        script = f"IMAGE = {request.getfixturevalue('image_without_python')!r}\n" + script
+    with child(script, tmp_path) as process:
         [container] = sandboxes_on(tmp_path)
         if form == "forked":
             assert process.stdout is not None
