@@ -44,6 +44,7 @@ import shutil
 import socket
 import sys
 import venv
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, cast
@@ -99,24 +100,41 @@ _DOCKER_PING_TIMEOUT = 10  # seconds; an unreachable TCP DOCKER_HOST must not ha
 def content_str(content: str | list[Any] | None) -> str:
     """The text of a message content: ``None`` is ``""``, text parts are joined, images are
     ``<image>`` (spec 9.2, with AutoGen's error types for malformed content)."""
+    return _text_of(content, strict=True)
+
+
+def content_text(content: Any) -> str:
+    """Like :func:`content_str` (a parley helper), for any content a message may hold: a part
+    of another type (audio, a file) shows as ``<type>`` instead of raising, so that a valid
+    message never breaks printing or a text-only speaker selector."""
+    return _text_of(content, strict=False)
+
+
+def _text_of(content: Any, *, strict: bool) -> str:
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise TypeError(f"content must be None, a str or a list, got {type(content).__name__}")
+        if strict:
+            raise TypeError(f"content must be None, a str or a list, got {type(content).__name__}")
+        return str(content)
     parts = []
     for item in content:
-        if not isinstance(item, dict):
-            raise TypeError(f"a content list holds dicts, got {type(item).__name__}: {item!r}")
-        if "type" not in item:
+        if not isinstance(item, dict if strict else Mapping):
+            if strict:
+                raise TypeError(f"a content list holds dicts, got {type(item).__name__}: {item!r}")
+            parts.append(str(item))
+        elif strict and "type" not in item:
             raise AssertionError(f"a content part needs a 'type': {item!r}")
-        if item["type"] == "text":
+        elif item.get("type") == "text":
             parts.append(str(item.get("text", "")))
-        elif item["type"] in ("image_url", "input_image"):
+        elif item.get("type") in ("image_url", "input_image"):
             parts.append("<image>")
-        else:
+        elif strict:
             raise ValueError(f"unknown content part type {item['type']!r}")
+        else:
+            parts.append(f"<{item.get('type')}>")
     return "".join(parts)
 
 

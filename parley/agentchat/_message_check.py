@@ -77,12 +77,8 @@ class _Checker:
         self.partner_name = partner_name
         self.repaired: list[str] = []
 
-    def what(self) -> str:
-        verb = "sends to" if self.sending else "receives from"
-        return f"the message {self.own_name!r} {verb} {self.partner_name!r}"
-
     def fail(self, problem: str) -> NoReturn:
-        raise InvalidMessageError(f"cannot store {self.what()}: {problem}")
+        fail(self.sending, self.own_name, self.partner_name, problem)
 
     def text(self, value: str, where: str) -> str:
         if value.isascii() or _SURROGATE.search(value) is None:
@@ -223,7 +219,7 @@ def check_message(message: Any, *, sending: bool, own_name: str, partner_name: s
     if checker.repaired:
         warnings.warn(
             MessageRepairedWarning(
-                f"{checker.what()} held lone surrogates, which no model request can carry; "
+                f"{_what(sending, own_name, partner_name)} held lone surrogates, which no model request can carry; "
                 f"they were replaced with U+FFFD in {', '.join(checker.repaired)}"
             ),
             stacklevel=2,
@@ -233,7 +229,12 @@ def check_message(message: Any, *, sending: bool, own_name: str, partner_name: s
 
 def fail(sending: bool, own_name: str, partner_name: str, problem: str) -> NoReturn:
     """Raise :class:`InvalidMessageError` for the message ``own_name`` sends or receives."""
-    _Checker(sending, own_name, partner_name).fail(problem)
+    raise InvalidMessageError(f"cannot store {_what(sending, own_name, partner_name)}: {problem}")
+
+
+def _what(sending: bool, own_name: str, partner_name: str) -> str:
+    verb = "sends to" if sending else "receives from"
+    return f"the message {own_name!r} {verb} {partner_name!r}"
 
 
 def short_repr(value: Any) -> str:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..code_utils import content_text
 from ..exceptions import InvalidAgentNameError, InvalidMessageError
 from ._message_check import (
     MAX_NESTING,
@@ -193,29 +194,6 @@ def render_message(
     lines.append("")
     lines.append(_RULE)
     return "\n".join(lines)
-
-
-def content_text(content: Any) -> str:
-    """The text of any stored content, for people and text-only selectors: like
-    ``content_str``, but a content part of another type (audio, a file) shows as
-    ``<type>`` instead of raising, so a valid message never breaks printing."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return str(content)
-    parts = []
-    for part in content:
-        if not isinstance(part, Mapping):
-            parts.append(str(part))
-        elif part.get("type") == "text":
-            parts.append(str(part.get("text", "")))
-        elif part.get("type") in ("image_url", "input_image"):
-            parts.append("<image>")
-        else:
-            parts.append(f"<{part.get('type')}>")
-    return "".join(parts)
 
 
 def _tool_response_block(response: Mapping[str, Any]) -> str:

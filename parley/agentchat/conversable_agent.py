@@ -8,7 +8,6 @@ is written once, as a coroutine; each sync method runs its async twin through
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections import defaultdict
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from .._calls import is_async_callable
 from ..code_utils import content_str
 from ..oai._streaming import echo_silenced
 from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
+from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._agent_registration import AgentRegistrationMixin
 from ._agent_state import AgentStateMixin
 from ._delivery import dispatch, no_driver, send_reply
@@ -33,12 +33,6 @@ register_function = _tools.register_function
 F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger(__name__)
-
-_EMPTY_CONFIGS: tuple[dict[str, Any], ...] = (
-    {},
-    {"config_list": []},
-    {"config_list": [{"model": ""}]},
-)
 
 
 def _default_termination(message: dict[str, Any]) -> bool:
@@ -71,7 +65,7 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         chat_messages: dict[Agent, list[dict[str, Any]]] | None = None,
         silent: bool | None = None,
     ) -> None:
-        self._code_execution_config = self._check_code_execution_config(code_execution_config)
+        self._code_execution_config = check_code_execution_config(code_execution_config)
         self._name = name
         self._oai_messages: dict[Any, list[dict[str, Any]]] = (
             defaultdict(list) if chat_messages is None else chat_messages
@@ -112,48 +106,13 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
 
     # -- construction helpers -------------------------------------------------------------
 
-    @staticmethod
-    def _check_code_execution_config(config: Any) -> dict[str, Any] | Literal[False]:
-        if config is None:
-            import warnings
-
-            warnings.warn(
-                "Using None to signal a default code_execution_config is deprecated. "
-                "Use {} to use default or False to disable code execution.",
-                stacklevel=3,
-            )
-            return {}
-        if config is False:
-            return False
-        if not isinstance(config, dict):
-            raise ValueError("code_execution_config must be a dict or False.")
-        return dict(config)
-
     def _init_llm(self, llm_config: Any) -> None:
-        if llm_config is None:
-            llm_config = self.DEFAULT_CONFIG
-        assert llm_config is False or isinstance(llm_config, dict), (
-            "llm_config must be a dict or False or None."
-        )
-        if isinstance(llm_config, dict):
-            try:
-                llm_config = copy.deepcopy(llm_config)
-            except TypeError as e:
-                raise TypeError(
-                    "Please implement __deepcopy__ method for each value class in llm_config to "
-                    "support deepcopy (e.g. a custom http_client)."
-                ) from e
-            if llm_config in _EMPTY_CONFIGS:
-                raise ValueError(
-                    "When using OpenAI or Azure OpenAI endpoints, specify a non-empty 'model' either "
-                    "in 'llm_config' or in each config of 'config_list'."
-                )
-        self.llm_config = llm_config
+        self.llm_config = copy_llm_config(self.DEFAULT_CONFIG if llm_config is None else llm_config)
         self.client: Any = None
-        if llm_config is not False:
+        if self.llm_config is not False:
             from ..oai import OpenAIWrapper
 
-            self.client = OpenAIWrapper(**llm_config)
+            self.client = OpenAIWrapper(**self.llm_config)
 
     def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
         """(public method, implementation) of each built-in reply, first tried first."""

@@ -7,9 +7,10 @@ the same Redis), so reading an entry must never run code: no pickle, no class na
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
-__all__ = ["ForeignEntry", "dumps", "loads"]
+__all__ = ["ForeignEntry", "dumps", "loads", "read", "refuse"]
 
 
 class ForeignEntry(Exception):
@@ -34,3 +35,20 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
     except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError included
         raise ForeignEntry("it is not JSON") from None
+
+
+def read(raw: str | bytes, default: Any, log: logging.Logger, cache: str, key: str) -> Any:
+    """The value of the entry ``raw`` (read from ``cache`` under ``key``); ``default``, with a
+    warning on ``log``, for an entry parley did not write."""
+    try:
+        return loads(raw)
+    except ForeignEntry as refused:
+        refuse(log, cache, key, refused)
+        return default
+
+
+def refuse(log: logging.Logger, cache: str, key: str, why: ForeignEntry) -> None:
+    """Log that the entry under ``key`` is ignored."""
+    log.warning(
+        "%s: ignoring the entry for key %r: %s, so parley did not write it", cache, key, why
+    )

@@ -84,19 +84,13 @@ class DiskCache(ClosingCache):
     def get(self, key: str, default: Any = None) -> Any:
         """The value stored under ``key``, or ``default`` (also for an entry parley did not
         write, with a warning)."""
+        where = f"disk cache {self._directory}"
         try:
             text = self._run(lambda: self.cache.get(key, _MISSING))
-            if text is _MISSING:
-                return default
-            return _json_values.loads(text)
-        except _json_values.ForeignEntry as refused:
-            logger.warning(
-                "disk cache %s: ignoring the entry for key %r: %s, so parley did not write it",
-                self._directory,
-                key,
-                refused,
-            )
+        except _json_values.ForeignEntry as refused:  # refused by the safe Disk itself
+            _json_values.refuse(logger, where, key, refused)
             return default
+        return default if text is _MISSING else _json_values.read(text, default, logger, where, key)
 
     def set(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON data) under ``key``."""

@@ -61,17 +61,7 @@ class RedisCache(ClosingCache):
             raw = b"\xff"  # not UTF-8, so not JSON: refused below like any other such entry
         if raw is None:
             return default
-        try:
-            return _json_values.loads(raw)
-        except _json_values.ForeignEntry as refused:
-            logger.warning(
-                "Redis cache (seed %r): ignoring the entry for key %r: %s, so parley did not "
-                "write it",
-                self.seed,
-                key,
-                refused,
-            )
-            return default
+        return _json_values.read(raw, default, logger, f"Redis cache (seed {self.seed!r})", key)
 
     def set(self, key: str, value: Any) -> None:
         """Store ``value`` (JSON data) under ``key``."""

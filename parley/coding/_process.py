@@ -50,6 +50,7 @@ from pathlib import Path
 
 from .._cancel import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError, UnsandboxedExecutionWarning
+from ._reaper import PR_GET_DUMPABLE, PR_SET_DUMPABLE, prctl
 from ._supervisor import Block, start_block
 
 __all__ = [
@@ -174,25 +175,14 @@ def _find_program(program: str, env: Mapping[str, str], cwd: str | os.PathLike[s
 
 # -- this process is non-dumpable while code runs (prctl PR_SET_DUMPABLE) ---------------------
 
-_PR_GET_DUMPABLE, _PR_SET_DUMPABLE = 3, 4
 _dumpable_lock = threading.Lock()
 _running = 0  # local runs in progress
 _restore_dumpable: int | None = None
 _warned = False
 
 
-def _prctl(option: int, value: int = 0) -> int | None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        return int(libc.prctl(option, value, 0, 0, 0))
-    except (OSError, AttributeError):
-        return None  # not Linux
-
-
 @contextmanager
-def _protected() -> Iterator[None]:
+def _while_code_runs() -> Iterator[None]:
     """Keep this process non-dumpable while at least one block runs; warn on the first run."""
     global _running, _restore_dumpable, _warned
     with _dumpable_lock:
@@ -206,9 +196,9 @@ def _protected() -> Iterator[None]:
                 stacklevel=1,  # the caller is a worker thread's frame; this line is as good
             )
         if _running == 0:
-            before = _prctl(_PR_GET_DUMPABLE)
+            before = prctl(PR_GET_DUMPABLE)
             if before is not None and before > 0:
-                _prctl(_PR_SET_DUMPABLE, 0)
+                prctl(PR_SET_DUMPABLE, 0)
                 _restore_dumpable = before
         _running += 1
     try:
@@ -218,15 +208,8 @@ def _protected() -> Iterator[None]:
             _running -= 1
             if _running == 0 and _restore_dumpable is not None:
                 # Debuggers and profilers work again once no generated code is running.
-                _prctl(_PR_SET_DUMPABLE, _restore_dumpable)
+                prctl(PR_SET_DUMPABLE, _restore_dumpable)
                 _restore_dumpable = None
-
-
-def _result(
-    returncode: int, out: _CappedBuffer, err: _CappedBuffer, timed_out: bool
-) -> ProcessResult:
-    code = TIMEOUT_EXIT_CODE if timed_out else returncode
-    return ProcessResult(exit_code=code, stdout=out.text(), stderr=err.text(), timed_out=timed_out)
 
 
 def run(
@@ -247,7 +230,7 @@ def run(
     executable = _find_program(argv[0], environment, cwd)
     token = current_token()
     deadline = time.monotonic() + timeout
-    with _protected():
+    with _while_code_runs():
         block, out, err = start_block(executable, argv, cwd, environment)
         streams = {out: _CappedBuffer(max_output), err: _CappedBuffer(max_output)}
         ending = "exited"

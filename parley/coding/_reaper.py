@@ -42,7 +42,7 @@ try:
 except ImportError:  # another Python implementation
     import signal
 
-_PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_CAPBSET_DROP = 24
 _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
@@ -55,13 +55,21 @@ _MAX_REQUEST = 1 << 20
 _RESET_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD, signal.SIGXFSZ}
 
 
-def _prctl(*args: int) -> None:
-    try:
-        import ctypes
+_libc: object = None
 
-        ctypes.CDLL(None, use_errno=True).prctl(*args, 0, 0, 0)
+
+def prctl(option: int, value: int = 0) -> int | None:
+    """Linux's ``prctl(option, value)``; None where there is no such call (then parley kills
+    the block's process group, and that is all the containment there is)."""
+    global _libc
+    try:
+        if _libc is None:
+            import ctypes
+
+            _libc = ctypes.CDLL(None, use_errno=True)
+        return int(_libc.prctl(option, value, 0, 0, 0))  # type: ignore[attr-defined]
     except (OSError, AttributeError):
-        pass  # not Linux: parley also kills the block's process group, and that is all there is
+        return None
 
 
 def _children() -> list[int]:
@@ -136,11 +144,11 @@ def _drain(fd: int) -> bytes:
 
 def _supervise(request: dict[str, object], out: int, err: int, control: socket.socket) -> None:
     os.setsid()
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.geteuid() == 0:
-        _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+        prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
         for cap in _MEMORY_READING_CAPS:
-            _prctl(_PR_CAPBSET_DROP, cap)  # fails harmlessly on older kernels
+            prctl(_PR_CAPBSET_DROP, cap)  # fails harmlessly on older kernels
     wake = _wakeup_pipe()
     signal.signal(signal.SIGTERM, lambda *_: None)  # a stop request, like a byte on control
     control.sendall(b"pid %d" % os.getpid())
@@ -222,8 +230,8 @@ def _status_of(status: int) -> bytes:
 
 
 def serve(server: socket.socket) -> None:
-    _prctl(_PR_SET_DUMPABLE, 0)
-    _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     wake = _wakeup_pipe()
     supervisors: set[int] = set()

@@ -164,25 +164,25 @@ class _Server:
         self._pid: int | None = None
         self._unavailable = not (hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX"))
 
-    def usable(self) -> bool:
-        """Whether a server runs, or can be started, here."""
-        with self.lock:
-            return self._ensure() is not None
-
-    def send(self, request: bytes, fds: list[int]) -> None:
-        """Send a request with its descriptors (to a new server if the last one died)."""
+    def start(self, request: bytes, out: int, err: int) -> socket.socket | None:
+        """Have a supervisor start the block ``request`` describes, writing to ``out`` and
+        ``err``; the control socket of the block, or None where no server can run."""
         with self.lock:
             for attempt in (1, 2):
                 server = self._ensure()
                 if server is None:
-                    raise OSError("the supervisor server cannot run here")
+                    return None
+                control, remote = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
                 try:
-                    socket.send_fds(server, [request], fds)
-                    return
+                    with remote:
+                        socket.send_fds(server, [request], [out, err, remote.fileno()])
+                    return control
                 except OSError:
+                    control.close()
                     if attempt == 2:
                         raise
                     self._forget()  # it died (killed, say): start another
+            return None
 
     def _ensure(self) -> socket.socket | None:
         if self._unavailable:
@@ -246,18 +246,15 @@ def start_block(
     the read ends of its stdout and stderr."""
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
-    control: socket.socket | None = None
+    request = {
+        "executable": executable,
+        "argv": argv,
+        "cwd": os.path.abspath(cwd) if cwd is not None else os.getcwd(),
+        "env": dict(env),
+    }
     try:
-        if _server.usable():
-            control, remote = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            request = {
-                "executable": executable,
-                "argv": argv,
-                "cwd": os.path.abspath(cwd) if cwd is not None else os.getcwd(),
-                "env": dict(env),
-            }
-            with remote:
-                _server.send(json.dumps(request).encode(), [out_write, err_write, remote.fileno()])
+        control = _server.start(json.dumps(request).encode(), out_write, err_write)
+        if control is not None:
             return _Supervised(control, argv[0]), out_read, err_read
         process = subprocess.Popen(
             argv,
@@ -271,8 +268,6 @@ def start_block(
         )
         return _Unsupervised(process), out_read, err_read
     except BaseException:
-        if control is not None:
-            control.close()
         os.close(out_read)
         os.close(err_read)
         raise
