@@ -1,6 +1,4 @@
-"""The parts of ``initiate_chat`` around the exchange: the first message, carryover, summary.
-
-Spec 2.7 to 2.9.
+"""The parts of ``initiate_chat`` around the exchange: checks, carryover, summary.
 
 Differences from AutoGen, on purpose: agent names the OpenAI API refuses as a message
 ``name`` are refused as the chat starts (:func:`check_names`), before anything is stored or
@@ -16,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
 from ..exceptions import InvalidCarryOverType
-from ..oai._streaming import echo_silenced
 from ._messages import check_agent_names
 
 if TYPE_CHECKING:
-    from .chat import ChatResult
-    from .conversable_agent import ConversableAgent
+    pass
 
 __all__ = [
+    "DEFAULT_SUMMARY_PROMPT",
     "SUMMARY_METHODS",
     "apply_carryover",
     "carryover_text",
@@ -35,6 +32,9 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
+DEFAULT_SUMMARY_PROMPT = (
+    "Summarize the takeaway from the conversation. Do not add any introductory phrases."
+)
 
 
 def check_summary_method(method: Any, sender: Any, recipient: Any) -> None:
@@ -61,9 +61,9 @@ def _participants(sender: Any, recipient: Any) -> list[Any]:
 
 
 def _groupchat_of(agent: Any) -> Any:
-    from ._group_manager import GroupChatManager
-
-    return agent.groupchat if isinstance(agent, GroupChatManager) else None
+    """The group chat ``agent`` manages, if it is a group chat manager."""
+    groupchat = getattr(agent, "groupchat", None)
+    return groupchat if callable(getattr(groupchat, "nested_agents", None)) else None
 
 
 def check_names(sender: Any, recipient: Any, summary_method: Any = None) -> None:
@@ -104,7 +104,7 @@ def carryover_text(carryover: Any) -> str:
 
 
 def apply_carryover(message: Any, carryover: Any) -> Any:
-    """The first message with the carryover appended (spec 2.8); the caller's dict is copied."""
+    """The first message with the carryover appended; the caller's dict is copied."""
     if not carryover:
         return message
     suffix = "\nContext: \n" + carryover_text(carryover)
@@ -139,9 +139,7 @@ def _last_msg_summary(recipient: Any, sender: Any) -> str:
 
 
 async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
-    from .conversable_agent import ConversableAgent
-
-    prompt = args.get("summary_prompt") or ConversableAgent.DEFAULT_SUMMARY_PROMPT
+    prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
     role = args.get("summary_role") or "system"
@@ -170,12 +168,13 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
 
 
 async def summarize(
-    sender: ConversableAgent,
+    sender: Any,
     recipient: Any,
     method: str | Callable[..., Any] | None,
     args: dict[str, Any],
 ) -> Any:
-    """The chat's summary by ``method`` (spec 2.9)."""
+    """The chat's summary by ``method``: none, the last message, the model's reflection on
+    the chat, or a callable's ``(sender, recipient, summary_args)``."""
     if method is None:
         return ""
     if method == "last_msg":
@@ -186,66 +185,4 @@ async def summarize(
         return await call_user(method, sender, recipient, args)
     raise ValueError(
         f"If not None, the summary_method must be a string from {SUMMARY_METHODS} or a callable."
-    )
-
-
-async def initiate_chat(
-    sender: ConversableAgent,
-    recipient: Any,
-    clear_history: bool,
-    silent: bool | None,
-    cache: Any,
-    max_turns: int | None,
-    summary_method: str | Callable[..., Any] | None,
-    summary_args: dict[str, Any] | None,
-    message: Any,
-    kwargs: dict[str, Any],
-) -> ChatResult:
-    """The body of ``a_initiate_chat`` (spec 2.7): prepare both sides, exchange, summarize."""
-    from ._delivery import dispatch
-    from .chat import ChatResult
-    from .utils import gather_usage_summary
-
-    check_summary_method(summary_method, sender, recipient)
-    check_names(sender, recipient, summary_method)
-    agents = [sender, recipient]
-    for agent in agents:
-        agent.previous_cache = agent.client_cache
-        agent.client_cache = cache
-    try:
-        # What the sender writes is printed (by the recipient) as this silence says: so is
-        # what it streams.
-        sender_silenced = sender._effective_silent(sender, silent)
-        if isinstance(max_turns, int):
-            sender._prepare_chat(recipient, clear_history, reply_at_receive=False)
-            for turn in range(max_turns):
-                with echo_silenced(sender_silenced):
-                    if turn == 0:
-                        msg = await sender._first_message(message, recipient, kwargs)
-                    else:
-                        history = sender._oai_messages[recipient]
-                        msg = await dispatch(
-                            sender, "generate_reply", messages=history, sender=recipient
-                        )
-                if msg is None:
-                    break
-                await dispatch(sender, "send", msg, recipient, request_reply=True, silent=silent)
-        else:
-            sender._prepare_chat(recipient, clear_history)
-            with echo_silenced(sender_silenced):
-                msg = await sender._first_message(message, recipient, kwargs)
-            await dispatch(sender, "send", msg, recipient, silent=silent)
-        args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
-        args.setdefault("cache", cache)
-        with echo_silenced(bool(silent)):
-            summary = await summarize(sender, recipient, summary_method, args)
-    finally:
-        for agent in agents:
-            agent.client_cache = agent.previous_cache
-            agent.previous_cache = None
-    return ChatResult(
-        chat_history=list(sender._oai_messages[recipient]),
-        summary=summary,
-        cost=gather_usage_summary(agents),
-        human_input=list(sender._human_input),
     )

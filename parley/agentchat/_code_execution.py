@@ -1,4 +1,4 @@
-"""Code execution replies: the user proxy runs the code blocks it receives (spec 2.13).
+"""Code execution replies: the user proxy runs the code blocks it receives.
 
 Two forms, as in AutoGen: the legacy config (``work_dir``, ``use_docker``, ``timeout``,
 ``last_n_messages``) runs blocks through ``code_utils.execute_code`` via the agent's
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._cancel import run_in_thread
 
 if TYPE_CHECKING:
-    from .conversable_agent import ConversableAgent
+    from ._core import AgentCore
 
 __all__ = [
     "execute_code_blocks",
@@ -37,7 +37,7 @@ _EXECUTOR_ONLY = {
 }
 
 
-def setup_code_execution(agent: ConversableAgent, config: dict[str, Any]) -> Any:
+def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> Any:
     """Prepare the agent's code execution; returns the reply function's implementation."""
     if "executor" in config:
         for key, message in _EXECUTOR_ONLY.items():
@@ -54,7 +54,7 @@ def setup_code_execution(agent: ConversableAgent, config: dict[str, Any]) -> Any
     return generate_code_execution_reply
 
 
-def _scan_window(agent: ConversableAgent, messages: list[dict[str, Any]], last_n: Any) -> int:
+def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) -> int:
     if not (
         (isinstance(last_n, (int, float)) and not isinstance(last_n, bool) and last_n >= 0)
         or last_n == "auto"
@@ -78,7 +78,7 @@ def _reply_text(exit_code: int, output: str) -> str:
 
 
 async def generate_code_execution_reply(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
@@ -90,7 +90,7 @@ async def generate_code_execution_reply(
     if code_config is False:
         return False, None
     if messages is None:
-        messages = agent._oai_messages[sender]
+        messages = agent.state.messages[sender]
     n = _scan_window(agent, messages, code_config.get("last_n_messages", "auto"))
     for message in reversed(messages[-n:] if n else []):
         content = message.get("content")
@@ -104,9 +104,7 @@ async def generate_code_execution_reply(
     return False, None
 
 
-def execute_code_blocks(
-    agent: ConversableAgent, code_blocks: list[tuple[str, str]]
-) -> tuple[int, str]:
+def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) -> tuple[int, str]:
     """Run (language, code) blocks in order, stopping at the first failure (legacy form)."""
     from ..code_utils import infer_lang
     from ..io import IOStream
@@ -142,7 +140,7 @@ def execute_code_blocks(
 
 
 async def generate_code_execution_reply_using_executor(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
@@ -158,7 +156,7 @@ async def generate_code_execution_reply_using_executor(
     if code_config is False:
         return False, None
     if messages is None:
-        messages = agent._oai_messages[sender]
+        messages = agent.state.messages[sender]
     n = _scan_window(agent, messages, code_config.get("last_n_messages", "auto"))
     executor = agent.code_executor
     for message in reversed(messages[-n:] if n else []):

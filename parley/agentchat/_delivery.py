@@ -1,29 +1,118 @@
-"""Message delivery without recursion, and dispatch to user overrides of sync methods.
+"""How the async core reaches an agent's steps, and message delivery without recursion.
 
-AutoGen's conversation is recursive (send -> receive -> send ...), one stack level per message,
-so a long chat can hit the recursion limit. Here a reply produced inside ``a_receive`` is queued
-for the *driver* — the outermost ``a_send`` of this exchange, which loops until the queue is
-empty. ``await a.a_send(msg, b)`` still returns only when the exchange is over, as in AutoGen.
+**Steps.** The core calls an agent's overridable steps through the functions here (``send``,
+``receive``, ``generate_reply``, ``initiate_chat``, ``get_human_input``), never through
+``getattr`` on a method name. AutoGen code often customises an agent by overriding a *sync*
+step (``receive``, say) and not its async twin; the core then runs the override in a worker
+thread, so it takes effect in sync and async chats alike. Which form a class uses is decided
+once per class: :func:`register_class` is called by ``ConversableAgent.__init_subclass__``
+(overrides are judged against ``ConversableAgent``); any other ``Agent`` implementation is
+judged on first use (its async method is used when it is a coroutine function).
 
-Reply functions and hooks run with no driver in their context, so a chat started from inside
-one (a nested chat, a sync ``initiate_chat`` in a callback) is driven on its own and completes
-before the callback returns.
-
-A user subclass may override a sync method (``receive``, ``send``, ``generate_reply``) and not
-its async twin; the async core then calls the override, in a worker thread.
+**Delivery.** AutoGen's conversation is recursive (send -> receive -> send ...), one stack
+level per message, so a long chat can hit the recursion limit. Here a reply produced inside
+``a_receive`` is queued for the *driver* — the outermost send of this exchange, which loops
+until the queue is empty. ``await a.a_send(msg, b)`` still returns only when the exchange is
+over, as in AutoGen. Reply functions and hooks run with no driver in their context
+(:class:`no_driver`), so a chat started from inside one (a nested chat, a sync
+``initiate_chat`` in a callback) is driven on its own and completes before the callback
+returns.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 from collections import deque
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .._calls import overrides
+from .._cancel import run_in_thread
 
-__all__ = ["dispatch", "no_driver", "send_reply"]
+__all__ = [
+    "STEPS",
+    "generate_reply",
+    "get_human_input",
+    "initiate_chat",
+    "no_driver",
+    "receive",
+    "register_class",
+    "send",
+    "send_reply",
+]
+
+STEPS = ("send", "receive", "generate_reply", "initiate_chat", "get_human_input")
+
+# For each class: the steps whose sync form the core must call.
+_sync_steps: dict[type, frozenset[str]] = {}
+
+
+def register_class(cls: type, base: type) -> None:
+    """Decide which steps of ``cls``, a subclass of ``base``, run their sync form: those whose
+    sync method ``cls`` redefines while it keeps ``base``'s async one; and human input unless
+    ``cls`` redefines ``a_get_human_input`` (the base's async form only runs the sync one in a
+    thread, as in AutoGen, so a UI that overrides ``get_human_input`` is reached either way)."""
+    chosen = set()
+    for name in STEPS:
+        sync_redefined = getattr(cls, name, None) is not getattr(base, name, None)
+        async_redefined = getattr(cls, "a_" + name, None) is not getattr(base, "a_" + name, None)
+        if not async_redefined and (sync_redefined or name == "get_human_input"):
+            chosen.add(name)
+    _sync_steps[cls] = frozenset(chosen)
+
+
+def _uses_sync(obj: Any, step: str) -> bool:
+    cls = type(obj)
+    steps = _sync_steps.get(cls)
+    if steps is None:
+        # An Agent that is not a ConversableAgent: its sync form unless the async one is real.
+        steps = _sync_steps[cls] = frozenset(
+            name
+            for name in STEPS
+            if not inspect.iscoroutinefunction(getattr(cls, "a_" + name, None))
+        )
+    return step in steps
+
+
+async def send(
+    agent: Any, message: Any, recipient: Any, request_reply: Any = None, silent: Any = False
+) -> None:
+    if _uses_sync(agent, "send"):
+        await run_in_thread(agent.send, message, recipient, request_reply, silent)
+    else:
+        await agent.a_send(message, recipient, request_reply, silent)
+
+
+async def receive(
+    agent: Any, message: Any, sender: Any, request_reply: Any = None, silent: Any = False
+) -> None:
+    if _uses_sync(agent, "receive"):
+        await run_in_thread(agent.receive, message, sender, request_reply, silent)
+    else:
+        await agent.a_receive(message, sender, request_reply, silent)
+
+
+async def generate_reply(agent: Any, messages: Any = None, sender: Any = None) -> Any:
+    if _uses_sync(agent, "generate_reply"):
+        return await run_in_thread(agent.generate_reply, messages=messages, sender=sender)
+    return await agent.a_generate_reply(messages=messages, sender=sender)
+
+
+async def initiate_chat(agent: Any, **chat: Any) -> Any:
+    if _uses_sync(agent, "initiate_chat"):
+        return await run_in_thread(agent.initiate_chat, **chat)
+    return await agent.a_initiate_chat(**chat)
+
+
+async def get_human_input(agent: Any, prompt: str) -> str:
+    if _uses_sync(agent, "get_human_input"):
+        # Not run_in_thread: a terminal's input() cannot be interrupted, and a cancelled chat
+        # must not wait for the human to press enter.
+        return str(await asyncio.to_thread(agent.get_human_input, prompt))
+    return str(await agent.a_get_human_input(prompt))
+
+
+# -- delivery -----------------------------------------------------------------------------
 
 _Pending = tuple[Any, Any, Any, Any]  # (agent, message, recipient, silent)
 _driver: contextvars.ContextVar[deque[_Pending] | None] = contextvars.ContextVar(
@@ -43,7 +132,7 @@ async def send_reply(agent: Any, message: Any, recipient: Any, silent: Any) -> N
     try:
         while queue:
             sender, msg, to, quiet = queue.popleft()
-            await dispatch(sender, "send", msg, to, silent=quiet)
+            await send(sender, msg, to, silent=quiet)
     finally:
         _driver.reset(token)
 
@@ -56,26 +145,3 @@ class no_driver:
 
     def __exit__(self, *exc: object) -> None:
         _driver.reset(self._token)
-
-
-def _base() -> type:
-    from .conversable_agent import ConversableAgent
-
-    return ConversableAgent
-
-
-async def dispatch(obj: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-    """Call ``obj.a_<name>``, or ``obj.<name>`` in a worker thread when only the sync method
-    is overridden (or the object has no async twin)."""
-    base = _base()
-    sync_method: Callable[..., Any] | None = getattr(obj, name, None)
-    async_method: Callable[..., Awaitable[Any]] | None = getattr(obj, "a_" + name, None)
-    if isinstance(obj, base):
-        use_sync = overrides(obj, name, base) and not overrides(obj, "a_" + name, base)
-    else:
-        use_sync = async_method is None or not asyncio.iscoroutinefunction(async_method)
-    if use_sync:
-        assert sync_method is not None, f"{obj!r} has neither {name} nor a_{name}"
-        return await asyncio.to_thread(sync_method, *args, **kwargs)
-    assert async_method is not None
-    return await async_method(*args, **kwargs)

@@ -33,8 +33,7 @@ from .._calls import overrides
 from ..code_utils import content_str
 from ..exceptions import NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
-from . import _group_resume
-from ._delivery import dispatch
+from . import _delivery, _group_resume
 from ._human import is_termination
 from ._registry import ReplyEntry
 from ._sync_chat import run_sync
@@ -149,7 +148,7 @@ class GroupChatManager(ConversableAgent):
         if groupchat.send_introductions:
             intro = groupchat.introductions_msg()
             for agent in groupchat.agents:
-                await dispatch(self, "send", intro, agent, request_reply=False, silent=True)
+                await _delivery.send(self, intro, agent, request_reply=False, silent=True)
         saved = self._share_cache(groupchat)
         try:
             for i in range(groupchat.max_round):
@@ -161,9 +160,7 @@ class GroupChatManager(ConversableAgent):
                     message = {**message, "name": speaker.name}
                 for agent in groupchat.agents:
                     if agent is not speaker:
-                        await dispatch(
-                            self, "send", message, agent, request_reply=False, silent=True
-                        )
+                        await _delivery.send(self, message, agent, request_reply=False, silent=True)
                 if (
                     is_termination(self._is_termination_msg, message)
                     or i == groupchat.max_round - 1
@@ -179,7 +176,7 @@ class GroupChatManager(ConversableAgent):
                             f"\nNext speaker: {speaker.name}\n", flush=True
                         )
                     with echo_silenced(_printing_silenced(speaker, silent)):
-                        reply = await dispatch(speaker, "generate_reply", sender=self)
+                        reply = await _delivery.generate_reply(speaker, sender=self)
                 except KeyboardInterrupt:
                     # The admin (a human participant) takes over, as in AutoGen.
                     admin = groupchat.agent_by_name(groupchat.admin_name)
@@ -187,7 +184,7 @@ class GroupChatManager(ConversableAgent):
                         raise
                     speaker = admin
                     with echo_silenced(_printing_silenced(speaker, silent)):
-                        reply = await dispatch(speaker, "generate_reply", sender=self)
+                        reply = await _delivery.generate_reply(speaker, sender=self)
                 except NoEligibleSpeaker:
                     logger.warning("No eligible speaker found. Terminating the conversation.")
                     break
@@ -200,7 +197,7 @@ class GroupChatManager(ConversableAgent):
                     and "CLEAR HISTORY" in content_str(reply["content"]).upper()
                 ):
                     reply = {**reply, "content": self.clear_agents_history(reply, groupchat)}
-                await dispatch(speaker, "send", reply, self, request_reply=False, silent=silent)
+                await _delivery.send(speaker, reply, self, request_reply=False, silent=silent)
                 message = self.last_message(speaker)  # type: ignore[assignment]
         finally:
             for agent, cache in saved:

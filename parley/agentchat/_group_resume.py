@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._delivery import dispatch
+from . import _delivery
 from ._group_history import pair_tool_calls, tail
 from ._human import is_termination
 
@@ -95,9 +95,9 @@ async def resume(
         speaker = group.agent_by_name(message["name"])
         for agent in group.agents:
             if agent is speaker:
-                await dispatch(agent, "send", message, manager, request_reply=False, silent=True)
+                await _delivery.send(agent, message, manager, request_reply=False, silent=True)
             else:
-                await dispatch(manager, "send", message, agent, request_reply=False, silent=True)
+                await _delivery.send(manager, message, agent, request_reply=False, silent=True)
         if speaker is not None:
             group.append(message, speaker)
         else:

@@ -1,4 +1,4 @@
-"""Termination and human input: the first reply function of every agent (spec 2.11).
+"""Termination and human input: the first reply function of every agent.
 
 Also parley's review hook: ``agent.register_human_review(fn)`` lets a function play the human
 without a terminal — it sees the pending message and answers approve (``""``), feedback (any
@@ -7,17 +7,17 @@ other text) or ``"exit"``; see :class:`ReviewRequest`.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._calls import call_user, overrides
+from .._calls import call_user
 from ..code_utils import content_str
+from . import _delivery
 
 if TYPE_CHECKING:
-    from .conversable_agent import ConversableAgent
+    from ._core import AgentCore
 
 __all__ = [
     "APPROVE",
@@ -72,9 +72,7 @@ def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[
         return False
 
 
-async def ask_human(
-    agent: ConversableAgent, prompt: str, message: Mapping[str, Any], sender: Any
-) -> str:
+async def ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream."""
     review = getattr(agent, "_human_review", None)
     if review is not None:
@@ -87,14 +85,9 @@ async def ask_human(
         )
         answer = await call_user(review, request)
         text = "" if answer is None else str(answer)
-        agent._human_input.append(text)
+        agent.state.human_input.append(text)
         return text
-    from .conversable_agent import ConversableAgent
-
-    if overrides(agent, "a_get_human_input", ConversableAgent):
-        return str(await agent.a_get_human_input(prompt))
-    # get_human_input blocks on a terminal (or an override's UI): keep it off the event loop.
-    return str(await asyncio.to_thread(agent.get_human_input, prompt))
+    return await _delivery.get_human_input(agent, prompt)
 
 
 def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -111,21 +104,21 @@ def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def check_termination_and_human_reply(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, str | dict[str, Any] | None]:
-    """Terminate, let the human answer, or fall through to an automatic reply (spec 2.11)."""
+    """Terminate, let the human answer, or fall through to an automatic reply."""
     from ..io import IOStream
 
     out = IOStream.get_default()
     if messages is None:
-        messages = agent._oai_messages[sender] if sender is not None else []
+        messages = agent.state.messages[sender] if sender is not None else []
     message: Mapping[str, Any] = messages[-1] if messages else {}
     mode = agent.human_input_mode
-    count = agent._consecutive_auto_reply_counter[sender]
-    limit = agent._max_consecutive_auto_reply_dict[sender]
+    count = agent.state.auto_reply_counter[sender]
+    limit = agent.state.max_auto_reply_per_sender[sender]
     sender_name = "the sender" if sender is None else sender.name
     terminating = bool(message) and is_termination(agent._is_termination_msg, message)
     reply = ""
@@ -156,16 +149,16 @@ async def check_termination_and_human_reply(
             reply = EXIT  # an empty answer to a termination message ends the chat
 
     if reply == EXIT:
-        agent._consecutive_auto_reply_counter[sender] = 0
+        agent.state.auto_reply_counter[sender] = 0
         return True, None
     if reply or (asked and limit == 0):
-        agent._consecutive_auto_reply_counter[sender] = 0
+        agent.state.auto_reply_counter[sender] = 0
         response: dict[str, Any] = {"role": "user", "content": reply}
         interrupted = _interrupted(message)
         if interrupted:
             response["tool_responses"] = interrupted
         return True, response
-    agent._consecutive_auto_reply_counter[sender] += 1
+    agent.state.auto_reply_counter[sender] += 1
     if mode != "NEVER":
         out.print("\n>>>>>>>> USING AUTO REPLY...", flush=True)
     return False, None

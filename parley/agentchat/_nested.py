@@ -1,5 +1,5 @@
 """Nested chats: a reply function that runs a queue of chats and answers with a summary
-(spec 2.10, ``ConversableAgent.register_nested_chats``).
+(``ConversableAgent.register_nested_chats``).
 
 The default reply function is a coroutine in both modes, so nested chats run on the same
 event loop as the outer chat (no thread, no second loop); ``use_async=True`` runs the queue
@@ -17,9 +17,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user, is_async_callable
+from . import _queue
+from ._sync_chat import run_sync
 
 if TYPE_CHECKING:
-    from .conversable_agent import ConversableAgent
+    from ._core import AgentCore
 
 __all__ = [
     "a_chats_to_run",
@@ -69,8 +71,6 @@ def get_chats_to_run(
     sender: Any,
     config: Any,
 ) -> list[dict[str, Any]]:
-    from ._sync_chat import run_sync
-
     return run_sync(a_chats_to_run(chat_queue, recipient, messages, sender, config))
 
 
@@ -82,8 +82,6 @@ async def summary_from_nested_chats(
     config: Any = None,
 ) -> tuple[bool, Any]:
     """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
-    from . import _queue
-
     chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
     if not chats:
         return True, None
@@ -98,8 +96,6 @@ def summary_from_nested_chats_sync(
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
-    from ._sync_chat import run_sync
-
     return run_sync(summary_from_nested_chats(chat_queue, recipient, messages, sender, config))
 
 
@@ -112,8 +108,6 @@ async def a_summary_from_nested_chats(
 ) -> tuple[bool, Any]:
     """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
     last entry's."""
-    from . import _queue
-
     chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
     if not chats:
         return True, None
@@ -122,7 +116,7 @@ async def a_summary_from_nested_chats(
 
 
 def register_nested_chats(
-    agent: ConversableAgent,
+    agent: AgentCore,
     chat_queue: list[dict[str, Any]],
     trigger: Any,
     reply_func_from_nested_chats: str | Callable[..., Any] = DEFAULT,

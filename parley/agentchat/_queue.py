@@ -1,5 +1,5 @@
 """Chat queues: several chats in a row (``initiate_chats``) or by prerequisites, concurrently
-(``a_initiate_chats``), each one's summary carried into the chats after it (spec 4.2, 4.3).
+(``a_initiate_chats``), each one's summary carried into the chats after it.
 
 Differences from AutoGen, on purpose:
 
@@ -26,8 +26,8 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from . import _delivery
 from ._chat_flow import carryover_text, check_names, check_summary_method
-from ._delivery import dispatch
 
 if TYPE_CHECKING:
     from .chat import ChatResult
@@ -107,8 +107,8 @@ def _print_header(entry: Mapping[str, Any]) -> None:
 
 async def _run_one(entry: dict[str, Any]) -> ChatResult:
     _print_header(entry)
-    # Through dispatch: a subclass that overrides only the sync initiate_chat is honoured.
-    result: ChatResult = await dispatch(entry["sender"], "initiate_chat", **entry)
+    # A subclass that overrides only the sync initiate_chat is honoured (see _delivery).
+    result: ChatResult = await _delivery.initiate_chat(entry["sender"], **entry)
     return result
 
 

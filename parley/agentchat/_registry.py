@@ -1,4 +1,4 @@
-"""The reply-function list and the hook lists of an agent (spec 2.4, 2.16).
+"""The reply-function list and the hook lists of an agent.
 
 One list serves sync and async chats: a reply function or hook may be a plain function or a
 coroutine function and runs either way (AutoGen skipped the async ones in sync chats and the
@@ -15,10 +15,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._calls import call_user
+from .._calls import call_user, is_async_callable
 from ..exceptions import SenderRequired
 
-__all__ = ["HOOKABLE", "HookLists", "ReplyEntry", "match_trigger"]
+__all__ = [
+    "HOOKABLE",
+    "HookLists",
+    "ReplyEntry",
+    "check_trigger_type",
+    "insert_reply",
+    "match_trigger",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +121,16 @@ class ReplyEntry:
     # Places this entry takes in AutoGen's numbering of ``position``, where each built-in reply
     # is listed twice (an async twin and a sync one).
     slots: int = 1
+    is_async: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.is_async = is_async_callable(self.impl)
+
+    def replace(self, reply_func: Callable[..., Any]) -> None:
+        """Run ``reply_func`` in this entry's place (``replace_reply_func``)."""
+        self.func = self.impl = reply_func
+        self.builtin = False
+        self.is_async = is_async_callable(reply_func)
 
     def matches_func(self, fn: Any) -> bool:
         return fn is self.func or fn is self.impl or fn == self.func
@@ -137,6 +154,19 @@ class ReplyEntry:
                 f"reply function {name} must return (final: bool, reply), got {result!r}"
             )
         return bool(result[0]), result[1]
+
+
+def insert_reply(entries: list[ReplyEntry], entry: ReplyEntry, position: int) -> None:
+    """Insert ``entry`` at AutoGen's ``position``, in whose numbering each built-in reply
+    counts twice (AutoGen listed an async and a sync twin): the default 2 of nested chats
+    still means "right after the termination check"."""
+    taken = 0
+    for i, existing in enumerate(entries):
+        if taken >= position:
+            entries.insert(i, entry)
+            return
+        taken += existing.slots
+    entries.append(entry)
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Built-in reply functions after the termination check: tool calls, function calls, the LLM.
 
-Each takes ``(agent, messages, sender, config)`` and returns ``(final, reply)`` (spec 2.4). A
+Each takes ``(agent, messages, sender, config)`` and returns ``(final, reply)``. A
 model's mistake (an unknown tool, arguments that are not JSON or nested more than
 ``MAX_NESTING`` levels deep, a tool that raises) becomes an error message for the model, never
 an exception that ends the chat (AutoGen let a RecursionError from deeply nested arguments
@@ -21,7 +21,7 @@ from .._calls import call_user
 from ._messages import MAX_NESTING, fill_template, request_messages, sanitize_name
 
 if TYPE_CHECKING:
-    from .conversable_agent import ConversableAgent
+    from ._core import AgentCore
 
 __all__ = [
     "execute_function",
@@ -37,11 +37,9 @@ _API_MESSAGE_KEYS = frozenset(
 )
 
 
-def _last(
-    agent: ConversableAgent, messages: list[dict[str, Any]] | None, sender: Any
-) -> dict[str, Any]:
+def _last(agent: AgentCore, messages: list[dict[str, Any]] | None, sender: Any) -> dict[str, Any]:
     if messages is None:
-        messages = agent._oai_messages[sender]
+        messages = agent.state.messages[sender]
     return messages[-1] if messages else {}
 
 
@@ -108,7 +106,7 @@ def _error(name: str, text: str) -> tuple[bool, dict[str, Any]]:
 
 
 async def execute_function(
-    agent: ConversableAgent,
+    agent: AgentCore,
     func_call: Mapping[str, Any],
     call_id: str | None = None,
     verbose: bool = False,
@@ -173,7 +171,7 @@ async def execute_function(
 
 
 async def generate_function_call_reply(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
@@ -188,7 +186,7 @@ async def generate_function_call_reply(
 
 
 async def generate_tool_calls_reply(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
@@ -230,17 +228,17 @@ def _normalize_reply(reply: Any) -> Any:
 
 
 async def generate_oai_reply(
-    agent: ConversableAgent,
+    agent: AgentCore,
     messages: list[dict[str, Any]] | None = None,
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
-    """Ask the agent's model for the reply (spec 2.12)."""
+    """Ask the agent's model for the reply."""
     client = config if config is not None else agent.client
     if client is None:
         return False, None
     if messages is None:
-        messages = agent._oai_messages[sender]
+        messages = agent.state.messages[sender]
     context = messages[-1].pop("context", None) if messages else None
     if context:
         content = messages[-1].get("content")

@@ -1,15 +1,24 @@
-"""The sync face of the agents: ``run_sync`` marks the work as a sync chat, and each built-in
-reply gets its public sync method and async twin from one implementation."""
+"""The sync face of the agents.
+
+Every step is written once, as a coroutine method ``a_<name>``; its sync method is
+``sync_face(a_<name>)``, which runs ``self.a_<name>(...)`` through :func:`run_sync` (on parley's
+background loop, so it also works inside a running loop, as in Jupyter). The async method is
+looked up on the instance, so a subclass that overrides only ``a_<name>`` changes both forms.
+
+:func:`run_sync` also marks the work as a sync chat: reply functions registered with
+``ignore_async_in_sync_chat=True`` are then skipped, as their owners asked.
+"""
 
 from __future__ import annotations
 
 import contextvars
+import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from .._sync import run_sync as _run_sync
 
-__all__ = ["in_sync_chat", "reply_twins", "run_sync"]
+__all__ = ["in_sync_chat", "run_sync", "sync_face"]
 
 T = TypeVar("T")
 _in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -18,8 +27,7 @@ _in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a step from the sync API, marking the work as a sync chat: reply functions registered
-    with ``ignore_async_in_sync_chat=True`` are then skipped, as their owners asked."""
+    """Run a step from the sync API, marking the work as a sync chat."""
     token = _in_sync_chat.set(True)
     try:
         return _run_sync(coro)
@@ -27,23 +35,20 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         _in_sync_chat.reset(token)
 
 
-def reply_twins(impl: Callable[..., Any]) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """A built-in reply's public sync method and its async twin, both over ``impl``."""
-
-    def sync(self: Any, messages: Any = None, sender: Any = None, config: Any = None) -> Any:
-        return run_sync(impl(self, messages, sender, config))
-
-    async def a_sync(
-        self: Any, messages: Any = None, sender: Any = None, config: Any = None
-    ) -> Any:
-        return await impl(self, messages, sender, config)
-
-    for fn, name in ((sync, impl.__name__), (a_sync, "a_" + impl.__name__)):
-        fn.__name__ = fn.__qualname__ = name
-        fn.__doc__ = impl.__doc__
-    return sync, a_sync
-
-
 def in_sync_chat() -> bool:
     """Whether the current work was started through the sync API."""
     return _in_sync_chat.get()
+
+
+def sync_face(method: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """The sync method of the async method ``a_<name>``: named ``<name>``, same signature."""
+    async_name = method.__name__
+
+    @functools.wraps(method)
+    def sync(self: Any, /, *args: Any, **kwargs: Any) -> T:
+        result: T = run_sync(getattr(self, async_name)(*args, **kwargs))
+        return result
+
+    sync.__name__ = async_name.removeprefix("a_")
+    sync.__qualname__ = method.__qualname__.replace(async_name, sync.__name__)
+    return sync

@@ -1,6 +1,6 @@
 """Registering functions as tools: schemas for the caller's model, wrappers for the executor.
 
-Spec 2.14. Each agent owns a deep copy of its ``llm_config``, so registering a tool on one agent
+Each agent owns a deep copy of its ``llm_config``, so registering a tool on one agent
 never changes another built from the same dict (AutoGen #2239). After a signature change the
 agent's client is rebuilt, keeping its usage totals and any registered custom model clients
 (AutoGen lost both).
@@ -11,16 +11,18 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ._messages import sanitize_name
 
 if TYPE_CHECKING:
+    from ._core import AgentCore
     from .conversable_agent import ConversableAgent
 
 __all__ = [
     "execution_wrapper",
+    "merge_functions",
     "register_for_execution",
     "register_for_llm",
     "register_function",
@@ -39,7 +41,22 @@ def check_name(name: str) -> None:
         )
 
 
-def _rebuild_client(agent: ConversableAgent) -> None:
+def merge_functions(
+    function_map: dict[str, Callable[..., Any]], new: Mapping[str, Callable[..., Any] | None]
+) -> None:
+    """Merge ``new`` into an agent's function map; a None value removes that name."""
+    for name in new:
+        check_name(name)
+        if name in function_map and new[name] is not None:
+            logger.warning("Function '%s' is being overridden.", name)
+    for name, func in new.items():
+        if func is None:
+            function_map.pop(name, None)
+        else:
+            function_map[name] = func
+
+
+def _rebuild_client(agent: AgentCore) -> None:
     from ..oai import OpenAIWrapper
 
     old = agent.client
@@ -53,7 +70,7 @@ def _rebuild_client(agent: ConversableAgent) -> None:
             new_slot.client = old_slot.client
 
 
-def _update_signature(agent: ConversableAgent, key: str, sig: Any, is_remove: Any) -> None:
+def _update_signature(agent: AgentCore, key: str, sig: Any, is_remove: Any) -> None:
     llm_config = agent.llm_config
     if is_remove:
         if not isinstance(llm_config, dict) or key not in llm_config:
@@ -84,16 +101,14 @@ def _sig_name(sig: Any, key: str) -> Any:
     return sig.get("name") if isinstance(sig, dict) else None
 
 
-def update_tool_signature(
-    agent: ConversableAgent, tool_sig: str | dict[str, Any], is_remove: Any
-) -> None:
+def update_tool_signature(agent: AgentCore, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
     if not agent.llm_config:
         raise AssertionError("To update a tool signature, agent must have an llm_config")
     _update_signature(agent, "tools", tool_sig, is_remove)
 
 
 def update_function_signature(
-    agent: ConversableAgent, func_sig: str | dict[str, Any], is_remove: Any
+    agent: AgentCore, func_sig: str | dict[str, Any], is_remove: Any
 ) -> None:
     if not isinstance(agent.llm_config, dict):
         raise AssertionError("To update a function signature, agent must have an llm_config")
@@ -109,13 +124,13 @@ def _name_of(func: Any, name: str | None) -> str:
 
 
 def register_for_llm(
-    agent: ConversableAgent,
+    agent: AgentCore,
     *,
     name: str | None = None,
     description: str | None = None,
     api_style: Literal["function", "tool"] = "tool",
 ) -> Callable[[F], F]:
-    """A decorator putting ``func``'s schema into the agent's llm_config (spec 2.14)."""
+    """A decorator putting ``func``'s schema into the agent's llm_config."""
 
     def decorator(func: F) -> F:
         from ..function_utils import get_function_schema
@@ -162,12 +177,12 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def register_for_execution(agent: ConversableAgent, name: str | None = None) -> Callable[[F], F]:
-    """A decorator registering ``func`` in the agent's function map (spec 2.14)."""
+def register_for_execution(agent: AgentCore, name: str | None = None) -> Callable[[F], F]:
+    """A decorator registering ``func`` in the agent's function map."""
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
-        agent.register_function({tool_name: execution_wrapper(func)})
+        merge_functions(agent._function_map, {tool_name: execution_wrapper(func)})
         return func
 
     return decorator

@@ -12,13 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _queue
+from ._sync_chat import run_sync
 
 __all__ = ["ChatResult", "a_initiate_chats", "initiate_chats"]
 
 
 @dataclass
 class ChatResult:
-    """The outcome of a chat (spec 4.1).
+    """The outcome of a chat.
 
     ``chat_history`` is a copy of the initiator's history at the end of the chat (AutoGen
     returned the live list, which a later chat could clear under the caller's feet).
@@ -32,19 +33,17 @@ class ChatResult:
 
 
 def initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
-    """Run the chats of ``chat_queue`` one after another (spec 4.2).
+    """Run the chats of ``chat_queue`` one after another.
 
     Each entry holds ``initiate_chat`` arguments plus ``sender``, and optionally ``carryover``,
     ``finished_chat_indexes_to_exclude_from_carryover`` (queue positions) and ``verbose``.
     Every chat's first message carries the summaries of the chats before it.
     """
-    from ._sync_chat import run_sync
-
     return run_sync(_queue.run_sequential(chat_queue))
 
 
 async def a_initiate_chats(chat_queue: list[dict[str, Any]]) -> dict[Any, ChatResult]:
     """Run the chats of ``chat_queue`` concurrently, each once its ``prerequisites`` (a list of
-    ``chat_id``s) have finished (spec 4.3); ``{chat_id: ChatResult}``. A chat's carryover is
+    ``chat_id``s) have finished; ``{chat_id: ChatResult}``. A chat's carryover is
     its own plus its prerequisites' summaries."""
     return await _queue.run_concurrent(chat_queue)

@@ -1,31 +1,35 @@
-"""``ConversableAgent``: state and wiring (AutoGen's ``autogen.agentchat.conversable_agent``).
+"""``ConversableAgent`` (AutoGen's ``autogen.agentchat.conversable_agent``).
 
-The agent keeps histories, counters and its registries; the steps of a turn live in small
-modules beside this one (``_human``, ``_replies``, ``_chat_flow``, ``_delivery``). Every step
-is written once, as a coroutine; each sync method runs its async twin through
-``parley._sync.run_sync`` (which also works inside a running loop, e.g. in Jupyter).
+The class is the agent's public face; its conversation state is one :class:`AgentState`
+(``agent.state``, see ``_core``). A turn reads top to bottom here: ``a_send`` stores and
+delivers the message, the recipient's ``a_receive`` stores it and asks ``a_generate_reply``,
+which walks the reply-function list (``_registry``); the built-in reply functions live in
+``_human`` (termination and human input), ``_replies`` (tools, functions, the model) and
+``_code_execution``. Other agents' steps are reached through ``_delivery``, which also honours
+subclasses that override only a sync step. Every step is written once, as a coroutine; each
+sync method is its ``sync_face`` (``_sync_chat``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import copy
 import logging
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
-from .._calls import is_async_callable
 from ..code_utils import content_str
 from ..oai._streaming import echo_silenced
-from . import _chat_flow, _code_execution, _human, _nested, _queue, _replies, _tools
+from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
 from ._agent_configs import check_code_execution_config, copy_llm_config
-from ._agent_registration import AgentRegistrationMixin
-from ._agent_state import AgentStateMixin
-from ._delivery import dispatch, no_driver, send_reply
+from ._core import AgentState
+from ._delivery import no_driver, send_reply
 from ._messages import check_message, normalize, render_message
-from ._registry import HookLists, ReplyEntry, match_trigger
-from ._sync_chat import in_sync_chat, reply_twins, run_sync
+from ._registry import HookLists, ReplyEntry, check_trigger_type, insert_reply, match_trigger
+from ._sync_chat import in_sync_chat, run_sync, sync_face
 from .agent import Agent, LLMAgent
 from .chat import ChatResult
+from .utils import gather_usage_summary
 
 __all__ = ["ConversableAgent", "register_function"]
 
@@ -39,14 +43,12 @@ def _default_termination(message: dict[str, Any]) -> bool:
     return content_str(message.get("content")) == "TERMINATE"
 
 
-class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
-    """An agent that converses: it sends, receives and generates replies (spec section 2)."""
+class ConversableAgent(LLMAgent):
+    """An agent that converses: it sends, receives and generates replies."""
 
     DEFAULT_CONFIG: Any = False
     MAX_CONSECUTIVE_AUTO_REPLY = 100
-    DEFAULT_SUMMARY_PROMPT = (
-        "Summarize the takeaway from the conversation. Do not add any introductory phrases."
-    )
+    DEFAULT_SUMMARY_PROMPT = _chat_flow.DEFAULT_SUMMARY_PROMPT
     DEFAULT_SUMMARY_METHOD = "last_msg"
     llm_config: dict[str, Any] | Literal[False]
 
@@ -67,8 +69,12 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
     ) -> None:
         self._code_execution_config = check_code_execution_config(code_execution_config)
         self._name = name
-        self._oai_messages: dict[Any, list[dict[str, Any]]] = (
-            defaultdict(list) if chat_messages is None else chat_messages
+        self.state = AgentState(
+            chat_messages,
+            max_consecutive_auto_reply
+            if max_consecutive_auto_reply is not None
+            else self.MAX_CONSECUTIVE_AUTO_REPLY,
+            self.max_consecutive_auto_reply,
         )
         self._oai_system_message = [{"content": system_message, "role": "system"}]
         self._description = description if description is not None else system_message
@@ -78,31 +84,23 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         self.client_cache: Any = None
         self.previous_cache: Any = None
         self.human_input_mode = human_input_mode
-        self._max_consecutive_auto_reply = (
-            max_consecutive_auto_reply
-            if max_consecutive_auto_reply is not None
-            else self.MAX_CONSECUTIVE_AUTO_REPLY
-        )
-        self._consecutive_auto_reply_counter: dict[Any, int] = defaultdict(int)
-        self._max_consecutive_auto_reply_dict: dict[Any, int] = defaultdict(
-            self.max_consecutive_auto_reply
-        )
         self._function_map: dict[str, Callable[..., Any]] = {}
         if function_map:
             self.register_function(function_map)
         self._default_auto_reply = default_auto_reply
-        self._reply_func_list: list[ReplyEntry] = []
-        self._human_input: list[str] = []
         self._human_review: Callable[[_human.ReviewRequest], Any] | None = None
-        self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.code_executor: Any = None
         self.use_docker: Any = None
-        for func, impl in reversed(self._builtin_replies()):
-            self._reply_func_list.insert(
-                0, ReplyEntry([Agent, None], func, impl, builtin=True, slots=2)
-            )
+        self._reply_func_list: list[ReplyEntry] = [
+            ReplyEntry([Agent, None], func, impl, builtin=True, slots=2)
+            for func, impl in self._builtin_replies()
+        ]
         self.hook_lists = HookLists().lists
         self._hooks = HookLists(self.hook_lists)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _delivery.register_class(cls, ConversableAgent)
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -131,7 +129,7 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         replies.append((cls.generate_oai_reply, _replies.generate_oai_reply))
         return replies
 
-    # -- properties -----------------------------------------------------------------------
+    # -- properties; AutoGen's attribute names for the conversation state ------------------
 
     @property
     def name(self) -> str:
@@ -154,7 +152,39 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
 
     @property
     def chat_messages(self) -> dict[Any, list[dict[str, Any]]]:
-        return self._oai_messages
+        return self.state.messages
+
+    @property
+    def _oai_messages(self) -> dict[Any, list[dict[str, Any]]]:
+        return self.state.messages
+
+    @_oai_messages.setter
+    def _oai_messages(self, messages: dict[Any, list[dict[str, Any]]]) -> None:
+        self.state.messages = messages
+
+    @property
+    def _consecutive_auto_reply_counter(self) -> dict[Any, int]:
+        return self.state.auto_reply_counter
+
+    @property
+    def _max_consecutive_auto_reply_dict(self) -> dict[Any, int]:
+        return self.state.max_auto_reply_per_sender
+
+    @property
+    def _max_consecutive_auto_reply(self) -> int:
+        return self.state.max_auto_reply
+
+    @property
+    def reply_at_receive(self) -> dict[Any, bool]:
+        return self.state.reply_at_receive
+
+    @property
+    def _human_input(self) -> list[str]:
+        return self.state.human_input
+
+    @_human_input.setter
+    def _human_input(self, human_input: list[str]) -> None:
+        self.state.human_input = human_input
 
     @property
     def function_map(self) -> dict[str, Callable[..., Any]]:
@@ -163,25 +193,11 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self._name!r})"
 
-    # -- send / receive / reply: the async core --------------------------------------------
+    # -- the turn: send -> receive -> generate_reply -> reply functions --------------------
 
     def _effective_silent(self, sender: Any, silent: bool | None) -> bool:
         agent_level = getattr(sender, "silent", None)
         return bool(agent_level if agent_level is not None else silent)
-
-    def _store(
-        self, message: Any, partner: Any, *, sending: bool, checked: bool = False
-    ) -> dict[str, Any]:
-        partner_name = getattr(partner, "name", "")
-        stored = normalize(
-            message,
-            sending=sending,
-            own_name=self._name,
-            partner_name=partner_name,
-            checked=checked,
-        )
-        self._oai_messages[partner].append(stored)
-        return stored
 
     async def a_send(
         self,
@@ -190,7 +206,7 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        quiet = self._effective_silent(self, silent)
+        """Store ``message`` as sent to ``recipient`` and deliver it."""
         if self._hooks.at("process_message_before_send"):
             with no_driver():
                 message = await self._hooks.run(
@@ -198,15 +214,18 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
                     sender=self,
                     message=message,
                     recipient=recipient,
-                    silent=quiet,
+                    silent=self._effective_silent(self, silent),
                 )
         # Checked once here, so that a message no request could carry is refused before either
         # side stores it, and a repaired one is what the recipient gets (one warning, not two).
-        message = check_message(
-            message, sending=True, own_name=self._name, partner_name=getattr(recipient, "name", "")
+        partner = getattr(recipient, "name", "")
+        message = check_message(message, sending=True, own_name=self._name, partner_name=partner)
+        self.state.messages[recipient].append(
+            normalize(
+                message, sending=True, own_name=self._name, partner_name=partner, checked=True
+            )
         )
-        self._store(message, recipient, sending=True, checked=True)
-        await dispatch(recipient, "receive", message, self, request_reply, silent)
+        await _delivery.receive(recipient, message, self, request_reply, silent)
 
     async def a_receive(
         self,
@@ -215,7 +234,12 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        stored = self._store(message, sender, sending=False)
+        """Store ``message`` from ``sender``, show it, and answer it if a reply is wanted."""
+        stored = normalize(
+            message, sending=False, own_name=self._name, partner_name=getattr(sender, "name", "")
+        )
+        history = self.state.messages[sender]
+        history.append(stored)
         if not self._effective_silent(sender, silent):
             from ..io import IOStream
 
@@ -223,13 +247,13 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
             IOStream.get_default().print(
                 render_message(stored, sender.name, self._name, allow_format=allow), flush=True
             )
-        if request_reply is False or (request_reply is None and not self.reply_at_receive[sender]):
+        if request_reply is False or (
+            request_reply is None and not self.state.reply_at_receive[sender]
+        ):
             return
         # The reply is printed (when this agent sends it) as this silence says: so is its stream.
         with echo_silenced(self._effective_silent(self, silent)):
-            reply = await dispatch(
-                self, "generate_reply", messages=self._oai_messages[sender], sender=sender
-            )
+            reply = await _delivery.generate_reply(self, history, sender)
         if reply is not None:
             await send_reply(self, reply, sender, silent)
 
@@ -239,18 +263,20 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         sender: Agent | None = None,
         **kwargs: Any,
     ) -> str | dict[str, Any] | None:
+        """The first final answer of the reply functions that match ``sender``, else the
+        default auto-reply."""
         if messages is None and sender is None:
             raise AssertionError("Either messages or sender must be provided.")
         if messages is None:
-            messages = self._oai_messages[sender]
+            messages = self.state.messages[sender]
         exclude = kwargs.get("exclude") or ()
         sync_chat = in_sync_chat()
         with no_driver():
             messages = await self._run_received_hooks(messages)
             for entry in list(self._reply_func_list):
-                if any(entry.matches_func(f) for f in exclude):
+                if exclude and any(entry.matches_func(f) for f in exclude):
                     continue
-                if sync_chat and entry.ignore_async_in_sync_chat and is_async_callable(entry.impl):
+                if sync_chat and entry.ignore_async_in_sync_chat and entry.is_async:
                     continue
                 if not match_trigger(entry.trigger, sender):
                     continue
@@ -273,53 +299,57 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
             messages = await self._hooks.run("process_all_messages_before_reply", messages)
         return messages
 
-    # -- the sync twins ---------------------------------------------------------------------
+    send = sync_face(a_send)
+    receive = sync_face(a_receive)
+    generate_reply = sync_face(a_generate_reply)
 
-    def send(
-        self,
-        message: dict[str, Any] | str,
-        recipient: Agent,
-        request_reply: bool | None = None,
-        silent: bool | None = False,
-    ) -> None:
-        run_sync(self.a_send(message, recipient, request_reply, silent))
+    # -- built-in reply functions (public, as in AutoGen) -----------------------------------
 
-    def receive(
-        self,
-        message: dict[str, Any] | str,
-        sender: Agent,
-        request_reply: bool | None = None,
-        silent: bool | None = False,
-    ) -> None:
-        run_sync(self.a_receive(message, sender, request_reply, silent))
+    async def a_check_termination_and_human_reply(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, str | dict[str, Any] | None]:
+        """Terminate, let the human answer, or fall through to an automatic reply."""
+        return await _human.check_termination_and_human_reply(self, messages, sender, config)
 
-    def generate_reply(
-        self,
-        messages: list[dict[str, Any]] | None = None,
-        sender: Agent | None = None,
-        **kwargs: Any,
-    ) -> str | dict[str, Any] | None:
-        return run_sync(self.a_generate_reply(messages, sender, **kwargs))
+    async def a_generate_oai_reply(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, Any]:
+        """Ask the agent's model for the reply."""
+        return await _replies.generate_oai_reply(self, messages, sender, config)
 
-    # -- built-in reply functions (public, as in AutoGen) ---------------------------------------
+    async def a_generate_tool_calls_reply(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Execute every tool call of the last message."""
+        return await _replies.generate_tool_calls_reply(self, messages, sender, config)
 
-    check_termination_and_human_reply, a_check_termination_and_human_reply = reply_twins(
-        _human.check_termination_and_human_reply
-    )
-    generate_oai_reply, a_generate_oai_reply = reply_twins(_replies.generate_oai_reply)
-    generate_tool_calls_reply, a_generate_tool_calls_reply = reply_twins(
-        _replies.generate_tool_calls_reply
-    )
-    generate_function_call_reply, a_generate_function_call_reply = reply_twins(
-        _replies.generate_function_call_reply
-    )
+    async def a_generate_function_call_reply(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Execute the legacy ``function_call`` of the last message."""
+        return await _replies.generate_function_call_reply(self, messages, sender, config)
 
-    generate_code_execution_reply, a_generate_code_execution_reply = reply_twins(
-        _code_execution.generate_code_execution_reply
-    )
-    _generate_code_execution_reply_using_executor = reply_twins(
-        _code_execution.generate_code_execution_reply_using_executor
-    )[0]
+    async def a_generate_code_execution_reply(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, str | None]:
+        """Run the code of the newest message that has some (legacy config)."""
+        return await _code_execution.generate_code_execution_reply(self, messages, sender, config)
+
+    check_termination_and_human_reply = sync_face(a_check_termination_and_human_reply)
+    generate_oai_reply = sync_face(a_generate_oai_reply)
+    generate_tool_calls_reply = sync_face(a_generate_tool_calls_reply)
+    generate_function_call_reply = sync_face(a_generate_function_call_reply)
+    generate_code_execution_reply = sync_face(a_generate_code_execution_reply)
+
+    def _generate_code_execution_reply_using_executor(
+        self, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, str | None]:
+        """Run the code of the newest message that has some, through the agent's executor."""
+        return run_sync(
+            _code_execution.generate_code_execution_reply_using_executor(
+                self, messages, sender, config
+            )
+        )
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]:
         """Run (language, code) blocks in order; (last exit code, all logs). Legacy form."""
@@ -331,13 +361,160 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
 
         return execute_code(code, **kwargs)
 
+    async def a_execute_function(self, func_call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
+        return await _replies.execute_function(self, func_call)
+
     def execute_function(
         self, func_call: dict[str, Any], verbose: bool = False
     ) -> tuple[bool, dict[str, Any]]:
         return run_sync(_replies.execute_function(self, func_call, verbose=verbose))
 
-    async def a_execute_function(self, func_call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        return await _replies.execute_function(self, func_call)
+    # -- registration ---------------------------------------------------------------------
+
+    def register_reply(
+        self,
+        trigger: Any,
+        reply_func: Callable[..., Any],
+        position: int = 0,
+        config: Any = None,
+        reset_config: Callable[[Any], None] | None = None,
+        *,
+        ignore_async_in_sync_chat: bool = False,
+        remove_other_reply_funcs: bool = False,
+    ) -> None:
+        """Add a reply function; ``position`` 0 (the default) is tried first. Sync and async
+        functions both run in sync and async chats."""
+        check_trigger_type(trigger)
+        if remove_other_reply_funcs:
+            self._reply_func_list.clear()
+        entry = ReplyEntry(
+            trigger,
+            reply_func,
+            reply_func,
+            config=copy.copy(config),
+            init_config=config,
+            reset_config=reset_config,
+            ignore_async_in_sync_chat=ignore_async_in_sync_chat,
+        )
+        insert_reply(self._reply_func_list, entry, position)
+
+    def replace_reply_func(
+        self, old_reply_func: Callable[..., Any], new_reply_func: Callable[..., Any]
+    ) -> None:
+        for entry in self._reply_func_list:
+            if entry.matches_func(old_reply_func):
+                entry.replace(new_reply_func)
+
+    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
+        """Add a hook; sync and async hooks run under either twin name, in both kinds of chat."""
+        self._hooks.add(hookable_method, hook)
+
+    def register_human_review(self, review: Callable[[_human.ReviewRequest], Any] | None) -> None:
+        """Let ``review(request)`` answer for this agent's human (None removes it); see
+        :class:`parley.agentchat.ReviewRequest`. Answers are recorded like typed input."""
+        self._human_review = review
+
+    def register_model_client(self, model_client_cls: type, **kwargs: Any) -> None:
+        self.client.register_model_client(model_client_cls, **kwargs)
+
+    def register_function(self, function_map: Mapping[str, Callable[..., Any] | None]) -> None:
+        """Merge functions into the function map; a None value removes that name."""
+        _tools.merge_functions(self._function_map, function_map)
+
+    def register_for_llm(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        api_style: Literal["function", "tool"] = "tool",
+    ) -> Callable[[F], F]:
+        """Decorator: offer the function to this agent's model as a tool (or legacy function)."""
+        return _tools.register_for_llm(
+            self, name=name, description=description, api_style=api_style
+        )
+
+    def register_for_execution(self, name: str | None = None) -> Callable[[F], F]:
+        """Decorator: let this agent execute the function when a model calls it."""
+        return _tools.register_for_execution(self, name=name)
+
+    def update_tool_signature(self, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
+        _tools.update_tool_signature(self, tool_sig, is_remove)
+
+    def update_function_signature(self, func_sig: str | dict[str, Any], is_remove: Any) -> None:
+        _tools.update_function_signature(self, func_sig, is_remove)
+
+    def can_execute_function(self, name: list[str] | str) -> bool:
+        names = name if isinstance(name, list) else [name]
+        return all(n in self._function_map for n in names)
+
+    # -- human input, auto-reply limits, history --------------------------------------------
+
+    def get_human_input(self, prompt: str) -> str:
+        """One line from the human through the current IOStream (override for custom UIs)."""
+        from ..io import IOStream
+
+        reply = IOStream.get_default().input(prompt)
+        self.state.human_input.append(reply)
+        return reply
+
+    async def a_get_human_input(self, prompt: str) -> str:
+        return await asyncio.to_thread(self.get_human_input, prompt)
+
+    def max_consecutive_auto_reply(self, sender: Agent | None = None) -> int:
+        if sender is None:
+            return self.state.max_auto_reply
+        return self.state.max_auto_reply_per_sender[sender]
+
+    def update_max_consecutive_auto_reply(self, value: int, sender: Agent | None = None) -> None:
+        self.state.set_max_auto_reply(value, sender)
+
+    def reset_consecutive_auto_reply_counter(self, sender: Agent | None = None) -> None:
+        self.state.reset_counter(sender)
+
+    def stop_reply_at_receive(self, sender: Agent | None = None) -> None:
+        self.state.stop_reply_at_receive(sender)
+
+    def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
+        return self.state.last_message(agent)
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
+        return self.state.messages[agent]
+
+    def clear_history(
+        self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
+    ) -> None:
+        from ..io import IOStream
+
+        self.state.clear_history(
+            self._name, IOStream.get_default(), recipient, nr_messages_to_preserve
+        )
+
+    def reset(self) -> None:
+        self.clear_history()
+        self.reset_consecutive_auto_reply_counter()
+        self.stop_reply_at_receive()
+        if self.client is not None:
+            self.client.clear_usage_summary()
+        for entry in self._reply_func_list:
+            entry.reset()
+
+    # -- usage ------------------------------------------------------------------------------
+
+    def print_usage_summary(self, mode: str | list[str] = ["actual", "total"]) -> None:  # noqa: B006 - AutoGen's
+        from ..io import IOStream
+
+        out = IOStream.get_default()
+        if self.client is None:
+            out.print(f"No cost incurred from agent '{self._name}'.")
+        else:
+            out.print(f"Agent '{self._name}':")
+            self.client.print_usage_summary(mode)
+
+    def get_actual_usage(self) -> dict[str, Any] | None:
+        return None if self.client is None else self.client.actual_usage_summary
+
+    def get_total_usage(self) -> dict[str, Any] | None:
+        return None if self.client is None else self.client.total_usage_summary
 
     # -- chats ----------------------------------------------------------------------------------
 
@@ -348,11 +525,11 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         prepare_recipient: bool = True,
         reply_at_receive: bool = True,
     ) -> None:
-        self.reset_consecutive_auto_reply_counter(recipient)
-        self.reply_at_receive[recipient] = reply_at_receive
+        self.state.reset_counter(recipient)
+        self.state.reply_at_receive[recipient] = reply_at_receive
         if clear_history:
             self.clear_history(recipient)
-            self._human_input = []
+            self.state.human_input = []
         if prepare_recipient:
             recipient._prepare_chat(self, clear_history, False, reply_at_receive)
 
@@ -363,10 +540,7 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
             message = await _human.ask_human(self, ">", {}, None)
         return _chat_flow.apply_carryover(message, kwargs.get("carryover"))  # type: ignore[no-any-return]
 
-    def generate_init_message(
-        self, message: dict[str, Any] | str | None, **kwargs: Any
-    ) -> str | dict[str, Any]:
-        return run_sync(self.a_generate_init_message(message, **kwargs))
+    generate_init_message = sync_face(a_generate_init_message)
 
     async def a_initiate_chat(
         self,
@@ -380,19 +554,61 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
         message: dict[str, Any] | str | Callable[..., Any] | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        """Start a chat with ``recipient`` and run it to its end (spec 2.7)."""
-        return await _chat_flow.initiate_chat(
-            self,
-            recipient,
-            clear_history,
-            silent,
-            cache,
-            max_turns,
-            summary_method,
-            summary_args,
-            message,
-            kwargs,
+        """Start a chat with ``recipient`` and run it to its end: the first message (``message``,
+        a callable making it, or the human's), then turns until a termination, a limit, or
+        ``max_turns``; returns the history, the summary, the cost and the human's input."""
+        _chat_flow.check_summary_method(summary_method, self, recipient)
+        _chat_flow.check_names(self, recipient, summary_method)
+        agents = [self, recipient]
+        for agent in agents:
+            agent.previous_cache = agent.client_cache
+            agent.client_cache = cache
+        try:
+            await self._exchange(recipient, clear_history, silent, max_turns, message, kwargs)
+            args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's
+            args.setdefault("cache", cache)
+            with echo_silenced(bool(silent)):
+                summary = await _chat_flow.summarize(self, recipient, summary_method, args)
+        finally:
+            for agent in agents:
+                agent.client_cache = agent.previous_cache
+                agent.previous_cache = None
+        return ChatResult(
+            chat_history=list(self.state.messages[recipient]),
+            summary=summary,
+            cost=gather_usage_summary(agents),
+            human_input=list(self.state.human_input),
         )
+
+    async def _exchange(
+        self,
+        recipient: Any,
+        clear_history: bool,
+        silent: bool | None,
+        max_turns: int | None,
+        message: Any,
+        kwargs: dict[str, Any],
+    ) -> None:
+        # What this agent writes is printed (by the recipient) as this silence says: so is what
+        # it streams.
+        silenced = self._effective_silent(self, silent)
+        if not isinstance(max_turns, int):
+            self._prepare_chat(recipient, clear_history)
+            with echo_silenced(silenced):
+                first = await self._first_message(message, recipient, kwargs)
+            await _delivery.send(self, first, recipient, silent=silent)
+            return
+        self._prepare_chat(recipient, clear_history, reply_at_receive=False)
+        for turn in range(max_turns):
+            with echo_silenced(silenced):
+                if turn == 0:
+                    msg = await self._first_message(message, recipient, kwargs)
+                else:
+                    history = self.state.messages[recipient]
+                    msg = await _delivery.generate_reply(self, history, recipient)
+            if msg is None:
+                break
+            await _delivery.send(self, msg, recipient, request_reply=True, silent=silent)
 
     async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
         if callable(message):
@@ -401,34 +617,9 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
             return await call_user(message, self, recipient, kwargs)
         return await self.a_generate_init_message(message, **kwargs)
 
-    def initiate_chat(
-        self,
-        recipient: ConversableAgent,
-        clear_history: bool = True,
-        silent: bool | None = False,
-        cache: Any = None,
-        max_turns: int | None = None,
-        summary_method: str | Callable[..., Any] | None = DEFAULT_SUMMARY_METHOD,
-        summary_args: dict[str, Any] | None = None,
-        message: dict[str, Any] | str | Callable[..., Any] | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        """Start a chat with ``recipient`` and run it to its end (spec 2.7)."""
-        return run_sync(
-            self.a_initiate_chat(
-                recipient,
-                clear_history,
-                silent,
-                cache,
-                max_turns,
-                summary_method,
-                summary_args,
-                message,
-                **kwargs,
-            )
-        )
+    initiate_chat = sync_face(a_initiate_chat)
 
-    # -- chat queues and nested chats (spec 2.10; the work is in _queue and _nested) ---------------
+    # -- chat queues and nested chats (the work is in _queue and _nested) --------------------
 
     def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
         """Run the queued chats in order, as the sender of entries without one (the caller's
@@ -465,3 +656,6 @@ class ConversableAgent(AgentRegistrationMixin, AgentStateMixin, LLMAgent):
     _get_chats_to_run = staticmethod(_nested.get_chats_to_run)
     _summary_from_nested_chats = staticmethod(_nested.summary_from_nested_chats_sync)
     _a_summary_from_nested_chats = staticmethod(_nested.a_summary_from_nested_chats)
+
+
+_delivery.register_class(ConversableAgent, ConversableAgent)

@@ -1,0 +1,164 @@
+"""An agent's conversation state as one object, and the face the helper modules see.
+
+:class:`AgentState` is everything an agent remembers of its conversations: the history with
+each partner, the consecutive auto-reply counters and limits, whether it answers what it
+receives, and what its human typed. ``ConversableAgent`` owns one (``agent.state``) and keeps
+AutoGen's attribute names (``_oai_messages``, ``_consecutive_auto_reply_counter``, ...) as
+views of it, since extensions written for AutoGen read them.
+
+:class:`AgentCore` is the part of an agent that the step modules (``_human``, ``_replies``,
+``_code_execution``, ``_tools``, ``_chat_flow``, ``_nested``) use. They depend on this
+Protocol, never on ``ConversableAgent`` itself, so the agent module imports them and nothing
+imports it back.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..io.base import OutputStream
+    from ._registry import HookLists, ReplyEntry
+
+__all__ = ["AgentCore", "AgentState"]
+
+
+class AgentState:
+    """What an agent remembers of its conversations (see the module docstring)."""
+
+    __slots__ = (
+        "auto_reply_counter",
+        "human_input",
+        "max_auto_reply",
+        "max_auto_reply_per_sender",
+        "messages",
+        "reply_at_receive",
+    )
+
+    def __init__(
+        self,
+        messages: dict[Any, list[dict[str, Any]]] | None,
+        max_auto_reply: int,
+        default_limit: Callable[[], int],
+    ) -> None:
+        self.messages: dict[Any, list[dict[str, Any]]] = (
+            defaultdict(list) if messages is None else messages
+        )
+        self.max_auto_reply = max_auto_reply
+        # A sender without its own limit gets ``default_limit()`` when first seen.
+        self.max_auto_reply_per_sender: dict[Any, int] = defaultdict(default_limit)
+        self.auto_reply_counter: dict[Any, int] = defaultdict(int)
+        self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
+        self.human_input: list[str] = []
+
+    def last_message(self, agent: Any = None) -> dict[str, Any] | None:
+        if agent is None:
+            n = len(self.messages)
+            if n == 0:
+                return None
+            if n == 1:
+                for conversation in self.messages.values():
+                    return conversation[-1]
+            raise ValueError(
+                "More than one conversation is found. Please specify the sender to get the last message."
+            )
+        if agent not in self.messages:
+            raise KeyError(
+                f"The agent '{agent.name}' is not present in any conversation. No history available for this agent."
+            )
+        return self.messages[agent][-1]
+
+    def clear_history(
+        self,
+        owner: str,
+        out: OutputStream,
+        recipient: Any = None,
+        nr_messages_to_preserve: int | None = None,
+    ) -> None:
+        if recipient is not None:
+            self.messages[recipient].clear()
+            if nr_messages_to_preserve:
+                out.print(
+                    "WARNING: `nr_preserved_messages` is ignored when clearing chat history with a specific agent.",
+                    flush=True,
+                )
+            return
+        if not nr_messages_to_preserve:
+            self.messages.clear()
+            return
+        for key, messages in self.messages.items():
+            keep = nr_messages_to_preserve
+            first = messages[-keep] if len(messages) >= keep else None
+            if first is not None and "tool_responses" in first and len(messages) > keep:
+                keep += 1  # never keep a tool response without the call it answers
+                out.print(
+                    f"Preserving one more message for {owner} to not divide history between "
+                    "tool call and tool response.",
+                    flush=True,
+                )
+            self.messages[key] = messages[-keep:]
+
+    def set_max_auto_reply(self, value: int, sender: Any = None) -> None:
+        if sender is None:
+            self.max_auto_reply = value
+            for key in self.max_auto_reply_per_sender:
+                self.max_auto_reply_per_sender[key] = value
+        else:
+            self.max_auto_reply_per_sender[sender] = value
+
+    def reset_counter(self, sender: Any = None) -> None:
+        if sender is None:
+            self.auto_reply_counter.clear()
+        else:
+            self.auto_reply_counter[sender] = 0
+
+    def stop_reply_at_receive(self, sender: Any = None) -> None:
+        if sender is None:
+            self.reply_at_receive.clear()
+        else:
+            self.reply_at_receive[sender] = False
+
+
+class AgentCore(Protocol):
+    """What the step modules need of an agent (``ConversableAgent`` provides it).
+
+    The underscored members are AutoGen's own attribute names, which extensions also use.
+    """
+
+    state: AgentState
+    client: Any
+    client_cache: Any
+    llm_config: Any
+    code_executor: Any
+    use_docker: Any
+    _function_map: dict[str, Callable[..., Any]]
+    _oai_system_message: list[dict[str, Any]]
+    _code_execution_config: Any
+    _is_termination_msg: Callable[[dict[str, Any]], Any]
+    _human_review: Callable[..., Any] | None
+    _reply_func_list: list[ReplyEntry]
+    _hooks: HookLists
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def human_input_mode(self) -> str: ...
+
+    def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
+
+    def run_code(self, code: str, **kwargs: Any) -> tuple[int, str, str | None]: ...
+
+    def register_reply(
+        self,
+        trigger: Any,
+        reply_func: Callable[..., Any],
+        position: int = 0,
+        config: Any = None,
+        reset_config: Callable[[Any], None] | None = None,
+        *,
+        ignore_async_in_sync_chat: bool = False,
+        remove_other_reply_funcs: bool = False,
+    ) -> None: ...
