@@ -1,4 +1,4 @@
-"""The two configs an agent is built with, checked as AutoGen checks them (spec 2.3)."""
+"""The two configs an agent is built with, checked as AutoGen checks them."""
 
 from __future__ import annotations
 

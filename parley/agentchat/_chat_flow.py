@@ -1,4 +1,4 @@
-"""The parts of ``initiate_chat`` around the exchange: checks, carryover, summary.
+"""A chat from its start to its result: checks, the exchange of messages, carryover, summary.
 
 Differences from AutoGen, on purpose: agent names the OpenAI API refuses as a message
 ``name`` are refused as the chat starts (:func:`check_names`), before anything is stored or
@@ -14,10 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
 from ..exceptions import InvalidCarryOverType
+from ..oai._streaming import echo_silenced
+from . import _delivery
+from ._chat_result import ChatResult
 from ._messages import check_agent_names
+from .utils import gather_usage_summary
 
 if TYPE_CHECKING:
-    pass
+    from ._core import AgentCore
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
@@ -26,6 +30,7 @@ __all__ = [
     "carryover_text",
     "check_names",
     "check_summary_method",
+    "run_chat",
     "summarize",
 ]
 
@@ -186,3 +191,72 @@ async def summarize(
     raise ValueError(
         f"If not None, the summary_method must be a string from {SUMMARY_METHODS} or a callable."
     )
+
+
+async def run_chat(
+    sender: AgentCore,
+    recipient: Any,
+    *,
+    clear_history: bool,
+    silent: bool | None,
+    cache: Any,
+    max_turns: int | None,
+    summary_method: str | Callable[..., Any] | None,
+    summary_args: dict[str, Any] | None,
+    message: Any,
+    kwargs: dict[str, Any],
+) -> ChatResult:
+    """The body of ``a_initiate_chat``: check, exchange messages, summarize."""
+    check_summary_method(summary_method, sender, recipient)
+    check_names(sender, recipient, summary_method)
+    agents = [sender, recipient]
+    for agent in agents:
+        agent.previous_cache = agent.client_cache
+        agent.client_cache = cache
+    try:
+        await _exchange(sender, recipient, clear_history, silent, max_turns, message, kwargs)
+        args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
+        args.setdefault("cache", cache)
+        with echo_silenced(bool(silent)):
+            summary = await summarize(sender, recipient, summary_method, args)
+    finally:
+        for agent in agents:
+            agent.client_cache = agent.previous_cache
+            agent.previous_cache = None
+    return ChatResult(
+        chat_history=list(sender.state.messages[recipient]),
+        summary=summary,
+        cost=gather_usage_summary(agents),
+        human_input=list(sender.state.human_input),
+    )
+
+
+async def _exchange(
+    sender: AgentCore,
+    recipient: Any,
+    clear_history: bool,
+    silent: bool | None,
+    max_turns: int | None,
+    message: Any,
+    kwargs: dict[str, Any],
+) -> None:
+    # What the sender writes is printed (by the recipient) as this silence says: so is what
+    # it streams.
+    silenced = sender._effective_silent(sender, silent)
+    if not isinstance(max_turns, int):
+        sender._prepare_chat(recipient, clear_history)
+        with echo_silenced(silenced):
+            first = await sender._first_message(message, recipient, kwargs)
+        await _delivery.send(sender, first, recipient, silent=silent)
+        return
+    sender._prepare_chat(recipient, clear_history, reply_at_receive=False)
+    for turn in range(max_turns):
+        with echo_silenced(silenced):
+            if turn == 0:
+                msg = await sender._first_message(message, recipient, kwargs)
+            else:
+                history = sender.state.messages[recipient]
+                msg = await _delivery.generate_reply(sender, history, recipient)
+        if msg is None:
+            break
+        await _delivery.send(sender, msg, recipient, request_reply=True, silent=silent)

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
     from ._registry import HookLists, ReplyEntry
 
-__all__ = ["AgentCore", "AgentState"]
+__all__ = ["AgentCore", "AgentState", "StateView"]
+
+T = TypeVar("T")
 
 
 class AgentState:
@@ -121,6 +123,29 @@ class AgentState:
             self.reply_at_receive[sender] = False
 
 
+class StateView(Generic[T]):
+    """An agent attribute that reads and writes one field of its ``state`` (for AutoGen's
+    attribute names: ``agent._oai_messages`` is ``agent.state.messages``)."""
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    @overload
+    def __get__(self, agent: None, owner: type) -> StateView[T]: ...
+
+    @overload
+    def __get__(self, agent: object, owner: type) -> T: ...
+
+    def __get__(self, agent: object, owner: type) -> StateView[T] | T:
+        if agent is None:
+            return self
+        value: T = getattr(agent.state, self.field)  # type: ignore[attr-defined]
+        return value
+
+    def __set__(self, agent: object, value: T) -> None:
+        setattr(agent.state, self.field, value)  # type: ignore[attr-defined]
+
+
 class AgentCore(Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
@@ -130,6 +155,7 @@ class AgentCore(Protocol):
     state: AgentState
     client: Any
     client_cache: Any
+    previous_cache: Any
     llm_config: Any
     code_executor: Any
     use_docker: Any
@@ -146,6 +172,18 @@ class AgentCore(Protocol):
 
     @property
     def human_input_mode(self) -> str: ...
+
+    def _effective_silent(self, sender: Any, silent: bool | None) -> bool: ...
+
+    def _prepare_chat(
+        self,
+        recipient: Any,
+        clear_history: bool,
+        prepare_recipient: bool = True,
+        reply_at_receive: bool = True,
+    ) -> None: ...
+
+    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

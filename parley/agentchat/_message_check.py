@@ -31,7 +31,7 @@ STORED_KEYS = (
     "name",
     "context",
 )
-"""The keys a stored message keeps (spec 0.2)."""
+"""The keys a stored message keeps."""
 
 # Deeper than any real message or tool arguments; far below what json, repr and pydantic
 # survive (they recurse once per level, on top of the chat's own stack).
@@ -134,7 +134,7 @@ class _Checker:
 
     def shapes(self, message: Mapping[str, Any]) -> None:
         content = message.get("content")
-        # A template (spec 6.4) is filled from the message's context when it is printed and
+        # A template (a format string or callable filled from ``context``) is filled from the message's context when it is printed and
         # sent; without a context nothing could ever turn it into text.
         if not message.get("context") or not _is_template(content):
             self.content(content, "content")

@@ -1,4 +1,4 @@
-"""Messages: how they are stored (spec 0.2), printed (0.3) and prepared for the model (2.12).
+"""Messages: how they are stored, printed, and prepared for the model.
 
 Differences from AutoGen, on purpose: a message is checked before it is stored
 (``_message_check``: what no request could carry is refused, lone surrogates are repaired), and
@@ -45,7 +45,7 @@ _RULE = "-" * 80
 def normalize(
     message: Any, *, sending: bool, own_name: str, partner_name: str, checked: bool = False
 ) -> dict[str, Any]:
-    """The dict an agent stores for ``message`` (spec 0.2); :class:`InvalidMessageError` (a
+    """The dict an agent stores for ``message``; :class:`InvalidMessageError` (a
     ValueError) if it has nothing to say or no request could carry it.
 
     ``sending``: the agent stores its own outgoing message (role assistant) rather than an
@@ -66,7 +66,7 @@ def normalize(
     }
     if "content" not in stored:
         if not (stored.get("function_call") or stored.get("tool_calls")):
-            # AutoGen's wording (spec 2.6), which user code may match.
+            # AutoGen's wording, which user code may match.
             fail(
                 sending,
                 own_name,
@@ -97,7 +97,7 @@ def request_messages(
     system: Sequence[Mapping[str, Any]], history: Sequence[Mapping[str, Any]]
 ) -> list[Mapping[str, Any]]:
     """The messages of a model request: the system message, then the history as the API takes
-    it — bundled ``tool_responses`` expanded (spec 2.12 step 3), parley's own keys (``context``)
+    it — bundled ``tool_responses`` expanded into one message each, parley's own keys (``context``)
     dropped, and names checked. One pass; a message that needs no change is shared, not copied.
     """
     out: list[Mapping[str, Any]] = list(system)
@@ -163,7 +163,7 @@ def _fill(content: Any, message: Mapping[str, Any], allow_format: bool) -> Any:
 def render_message(
     message: Mapping[str, Any], sender_name: str, recipient_name: str, *, allow_format: bool = False
 ) -> str:
-    """The console text for a received message (spec 0.3), ending with a rule of dashes."""
+    """The console text for a received message, as AutoGen prints it, ending with a rule of dashes."""
     lines = [f"{sender_name} (to {recipient_name}):", ""]
     role = message.get("role")
     if role in ("function", "tool"):

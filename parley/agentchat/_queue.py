@@ -30,7 +30,7 @@ from . import _delivery
 from ._chat_flow import carryover_text, check_names, check_summary_method
 
 if TYPE_CHECKING:
-    from .chat import ChatResult
+    from ._chat_result import ChatResult
 
 __all__ = ["prepare", "run_concurrent", "run_sequential"]
 

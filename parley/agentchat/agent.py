@@ -1,4 +1,4 @@
-"""The ``Agent`` and ``LLMAgent`` protocols (AutoGen's ``autogen.agentchat.agent``, spec 2.1)."""
+"""The ``Agent`` and ``LLMAgent`` protocols (AutoGen's ``autogen.agentchat.agent``)."""
 
 from __future__ import annotations
 

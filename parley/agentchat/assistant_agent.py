@@ -1,4 +1,4 @@
-"""``AssistantAgent``: an LLM agent that writes code and answers (spec 3.1)."""
+"""``AssistantAgent``: an LLM agent that writes code and answers."""
 
 from __future__ import annotations
 

@@ -8,28 +8,13 @@ list holds queue positions in both runners).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from . import _queue
+from ._chat_result import ChatResult
 from ._sync_chat import run_sync
 
 __all__ = ["ChatResult", "a_initiate_chats", "initiate_chats"]
-
-
-@dataclass
-class ChatResult:
-    """The outcome of a chat.
-
-    ``chat_history`` is a copy of the initiator's history at the end of the chat (AutoGen
-    returned the live list, which a later chat could clear under the caller's feet).
-    """
-
-    chat_id: int | None = None
-    chat_history: list[dict[str, Any]] | None = None
-    summary: str | None = None
-    cost: dict[str, Any] | None = None
-    human_input: list[str] | None = None
 
 
 def initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:

@@ -22,14 +22,13 @@ from ..code_utils import content_str
 from ..oai._streaming import echo_silenced
 from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
 from ._agent_configs import check_code_execution_config, copy_llm_config
-from ._core import AgentState
+from ._chat_result import ChatResult
+from ._core import AgentState, StateView
 from ._delivery import no_driver, send_reply
 from ._messages import check_message, normalize, render_message
 from ._registry import HookLists, ReplyEntry, check_trigger_type, insert_reply, match_trigger
 from ._sync_chat import in_sync_chat, run_sync, sync_face
 from .agent import Agent, LLMAgent
-from .chat import ChatResult
-from .utils import gather_usage_summary
 
 __all__ = ["ConversableAgent", "register_function"]
 
@@ -129,7 +128,7 @@ class ConversableAgent(LLMAgent):
         replies.append((cls.generate_oai_reply, _replies.generate_oai_reply))
         return replies
 
-    # -- properties; AutoGen's attribute names for the conversation state ------------------
+    # -- properties -------------------------------------------------------------------------
 
     @property
     def name(self) -> str:
@@ -154,37 +153,15 @@ class ConversableAgent(LLMAgent):
     def chat_messages(self) -> dict[Any, list[dict[str, Any]]]:
         return self.state.messages
 
-    @property
-    def _oai_messages(self) -> dict[Any, list[dict[str, Any]]]:
-        return self.state.messages
-
-    @_oai_messages.setter
-    def _oai_messages(self, messages: dict[Any, list[dict[str, Any]]]) -> None:
-        self.state.messages = messages
-
-    @property
-    def _consecutive_auto_reply_counter(self) -> dict[Any, int]:
-        return self.state.auto_reply_counter
-
-    @property
-    def _max_consecutive_auto_reply_dict(self) -> dict[Any, int]:
-        return self.state.max_auto_reply_per_sender
-
-    @property
-    def _max_consecutive_auto_reply(self) -> int:
-        return self.state.max_auto_reply
-
-    @property
-    def reply_at_receive(self) -> dict[Any, bool]:
-        return self.state.reply_at_receive
-
-    @property
-    def _human_input(self) -> list[str]:
-        return self.state.human_input
-
-    @_human_input.setter
-    def _human_input(self, human_input: list[str]) -> None:
-        self.state.human_input = human_input
+    # AutoGen's attribute names for the conversation state, which extensions read.
+    _oai_messages: StateView[dict[Any, list[dict[str, Any]]]] = StateView("messages")
+    _consecutive_auto_reply_counter: StateView[dict[Any, int]] = StateView("auto_reply_counter")
+    _max_consecutive_auto_reply_dict: StateView[dict[Any, int]] = StateView(
+        "max_auto_reply_per_sender"
+    )
+    _max_consecutive_auto_reply: StateView[int] = StateView("max_auto_reply")
+    reply_at_receive: StateView[dict[Any, bool]] = StateView("reply_at_receive")
+    _human_input: StateView[list[str]] = StateView("human_input")
 
     @property
     def function_map(self) -> dict[str, Callable[..., Any]]:
@@ -557,58 +534,18 @@ class ConversableAgent(LLMAgent):
         """Start a chat with ``recipient`` and run it to its end: the first message (``message``,
         a callable making it, or the human's), then turns until a termination, a limit, or
         ``max_turns``; returns the history, the summary, the cost and the human's input."""
-        _chat_flow.check_summary_method(summary_method, self, recipient)
-        _chat_flow.check_names(self, recipient, summary_method)
-        agents = [self, recipient]
-        for agent in agents:
-            agent.previous_cache = agent.client_cache
-            agent.client_cache = cache
-        try:
-            await self._exchange(recipient, clear_history, silent, max_turns, message, kwargs)
-            args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's
-            args.setdefault("cache", cache)
-            with echo_silenced(bool(silent)):
-                summary = await _chat_flow.summarize(self, recipient, summary_method, args)
-        finally:
-            for agent in agents:
-                agent.client_cache = agent.previous_cache
-                agent.previous_cache = None
-        return ChatResult(
-            chat_history=list(self.state.messages[recipient]),
-            summary=summary,
-            cost=gather_usage_summary(agents),
-            human_input=list(self.state.human_input),
+        return await _chat_flow.run_chat(
+            self,
+            recipient,
+            clear_history=clear_history,
+            silent=silent,
+            cache=cache,
+            max_turns=max_turns,
+            summary_method=summary_method,
+            summary_args=summary_args,
+            message=message,
+            kwargs=kwargs,
         )
-
-    async def _exchange(
-        self,
-        recipient: Any,
-        clear_history: bool,
-        silent: bool | None,
-        max_turns: int | None,
-        message: Any,
-        kwargs: dict[str, Any],
-    ) -> None:
-        # What this agent writes is printed (by the recipient) as this silence says: so is what
-        # it streams.
-        silenced = self._effective_silent(self, silent)
-        if not isinstance(max_turns, int):
-            self._prepare_chat(recipient, clear_history)
-            with echo_silenced(silenced):
-                first = await self._first_message(message, recipient, kwargs)
-            await _delivery.send(self, first, recipient, silent=silent)
-            return
-        self._prepare_chat(recipient, clear_history, reply_at_receive=False)
-        for turn in range(max_turns):
-            with echo_silenced(silenced):
-                if turn == 0:
-                    msg = await self._first_message(message, recipient, kwargs)
-                else:
-                    history = self.state.messages[recipient]
-                    msg = await _delivery.generate_reply(self, history, recipient)
-            if msg is None:
-                break
-            await _delivery.send(self, msg, recipient, request_reply=True, silent=silent)
 
     async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
         if callable(message):

@@ -1,4 +1,4 @@
-"""``UserProxyAgent``: stands in for the human and runs the code it receives (spec 3.2)."""
+"""``UserProxyAgent``: stands in for the human and runs the code it receives."""
 
 from __future__ import annotations
 

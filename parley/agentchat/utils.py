@@ -23,7 +23,8 @@ def _add(total: dict[str, Any], summary: dict[str, Any] | None) -> None:
 
 
 def gather_usage_summary(agents: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """The usage of the agents' model clients, with and without cache hits (spec 4.1)."""
+    """The usage of the agents' model clients, with and without cache hits:
+    ``{"usage_including_cached_inference": ..., "usage_excluding_cached_inference": ...}``."""
     including: dict[str, Any] = {"total_cost": 0}
     excluding: dict[str, Any] = {"total_cost": 0}
     for agent in agents:
