@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .._cancel import run_in_thread
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._core import AgentCore, History
 
 __all__ = [
     "execute_code_blocks",
@@ -78,10 +78,7 @@ def _reply_text(exit_code: int, output: str) -> str:
 
 
 async def generate_code_execution_reply(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some (legacy form)."""
     from ..code_utils import UNKNOWN, extract_code
@@ -140,10 +137,7 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
 
 
 async def generate_code_execution_reply_using_executor(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some, through the agent's executor."""
     from ..io import IOStream

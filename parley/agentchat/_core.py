@@ -22,9 +22,12 @@ if TYPE_CHECKING:
     from ..io.base import OutputStream
     from ._registry import HookLists, ReplyEntry
 
-__all__ = ["AgentCore", "AgentState", "StateView"]
+__all__ = ["AgentCore", "AgentState", "History", "StateView"]
 
 T = TypeVar("T")
+
+History = list[dict[str, Any]] | None
+"""The messages a reply function answers (None: the history with the sender)."""
 
 
 class AgentState:
@@ -175,13 +178,8 @@ class AgentCore(Protocol):
 
     def _effective_silent(self, sender: Any, silent: bool | None) -> bool: ...
 
-    def _prepare_chat(
-        self,
-        recipient: Any,
-        clear_history: bool,
-        prepare_recipient: bool = True,
-        reply_at_receive: bool = True,
-    ) -> None: ...
+    @property
+    def _prepare_chat(self) -> Callable[..., None]: ...
 
     async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any: ...
 
@@ -189,14 +187,5 @@ class AgentCore(Protocol):
 
     def run_code(self, code: str, **kwargs: Any) -> tuple[int, str, str | None]: ...
 
-    def register_reply(
-        self,
-        trigger: Any,
-        reply_func: Callable[..., Any],
-        position: int = 0,
-        config: Any = None,
-        reset_config: Callable[[Any], None] | None = None,
-        *,
-        ignore_async_in_sync_chat: bool = False,
-        remove_other_reply_funcs: bool = False,
-    ) -> None: ...
+    @property
+    def register_reply(self) -> Callable[..., None]: ...

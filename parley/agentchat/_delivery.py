@@ -74,34 +74,30 @@ def _uses_sync(obj: Any, step: str) -> bool:
     return step in steps
 
 
+async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
+    if _uses_sync(agent, step):
+        return await run_in_thread(getattr(agent, step), *args, **kwargs)
+    return await getattr(agent, "a_" + step)(*args, **kwargs)
+
+
 async def send(
-    agent: Any, message: Any, recipient: Any, request_reply: Any = None, silent: Any = False
+    agent: Any, message: Any, to: Any, request_reply: Any = None, silent: Any = False
 ) -> None:
-    if _uses_sync(agent, "send"):
-        await run_in_thread(agent.send, message, recipient, request_reply, silent)
-    else:
-        await agent.a_send(message, recipient, request_reply, silent)
+    await _run(agent, "send", message, to, request_reply, silent)
 
 
 async def receive(
     agent: Any, message: Any, sender: Any, request_reply: Any = None, silent: Any = False
 ) -> None:
-    if _uses_sync(agent, "receive"):
-        await run_in_thread(agent.receive, message, sender, request_reply, silent)
-    else:
-        await agent.a_receive(message, sender, request_reply, silent)
+    await _run(agent, "receive", message, sender, request_reply, silent)
 
 
 async def generate_reply(agent: Any, messages: Any = None, sender: Any = None) -> Any:
-    if _uses_sync(agent, "generate_reply"):
-        return await run_in_thread(agent.generate_reply, messages=messages, sender=sender)
-    return await agent.a_generate_reply(messages=messages, sender=sender)
+    return await _run(agent, "generate_reply", messages=messages, sender=sender)
 
 
 async def initiate_chat(agent: Any, **chat: Any) -> Any:
-    if _uses_sync(agent, "initiate_chat"):
-        return await run_in_thread(agent.initiate_chat, **chat)
-    return await agent.a_initiate_chat(**chat)
+    return await _run(agent, "initiate_chat", **chat)
 
 
 async def get_human_input(agent: Any, prompt: str) -> str:

@@ -17,7 +17,7 @@ from ..code_utils import content_str
 from . import _delivery
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._core import AgentCore, History
 
 __all__ = [
     "APPROVE",
@@ -104,10 +104,7 @@ def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 async def check_termination_and_human_reply(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, str | dict[str, Any] | None]:
     """Terminate, let the human answer, or fall through to an automatic reply."""
     from ..io import IOStream

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user, is_async_callable
 from . import _queue
-from ._sync_chat import run_sync
+from ._sync_chat import sync_of
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._core import AgentCore, History
 
 __all__ = [
     "a_chats_to_run",
@@ -33,14 +33,11 @@ __all__ = [
 ]
 
 DEFAULT = "summary_from_nested_chats"
+Chats = list[dict[str, Any]]  # a chat queue: initiate_chat arguments per chat
 
 
 async def a_chats_to_run(
-    chat_queue: list[dict[str, Any]],
-    recipient: Any,
-    messages: list[dict[str, Any]] | None,
-    sender: Any,
-    config: Any,
+    chat_queue: Chats, recipient: Any, messages: History, sender: Any, config: Any
 ) -> list[dict[str, Any]]:
     """The chats to run for this trigger: copies of the entries, the owner as default sender,
     the trigger's last message as the first chat's default message; a callable message is
@@ -64,55 +61,41 @@ async def a_chats_to_run(
     return chats
 
 
-def get_chats_to_run(
-    chat_queue: list[dict[str, Any]],
-    recipient: Any,
-    messages: list[dict[str, Any]] | None,
-    sender: Any,
-    config: Any,
-) -> list[dict[str, Any]]:
-    return run_sync(a_chats_to_run(chat_queue, recipient, messages, sender, config))
-
-
 async def summary_from_nested_chats(
-    chat_queue: list[dict[str, Any]],
+    chat_queue: Chats,
     recipient: Any,
-    messages: list[dict[str, Any]] | None = None,
+    messages: History = None,
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
     """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
-    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
-    if not chats:
-        return True, None
-    results = await _queue.run_sequential(chats)
-    return True, results[-1].summary
-
-
-def summary_from_nested_chats_sync(
-    chat_queue: list[dict[str, Any]],
-    recipient: Any,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
-) -> tuple[bool, Any]:
-    return run_sync(summary_from_nested_chats(chat_queue, recipient, messages, sender, config))
+    return await _summary(False, chat_queue, recipient, messages, sender, config)
 
 
 async def a_summary_from_nested_chats(
-    chat_queue: list[dict[str, Any]],
+    chat_queue: Chats,
     recipient: Any,
-    messages: list[dict[str, Any]] | None = None,
+    messages: History = None,
     sender: Any = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
     """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
     last entry's."""
-    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+    return await _summary(True, chat_queue, recipient, messages, sender, config)
+
+
+async def _summary(concurrent: bool, chat_queue: Chats, *context: Any) -> tuple[bool, Any]:
+    chats = await a_chats_to_run(chat_queue, *context)
     if not chats:
         return True, None
-    results = await _queue.run_concurrent(chats)
-    return True, results[chats[-1]["chat_id"]].summary
+    if concurrent:
+        by_id = await _queue.run_concurrent(chats)
+        return True, by_id[chats[-1]["chat_id"]].summary
+    return True, (await _queue.run_sequential(chats))[-1].summary
+
+
+get_chats_to_run = sync_of(a_chats_to_run)
+summary_from_nested_chats_sync = sync_of(summary_from_nested_chats)
 
 
 def register_nested_chats(

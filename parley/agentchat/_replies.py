@@ -21,7 +21,7 @@ from .._calls import call_user
 from ._messages import MAX_NESTING, fill_template, request_messages, sanitize_name
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._core import AgentCore, History
 
 __all__ = [
     "execute_function",
@@ -171,10 +171,7 @@ async def execute_function(
 
 
 async def generate_function_call_reply(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute a legacy ``function_call`` of the last message."""
     message = _last(agent, messages, sender)
@@ -186,10 +183,7 @@ async def generate_function_call_reply(
 
 
 async def generate_tool_calls_reply(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute every tool call of the last message, concurrently; answers come back in order."""
     message = _last(agent, messages, sender)
@@ -228,10 +222,7 @@ def _normalize_reply(reply: Any) -> Any:
 
 
 async def generate_oai_reply(
-    agent: AgentCore,
-    messages: list[dict[str, Any]] | None = None,
-    sender: Any = None,
-    config: Any = None,
+    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, Any]:
     """Ask the agent's model for the reply."""
     client = config if config is not None else agent.client

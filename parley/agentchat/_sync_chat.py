@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from .._sync import run_sync as _run_sync
 
-__all__ = ["in_sync_chat", "run_sync", "sync_face"]
+__all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
 
 T = TypeVar("T")
 _in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -51,4 +51,14 @@ def sync_face(method: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]
 
     sync.__name__ = async_name.removeprefix("a_")
     sync.__qualname__ = method.__qualname__.replace(async_name, sync.__name__)
+    return sync
+
+
+def sync_of(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """The blocking form of the coroutine function ``fn``."""
+
+    @functools.wraps(fn)
+    def sync(*args: Any, **kwargs: Any) -> T:
+        return run_sync(fn(*args, **kwargs))
+
     return sync
