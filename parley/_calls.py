@@ -4,16 +4,19 @@ A user's callback (reply function, hook, tool, human-input override) may be a pl
 or a coroutine function. Coroutine functions are awaited on the loop. Plain ones run in a worker
 thread (carrying the caller's context variables), so a slow or blocking callback — one that
 calls a sync parley API such as ``initiate_chat``, say — never stalls the event loop that every
-other chat and request shares.
+other chat and request shares. The worker runs under :func:`parley._runtime.run_in_thread`, so
+cancelling the chat cancels what the callback started through parley (a nested sync chat) and
+waits for it to stop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
+
+from ._runtime import run_in_thread
 
 __all__ = ["call_user", "is_async_callable", "overrides"]
 
@@ -32,7 +35,7 @@ async def call_user(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any
     """Await ``fn(*args, **kwargs)``: directly if async, in a worker thread if not."""
     if is_async_callable(fn):
         return await fn(*args, **kwargs)
-    result = await asyncio.to_thread(fn, *args, **kwargs)
+    result = await run_in_thread(fn, *args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result

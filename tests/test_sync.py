@@ -1,4 +1,4 @@
-"""parley._sync: the sync API over the async core, from scripts, threads and running loops."""
+"""run_sync: the sync API over the async core, from scripts, threads and running loops."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from parley._sync import on_runner, run_sync, runner_loop
+from parley._runtime import run_in_thread, run_sync, runner_loop
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
 
@@ -65,11 +65,17 @@ def test_nested_sync_call_from_the_runner_does_not_deadlock() -> None:
     assert run_sync(outer()) == 9
 
 
-async def test_on_runner_runs_on_the_runner_loop_and_cancels() -> None:
+def test_sync_calls_run_on_the_runner_loop() -> None:
     async def where() -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
-    assert await on_runner(where()) is runner_loop()
+    assert run_sync(where()) is runner_loop()
+
+
+async def test_cancelling_a_worker_cancels_the_sync_call_it_makes() -> None:
+    """A sync callback in a worker thread (a tool calling initiate_chat) runs a coroutine
+    through run_sync; cancelling the task that awaits the worker cancels that coroutine too,
+    and the cancellation returns once it has stopped."""
     cancelled = threading.Event()
 
     async def slow() -> None:
@@ -79,9 +85,9 @@ async def test_on_runner_runs_on_the_runner_loop_and_cancels() -> None:
             cancelled.set()
             raise
 
-    task = asyncio.ensure_future(on_runner(slow()))
+    task = asyncio.ensure_future(run_in_thread(run_sync, slow()))
     await asyncio.sleep(0.1)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await asyncio.to_thread(cancelled.wait, 2)
+    assert cancelled.is_set()

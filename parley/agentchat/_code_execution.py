@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._cancel import run_in_thread
+from .._runtime import run_in_thread
 
 if TYPE_CHECKING:
     from ._core import AgentCore, History

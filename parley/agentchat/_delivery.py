@@ -27,7 +27,7 @@ import inspect
 from collections import deque
 from typing import Any
 
-from .._cancel import run_in_thread
+from .._runtime import run_in_thread
 
 __all__ = [
     "STEPS",

@@ -16,7 +16,7 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from .._sync import run_sync as _run_sync
+from .._runtime import run_sync as _run_sync
 
 __all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
 

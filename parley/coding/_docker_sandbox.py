@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._cancel import CancelToken, current_token
+from .._runtime import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError
 from ._docker_engine import connect, ensure_image
 from ._docker_keeper import keeper_entrypoint

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._cancel import CancelToken, current_token
+from .._runtime import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError, UnsandboxedExecutionWarning
 from ._reaper import PR_GET_DUMPABLE, PR_SET_DUMPABLE, prctl
 from ._supervisor import Block, start_block

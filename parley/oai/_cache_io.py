@@ -1,12 +1,15 @@
 """Cache lookups for the completion client, off the event loop and without reopening files.
 
 Cache backends block (SQLite files, Redis sockets), so every get and set runs on one dedicated
-thread. A disk cache that ``cache_seed`` selects is opened once per process, on that thread, and
-kept open (closed at exit): reopening it for every lookup, as AutoGen does, cost milliseconds a
-call. A cache object the caller passes stays theirs to open and close.
+thread, :data:`_worker`, owned by :mod:`parley._runtime`. It is one thread, not a pool, because
+a disk cache's database connection belongs to the thread that opened it: a disk cache that
+``cache_seed`` selects is opened once per process, on that thread, and kept open (closed at
+exit); reopening it for every lookup, as AutoGen does, cost milliseconds a call. A cache object
+the caller passes stays theirs to open and close.
 
-Keys are the SHA-256 of :func:`parley.oai.openai_utils.get_key`: short, fixed-size, and still
-covering every request field that shapes the reply (and none of the credentials).
+Keys are the SHA-256 of :func:`parley.oai.openai_utils.get_key` (see :mod:`parley.oai._cache_key`):
+short, fixed-size, and still covering every request field that shapes the reply (and none of
+the credentials).
 
 Values are JSON documents, never pickles: a cache can be written by others (code in a sandbox
 sharing the directory, another client of the same Redis), and reading an entry must not run
@@ -21,96 +24,89 @@ their code. A response is stored as ``{"parley_cache": 1, "kind": ..., "value": 
 
 Reading builds only those types (an openai model that does not validate is built leniently,
 as the SDK builds responses from a server's JSON); nothing named by the data is imported or
-instantiated. An entry that is not
-such a document is a miss, with a warning. A response holding anything else is not cached, with
-one warning per type.
+instantiated. An entry that is not such a document is a miss, with a warning. A response
+holding anything else is not cached, with one warning per type.
 """
 
 from __future__ import annotations
 
-import asyncio
 import atexit
-import hashlib
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
+from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, TypeVar
+from typing import Any
+
+from .._runtime import Worker, after_fork, leave_to_parent
 
 __all__ = [
+    "LEGACY_CACHE_DIR",
     "Unstorable",
-    "cache_get",
-    "cache_key",
-    "cache_set",
     "decode_response",
     "encode_response",
-    "seed_cache",
+    "location",
+    "lookup",
+    "store",
 ]
 
 logger = logging.getLogger("parley.oai.client")
 
-T = TypeVar("T")
 FORMAT = 1
+LEGACY_CACHE_DIR = ".cache"
 # Set on a response by OpenAIWrapper after it is made; they describe this call, not the reply.
 _RUNTIME_ATTRIBUTES = frozenset({"message_retrieval_function", "config_id", "pass_filter"})
 # A tree deeper than this is not a model response; refusing it keeps the recursion bounded.
 _MAX_DEPTH = 64
-_lock = threading.Lock()
 _warned_lock = threading.Lock()
 _warned: set[str] = set()
-_executor: ThreadPoolExecutor | None = None
-_pid: int | None = None
-_seed_caches: dict[str, Any] = {}
+_worker = Worker("parley-cache")
+_seed_caches: dict[str, Any] = {}  # only touched on the worker
 
 
-def _cache_thread() -> ThreadPoolExecutor:
-    global _executor, _pid
-    with _lock:
-        if _executor is None or _pid != os.getpid():
-            _executor = ThreadPoolExecutor(1, thread_name_prefix="parley-cache")
-            _pid = os.getpid()
-            _seed_caches.clear()
-        return _executor
+@dataclass(frozen=True, slots=True)
+class _Seed:
+    """The legacy disk cache ``cache_seed`` names: ``./.cache/<seed>``, as in AutoGen."""
+
+    seed: Any
 
 
-async def _on_cache_thread(fn: Callable[..., T], *args: Any) -> T:
-    return await asyncio.get_running_loop().run_in_executor(_cache_thread(), fn, *args)
-
-
-def cache_key(params: Mapping[str, Any]) -> str:
-    from .openai_utils import get_key
-
-    return hashlib.sha256(get_key(params).encode()).hexdigest()
-
-
-async def seed_cache(seed: Any, root: str) -> Any:
-    """The process-wide disk cache for ``cache_seed`` under ``root`` (opened on first use)."""
-
-    def open_cache() -> Any:
-        path = os.path.abspath(os.path.join(root, str(seed)))
-        cache = _seed_caches.get(path)
-        if cache is None:
-            from ..cache import Cache
-
-            cache = _seed_caches[path] = Cache.disk(seed, root)
+def location(extras: Mapping[str, Any]) -> Any:
+    """Where a request's response is cached: its ``cache`` object, else the disk cache of its
+    ``cache_seed``; None when caching is off."""
+    cache = extras.get("cache")
+    if cache is not None:
         return cache
-
-    return await _on_cache_thread(open_cache)
-
-
-async def cache_get(cache: Any, key: str) -> Any:
-    """The response cached under ``key``, or None (a miss)."""
-    return await _on_cache_thread(_load, cache, key)
+    seed = extras.get("cache_seed")
+    return None if seed is None else _Seed(seed)
 
 
-async def cache_set(cache: Any, key: str, response: Any) -> None:
-    """Cache ``response`` under ``key``, unless it cannot be stored as JSON (then warn once)."""
-    await _on_cache_thread(_store, cache, key, response)
+def _open(where: Any) -> Any:
+    if type(where) is not _Seed:
+        return where
+    path = os.path.abspath(os.path.join(LEGACY_CACHE_DIR, str(where.seed)))
+    cache = _seed_caches.get(path)
+    if cache is None:
+        from ..cache import Cache
+
+        cache = _seed_caches[path] = Cache.disk(where.seed, LEGACY_CACHE_DIR)
+    return cache
 
 
-def _load(cache: Any, key: str) -> Any:
+async def lookup(where: Any, key: str) -> tuple[Any, float | None] | None:
+    """The response cached under ``key`` and the cost stored with it, or None (a miss)."""
+    return await _worker.run(_load, where, key)
+
+
+async def store(where: Any, key: str, response: Any, cost: float | None) -> None:
+    """Cache ``response`` and its ``cost`` under ``key``, unless it cannot be stored as JSON
+    (then warn once per type)."""
+    await _worker.run(_store, where, key, response, cost)
+
+
+def _load(where: Any, key: str) -> tuple[Any, float | None] | None:
+    cache = _open(where)
     stored = cache.get(key, None)
     if stored is None:
         return None
@@ -122,12 +118,14 @@ def _load(cache: Any, key: str) -> Any:
             key,
             type(cache).__name__,
         )
-    return response
+        return None
+    cost = getattr(response, "cost", None)
+    return response, cost if isinstance(cost, (int, float)) else None
 
 
-def _store(cache: Any, key: str, response: Any) -> None:
+def _store(where: Any, key: str, response: Any, cost: float | None) -> None:
     try:
-        document = encode_response(response)
+        document = encode_response(response, cost)
     except Unstorable as problem:
         with _warned_lock:
             first = problem.type_name not in _warned
@@ -140,7 +138,7 @@ def _store(cache: Any, key: str, response: Any) -> None:
                 problem,
             )
         return
-    cache.set(key, document)
+    _open(where).set(key, document)
 
 
 class Unstorable(TypeError):
@@ -158,8 +156,17 @@ class Unstorable(TypeError):
         self.type_name = type_name
 
 
-def encode_response(response: Any) -> dict[str, Any]:
-    """The JSON document caching ``response``; Unstorable names what cannot be stored."""
+def encode_response(response: Any, cost: float | None = None) -> dict[str, Any]:
+    """The JSON document caching ``response`` (with ``cost``, when given, as its ``cost``
+    attribute); Unstorable names what cannot be stored."""
+    document = _encode(response)
+    if cost is not None:
+        value = document["value"]
+        (value["namespace"] if document["kind"] == "namespace" else value)["cost"] = cost
+    return document
+
+
+def _encode(response: Any) -> dict[str, Any]:
     kind = _openai_kind(response)
     if kind is not None:
         from pydantic_core import PydanticSerializationError
@@ -284,12 +291,25 @@ def _decode_tree(node: Any, depth: int) -> Any:
 
 @atexit.register
 def _close_seed_caches() -> None:
-    if _executor is None or _pid != os.getpid():
+    if not _seed_caches:
         return
-    caches = list(_seed_caches.values())
+
+    def close_all() -> None:
+        caches = list(_seed_caches.values())
+        _seed_caches.clear()
+        for cache in caches:
+            cache.close()
+
+    try:
+        _worker.call(close_all, timeout=5)
+    except Exception:  # the process is ending; nothing to report to
+        pass
+
+
+def _forget_seed_caches() -> None:
+    # The parent's database connections: closing them here could disturb the parent's locks.
+    leave_to_parent(*_seed_caches.values())
     _seed_caches.clear()
-    for cache in caches:
-        try:
-            _executor.submit(cache.close).result(timeout=5)
-        except Exception:  # the process is ending; nothing to report to
-            pass
+
+
+after_fork(_forget_seed_caches)

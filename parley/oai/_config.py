@@ -8,8 +8,8 @@ Validation happens once, at construction, with pydantic; the error names the ent
 field. The caller's dicts are only read.
 
 Errors never show a secret: the input of a field whose name looks like a credential
-(``api_key``, ``azure_ad_token``, anything :func:`parley.oai.openai_utils.get_key` would keep
-out of a cache key) is not shown, nor is anything in ``extra_headers``, ``extra_query`` or
+(``api_key``, ``azure_ad_token``, anything :func:`parley.oai._secrets.looks_secret` names)
+is not shown, nor is anything in ``extra_headers``, ``extra_query`` or
 ``extra_body`` (they pass credentials through under any name), nor an entry that is not a dict.
 Secrets the client sends as text must be ``str``: a ``bytes`` key would go out as ``b'...'``.
 """
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..exceptions import ConfigError
-from .openai_utils import _looks_secret
+from ._secrets import looks_secret
 
 __all__ = [
     "EXTRA_KWARGS",
@@ -168,7 +168,7 @@ def _describe(error: Any, where: str) -> str:
         loc = e["loc"]
         msg = e["msg"].removeprefix("Value error, ")
         field = ".".join(str(p) for p in loc) or "(entry)"
-        if (loc and loc[0] in _OPAQUE_FIELDS) or any(_looks_secret(part) for part in loc):
+        if (loc and loc[0] in _OPAQUE_FIELDS) or any(looks_secret(part) for part in loc):
             shown = _NOT_SHOWN
         else:
             shown = f"got {_masked(e.get('input'), 0)!r}"
@@ -187,7 +187,7 @@ def _masked(value: Any, depth: int) -> Any:
         return _Hidden()
     if isinstance(value, Mapping):
         return {
-            k: _Hidden() if _looks_secret(k) or k in _OPAQUE_FIELDS else _masked(v, depth + 1)
+            k: _Hidden() if looks_secret(k) or k in _OPAQUE_FIELDS else _masked(v, depth + 1)
             for k, v in value.items()
         }
     if isinstance(value, (list, tuple)):
@@ -201,7 +201,7 @@ def _check_secrets(entry: Mapping[str, Any], where: str) -> None:
         if value is None:
             continue
         if (key in _TEXT_SECRETS and not isinstance(value, str)) or (
-            isinstance(value, _BINARY) and _looks_secret(key)
+            isinstance(value, _BINARY) and looks_secret(key)
         ):
             hint = ", decode it first" if isinstance(value, _BINARY) else ""
             raise ConfigError(

@@ -8,72 +8,55 @@ supplies auth, headers, base URL, Azure routing, timeouts and its error types. A
 HTTP headers (over the client's own, ``Authorization`` included), URL query parameters, and
 keys merged over the JSON body.
 
-Clients are async only and live on parley's runner loop (see ``parley._sync``); sync callers
-reach them through it. Clients with identical settings are shared, so a hundred agents on one
-endpoint use one connection pool.
+Clients are async only. An ``AsyncOpenAI`` (and its connection pool) belongs to the event loop
+that makes the request: async callers use one on their own loop, sync callers one on parley's
+runner loop (:mod:`parley._runtime`). On each loop, clients with identical settings are shared,
+so a hundred agents on one endpoint use one pool; it is closed when its loop shuts down.
 """
 
 from __future__ import annotations
 
-import asyncio
-import atexit
 import functools
-import inspect
 import json
 import os
-import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from .._sync import run_sync
+from .._runtime import loop_resource, run_sync
 from ..exceptions import ConfigError, MalformedResponseError
 from ._cost import USAGE_KEYS, compute_cost
 from ._streaming import collect_stream
 
-__all__ = ["OpenAIClient"]
-
-_pool: dict[str, Any] = {}
-_unshared: list[Any] = []  # clients with settings that cannot be compared (a custom http_client)
-_pool_lock = threading.Lock()
-
-
-@atexit.register
-def _close_clients() -> None:
-    """Close every client's connections on the runner loop before the interpreter goes: idle
-    keep-alive sockets left to the garbage collector would each warn "unclosed transport"."""
-    from .._sync import _loop, _pid
-
-    with _pool_lock:
-        clients = [*_pool.values(), *_unshared]
-        _pool.clear()
-        _unshared.clear()
-    if not clients or _loop is None or _pid != os.getpid() or not _loop.is_running():
-        return
-
-    async def close_all() -> None:
-        await asyncio.gather(*(c.close() for c in clients), return_exceptions=True)
-
-    try:
-        asyncio.run_coroutine_threadsafe(close_all(), _loop).result(timeout=5)
-    except Exception:  # the process is ending; nothing to report to
-        pass
+__all__ = ["OpenAIClient", "missing_credentials"]
 
 
 @functools.lru_cache(maxsize=1)
 def _security_option() -> dict[str, Any]:
-    # openai>=2 sends auth only for requests that ask for it; older versions always did.
-    from openai import _base_client
+    # Newer openai versions send credentials only for the auth schemes a request names (the
+    # request option "security", listed in the public openai.RequestOptions); chat completions
+    # name bearer auth alone, so an admin key configured on the client is not sent with them.
+    import openai
 
-    params = inspect.signature(_base_client.make_request_options).parameters
-    return {"security": {"bearer_auth": True}} if "security" in params else {}
+    options = getattr(openai, "RequestOptions", None)
+    names = getattr(options, "__annotations__", {})
+    return {"security": {"bearer_auth": True}} if "security" in names else {}
 
 
-def _pool_key(kwargs: Mapping[str, Any], azure: bool) -> str | None:
-    """A key for sharing a client, or None when a setting cannot be compared (a callable)."""
+def _pool_key(kwargs: Mapping[str, Any], azure: bool) -> object:
+    """A key for sharing a client: its settings, or a key of its own when a setting cannot be
+    compared (a callable, an http_client)."""
     try:
-        return json.dumps([azure, sorted(kwargs.items())], sort_keys=True)
+        return ("openai", json.dumps([azure, sorted(kwargs.items())], sort_keys=True))
     except TypeError:
-        return None
+        return object()
+
+
+async def _close(client: Any) -> None:
+    await client.close()
+
+
+async def _leave_open(client: Any) -> None:
+    """A client over the caller's own ``http_client``: closing it would close theirs."""
 
 
 def missing_credentials(kwargs: Mapping[str, Any], api_type: str | None) -> str | None:
@@ -109,28 +92,21 @@ class OpenAIClient:
             if "base_url" in kwargs and "azure_endpoint" not in kwargs:
                 kwargs["azure_endpoint"] = kwargs.pop("base_url")
         self._kwargs = kwargs
-        self._client: Any = None
+        self._key = _pool_key(kwargs, self.azure)
+        self._close = _leave_open if kwargs.get("http_client") is not None else _close
 
     def _async_client(self) -> Any:
-        if self._client is not None:
-            return self._client
+        """The running loop's client for these settings."""
+        return loop_resource(self._key, self._new_client, self._close)
+
+    def _new_client(self) -> Any:
         import openai
 
         cls = openai.AsyncAzureOpenAI if self.azure else openai.AsyncOpenAI
-        key = _pool_key(self._kwargs, self.azure)
-        with _pool_lock:
-            client = _pool.get(key) if key is not None else None
-            if client is None:
-                try:
-                    client = cls(**self._kwargs)
-                except openai.OpenAIError as e:
-                    raise ConfigError(f"cannot create the {cls.__name__} client: {e}") from e
-                if key is not None:
-                    _pool[key] = client
-                else:
-                    _unshared.append(client)
-        self._client = client
-        return client
+        try:
+            return cls(**self._kwargs)
+        except openai.OpenAIError as e:
+            raise ConfigError(f"cannot create the {cls.__name__} client: {e}") from e
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         """Send one chat-completion request; a streamed one is collected into one response."""

@@ -39,16 +39,14 @@ reads into ``OPENAI_API_KEY``, ``OPENAI_API_BASE``, ``AZURE_OPENAI_API_KEY`` and
 
 from __future__ import annotations
 
-import functools
-import itertools
 import json
 import logging
 import os
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._cache_key import NON_CACHE_KEY, get_key
 from ._cost import OAI_PRICE1K
 from ._dotenv import find_dotenv, load_dotenv
 
@@ -69,97 +67,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-NON_CACHE_KEY = [
-    "api_key",
-    "base_url",
-    "api_type",
-    "api_version",
-    "azure_ad_token",
-    "azure_ad_token_provider",
-    "credentials",
-    "tool_config",
-]
 DEFAULT_AZURE_API_VERSION = "2024-02-01"
-
-_SECRET_WORDS = frozenset(
-    {"token", "secret", "password", "passwd", "passphrase", "credential", "credentials"}
-    | {"auth", "authorization", "cookie", "apikey"}
-)
-_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "subscription", "account"})
-# Values of these types are request parameters (counts, lists of ids, schemas), never secrets.
-_PARAM_TYPES = (bool, int, float, list, tuple, Mapping)
-# A header value that is a credential under any name: an HTTP authentication scheme followed
-# by its token, or an OpenAI-style secret key.
-_CREDENTIAL_VALUE = re.compile(
-    r"\s*(?:(?:bearer|basic|digest|token|negotiate|ntlm|hmac|aws4-hmac-sha256|sharedkey"
-    r"|sharedaccesssignature|apikey|api-key|key)\s+\S|sk-[A-Za-z0-9_-]{8,})",
-    re.IGNORECASE,
-)
-
-
-def _looks_secret(name: object) -> bool:
-    if not isinstance(name, str):
-        return False
-    return _name_looks_secret(name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _name_looks_secret(name: str) -> bool:
-    snake = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()  # apiKey -> api_key
-    words = re.findall(r"[a-z0-9]+", snake)
-    if any(word in _SECRET_WORDS for word in words):
-        return True
-    return any(a in _KEY_QUALIFIERS and b == "key" for a, b in itertools.pairwise(words))
-
-
-def _json_ready(value: Any, where: str) -> Any:
-    """``value`` as plain JSON data with credential-like entries dropped; rejects the rest."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, Mapping):
-        out = {}
-        for key, item in value.items():
-            if key is not None and not isinstance(key, (str, int, float, bool)):
-                raise TypeError(
-                    f"cannot build a cache key: config{where} has a key of type "
-                    f"{type(key).__name__}; JSON object keys must be strings"
-                )
-            if _looks_secret(key) and not isinstance(item, _PARAM_TYPES):
-                continue
-            out[key] = _json_ready(item, f"{where}[{key!r}]")
-        return out
-    if isinstance(value, (list, tuple)):
-        return [_json_ready(item, f"{where}[{i}]") for i, item in enumerate(value)]
-    raise TypeError(
-        f"cannot build a cache key: config{where} is a {type(value).__name__}, which is not "
-        "JSON-serialisable; remove it from the request or use cache_seed=None"
-    )
-
-
-def get_key(config: Mapping[str, Any]) -> str:
-    """The cache key of a request: its JSON with sorted keys, minus endpoint and credentials."""
-    if not isinstance(config, Mapping):
-        raise TypeError(f"get_key expects a dict, got {type(config).__name__}")
-    kept = {k: v for k, v in config.items() if k not in NON_CACHE_KEY}
-    headers = kept.get("extra_headers")
-    if isinstance(headers, Mapping):
-        kept["extra_headers"] = {
-            name: value
-            for name, value in headers.items()
-            if not (isinstance(value, str) and _CREDENTIAL_VALUE.match(value))
-        }
-    # Messages are the bulk of a request and hold no credentials: they skip the walk (which
-    # would cost milliseconds at hundreds of messages) unless they are not plain JSON.
-    messages = kept.pop("messages", None)
-    ready = _json_ready(kept, "")
-    if messages is not None:
-        ready["messages"] = messages
-    try:
-        return json.dumps(ready, sort_keys=True)
-    except (TypeError, ValueError):
-        if messages is not None:
-            _json_ready(messages, "['messages']")  # raises the precise error
-        raise
 
 
 def _acceptable(values: Any) -> list[Any]:

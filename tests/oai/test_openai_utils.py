@@ -677,7 +677,7 @@ def test_get_key_rejects_non_dict() -> None:
 )
 def test_cache_keys_are_stable(request_params: dict[str, Any], digest: str) -> None:
     # Existing parley caches stay valid: the key of a request is pinned.
-    from parley.oai._cache_io import cache_key
+    from parley.oai._cache_key import cache_key
 
     assert cache_key(request_params) == digest
 

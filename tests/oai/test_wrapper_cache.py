@@ -14,7 +14,7 @@ from openai.types import Completion
 from openai.types.chat import ChatCompletion
 
 from parley.cache import Cache
-from parley.oai import OpenAIWrapper, _cache_io
+from parley.oai import OpenAIWrapper, _cache_io, _cache_key
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]
@@ -156,7 +156,7 @@ def test_responses_are_stored_as_tagged_json_documents(fake_llm: FakeLLMServer) 
     client = OpenAIWrapper(config_list=fake_llm.config_list(model="m", price=[1, 1]))
     response = client.create(messages=HI, cache=cache)
     ((key, document),) = cache.entries.items()
-    assert key == _cache_io.cache_key({"messages": HI, "model": "m"})
+    assert key == _cache_key.cache_key({"messages": HI, "model": "m"})
     assert json.loads(json.dumps(document)) == document  # plain JSON data
     assert document["parley_cache"] == 1
     assert document["kind"] == "openai.ChatCompletion"
@@ -187,7 +187,7 @@ def test_entries_that_are_not_parley_documents_are_misses(
     fake_llm.responder = lambda request: "fresh"
     cache = RecordingCache()
     client = OpenAIWrapper(config_list=fake_llm.config_list())
-    key = _cache_io.cache_key({"messages": HI, "model": "fake-model"})
+    key = _cache_key.cache_key({"messages": HI, "model": "fake-model"})
     cache.entries[key] = stored
     with caplog.at_level(logging.WARNING):
         assert client.create(messages=HI, cache=cache).choices[0].message.content == "fresh"

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from parley import ConversableAgent
-from parley._cancel import run_in_thread
+from parley._runtime import run_in_thread
 from parley.coding import CodeBlock
 from parley.coding._docker_owner import SANDBOX_LABEL
 from tests.coding._docker_support import (

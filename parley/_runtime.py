@@ -1,0 +1,419 @@
+"""parley's runtime: the one owner of event loops, worker threads and what a fork leaves behind.
+
+parley writes every step once, as a coroutine, and async callers run it on their own event loop
+from the first ``await`` to the last byte on the wire. This module connects that core to the rest:
+
+- :func:`run_sync` runs a coroutine from synchronous code, on parley's background *runner* loop
+  (:func:`runner_loop`), so it works in a script and inside a thread whose loop is already
+  running (Jupyter). The caller's ``contextvars`` (the default IOStream, say) go along.
+  ``SystemExit`` and ``KeyboardInterrupt`` raised by user code reach that caller as themselves;
+  the runner catches them where asyncio re-raises them and keeps serving every other chat.
+- :func:`run_in_thread` and :func:`to_thread` run blocking work in a worker thread with a
+  :class:`CancelToken` (:func:`current_token`) that cancelling the awaiting task cancels, so
+  code executors and nested sync chats stop too.
+- :func:`loop_resource` keeps objects bound to one event loop (the openai connection pools),
+  shared by everything on that loop and closed when it shuts down.
+- :class:`Worker` is a dedicated thread for blocking work that must stay on one thread.
+- :func:`after_fork` and :func:`leave_to_parent` are the one fork reset: threads do not survive
+  a fork, and what the parent opened is the parent's to close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextvars
+import functools
+import os
+import queue
+import threading
+from collections.abc import Awaitable, Callable, Coroutine, Hashable
+from typing import Any, TypeVar
+
+from ._loop_scope import LoopScope
+
+__all__ = [
+    "WIND_DOWN_SECONDS",
+    "CancelToken",
+    "Worker",
+    "after_fork",
+    "current_token",
+    "leave_to_parent",
+    "loop_resource",
+    "run_in_thread",
+    "run_sync",
+    "run_under",
+    "runner_loop",
+    "to_thread",
+]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+WIND_DOWN_SECONDS = 5.0
+"""How long a cancelled call waits for the work it started to stop before giving up on it.
+Workers that watch their token (the code executors) stop well within a second."""
+
+
+# -- fork ---------------------------------------------------------------------------------------
+
+
+def after_fork(callback: Callable[[], object]) -> None:
+    """Call ``callback`` in the child of every ``os.fork()`` (multiprocessing's "fork" too),
+    before the child runs anything else; callbacks run in the order they were registered.
+
+    Only the forking thread survives a fork, so state that stands for a thread, a loop or a
+    connection of the parent must be forgotten there (and what the parent opened handed to
+    :func:`leave_to_parent`, not closed). Nothing happens where there is no fork (Windows).
+    """
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=callback)
+
+
+_left_to_parent: list[object] = []
+
+
+def leave_to_parent(*objects: object) -> None:
+    """Keep ``objects``, inherited through a fork, referenced for the life of this process:
+    they are the parent's to close, and collecting them would close them (or warn) here."""
+    _left_to_parent.extend(objects)
+
+
+# -- cancellation -------------------------------------------------------------------------------
+
+_current: contextvars.ContextVar[CancelToken | None] = contextvars.ContextVar(
+    "parley_cancel_token", default=None
+)
+
+
+class CancelToken:
+    """A one-way flag saying "stop", safe to set from any thread.
+
+    Blocking code that can be interrupted polls :attr:`cancelled`, waits with :meth:`wait`
+    instead of sleeping, or registers a callback with :meth:`on_cancel`.
+    """
+
+    __slots__ = ("_callbacks", "_event", "_lock")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self._callbacks: list[Callable[[], object]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` has been called."""
+        return self._event.is_set()
+
+    def cancel(self) -> None:
+        """Set the flag and run the registered callbacks (once; later calls do nothing)."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def wait(self, timeout: float | None) -> bool:
+        """Sleep until cancelled or ``timeout`` seconds passed; whether it was cancelled."""
+        return self._event.wait(timeout)
+
+    def on_cancel(self, callback: Callable[[], object]) -> Callable[[], None]:
+        """Run ``callback`` when the token is cancelled (at once if it already is); returns a
+        function that unregisters it."""
+        with self._lock:
+            if not self._event.is_set():
+                self._callbacks.append(callback)
+
+                def remove() -> None:
+                    with self._lock:
+                        if callback in self._callbacks:
+                            self._callbacks.remove(callback)
+
+                return remove
+        callback()
+        return lambda: None
+
+
+def current_token() -> CancelToken | None:
+    """The token of the :func:`run_in_thread` / :func:`to_thread` call this code runs under."""
+    return _current.get()
+
+
+def run_under(token: CancelToken, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` as a worker of :func:`run_in_thread` whose token is ``token``
+    runs it (for driving blocking code, an executor say, from a thread of one's own)."""
+    context = contextvars.copy_context()
+    context.run(_current.set, token)
+    return context.run(fn, *args, **kwargs)
+
+
+async def _in_thread(fn: Callable[[], T], wind_down: float) -> T:
+    loop = asyncio.get_running_loop()
+    token = CancelToken()
+    future = loop.run_in_executor(None, functools.partial(run_under, token, fn))
+    try:
+        # Shielded: cancelling the task must leave us the worker's future to wait for.
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        token.cancel()
+        if wind_down:
+            await asyncio.wait({future}, timeout=wind_down)
+        future.add_done_callback(_retrieve)  # the worker's error is moot once we were cancelled
+        raise
+
+
+async def run_in_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``await fn(*args, **kwargs)`` in a worker thread, with the caller's context variables.
+
+    If the awaiting task is cancelled, the worker's token is cancelled and the cancellation
+    waits up to :data:`WIND_DOWN_SECONDS` for the worker to return before it propagates: once
+    it has, the work it stood for (a code block, a nested chat) has stopped too.
+    """
+    return await _in_thread(functools.partial(fn, *args, **kwargs), WIND_DOWN_SECONDS)
+
+
+async def to_thread(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """Like :func:`run_in_thread`, for work nobody needs to wait for once its caller is gone
+    (a custom model client's request): a cancellation cancels the token and propagates at once."""
+    return await _in_thread(functools.partial(fn, *args, **kwargs), 0)
+
+
+def _retrieve(future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+# -- the runner loop, for sync callers ----------------------------------------------------------
+
+_lock = threading.Lock()
+_runner: tuple[asyncio.AbstractEventLoop, threading.Thread] | None = None
+
+
+def runner_loop() -> asyncio.AbstractEventLoop:
+    """parley's background event loop, started on first use (and again in a forked child)."""
+    global _runner
+    with _lock:
+        if _runner is None or not _runner[1].is_alive():
+            loop = asyncio.new_event_loop()
+            ready = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(ready.set)
+                while True:
+                    try:
+                        loop.run_forever()
+                        return
+                    except (SystemExit, KeyboardInterrupt):
+                        # Raised by user code in a task: asyncio stored it as the task's
+                        # exception, so whoever awaits the task gets it. The loop is fine.
+                        continue
+
+            thread = threading.Thread(target=serve, name="parley-runner", daemon=True)
+            thread.start()
+            ready.wait()
+            _runner = loop, thread
+        return _runner[0]
+
+
+class _Submitted(concurrent.futures.Future[T]):
+    """The result of a coroutine running on the runner; ``finished`` is set when its task has
+    ended, even after the future itself was cancelled."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.finished = threading.Event()
+
+
+def _submit(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop) -> _Submitted[T]:
+    """Schedule ``coro`` on ``loop`` as a task that sees a copy of the caller's context."""
+    future: _Submitted[T] = _Submitted()
+    ctx = contextvars.copy_context()
+
+    # The future stays PENDING while the task runs (never set RUNNING) so that the waiter can
+    # still cancel it; its cancellation is forwarded to the task.
+    def start() -> None:
+        if future.cancelled():
+            coro.close()
+            future.finished.set()
+            return
+        # A task copies the context current at its creation: create it inside the caller's.
+        task = ctx.run(loop.create_task, coro)
+
+        def done(t: asyncio.Task[T]) -> None:
+            future.finished.set()
+            if future.done():
+                _retrieve(t)  # nobody waits for a cancelled call's error
+            elif t.cancelled():
+                future.cancel()
+            elif (error := t.exception()) is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(t.result())
+
+        def forward_cancel(f: concurrent.futures.Future[T]) -> None:
+            if f.cancelled() and not task.done():
+                loop.call_soon_threadsafe(task.cancel)
+
+        task.add_done_callback(done)
+        future.add_done_callback(forward_cancel)
+
+    loop.call_soon_threadsafe(start)
+    return future
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` to completion and return its result, from any synchronous code."""
+    runner = _runner
+    if runner is not None and threading.current_thread() is runner[1]:
+        # Sync code called from a coroutine already on the runner (a sync callback inside an
+        # async chat): waiting for the runner here would deadlock it, so use a private loop.
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="parley-nested") as pool:
+            ctx = contextvars.copy_context()
+            return pool.submit(ctx.run, asyncio.run, coro).result()
+    future = _submit(coro, runner_loop())
+    # Sync code in a worker thread of a cancellable step (a tool calling initiate_chat): the
+    # step's cancellation cancels this call too.
+    token = current_token()
+    unregister = token.on_cancel(future.cancel) if token is not None else None
+    try:
+        return future.result()
+    except (KeyboardInterrupt, concurrent.futures.CancelledError):
+        future.cancel()
+        # Let the coroutine wind down (stop the code it runs) before the caller goes on; a
+        # second Ctrl-C ends the wait.
+        future.finished.wait(WIND_DOWN_SECONDS)
+        raise
+    finally:
+        if unregister is not None:
+            unregister()
+
+
+# -- per-loop resources -------------------------------------------------------------------------
+
+_scopes: dict[asyncio.AbstractEventLoop, LoopScope] = {}
+
+
+def loop_resource(
+    key: Hashable, make: Callable[[], R], close: Callable[[R], Awaitable[object]]
+) -> R:
+    """The resource ``key`` of the running event loop, made by ``make()`` on first use.
+
+    Everything on one loop shares it; ``await close(resource)`` runs when the loop shuts down
+    (``asyncio.run``, ``asyncio.Runner`` and pytest-asyncio do that), or at exit for a loop
+    still open then (parley's runner loop, a notebook's).
+    """
+    loop = asyncio.get_running_loop()
+    scope = _scopes.get(loop)
+    if scope is None:
+        scope = _open_scope(loop)
+    return scope.get(key, make, close)
+
+
+def _open_scope(loop: asyncio.AbstractEventLoop) -> LoopScope:
+    with _lock:
+        # A loop closed without shutting down its async generators never told its scope.
+        for other in [s for s in _scopes.values() if s.loop.is_closed()]:
+            _scopes.pop(other.loop, None)
+            other.abandon()
+        scope = _scopes[loop] = LoopScope(loop, lambda s: _scopes.pop(s.loop, None))
+        return scope
+
+
+@atexit.register
+def _close_scopes() -> None:
+    """Close what is still open on live loops: idle keep-alive sockets left to the garbage
+    collector would each warn "unclosed transport" as the interpreter goes."""
+    with _lock:
+        scopes = list(_scopes.values())
+        _scopes.clear()
+    for scope in scopes:
+        scope.close_now(WIND_DOWN_SECONDS)
+
+
+# -- a dedicated thread -------------------------------------------------------------------------
+
+
+class Worker:
+    """One thread for blocking work that must always run on the same thread (a database
+    connection that belongs to the thread that opened it). Started on first use, again in a
+    forked child; it serves until the process ends, at exit too."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] | None = None
+        after_fork(self._forget)
+
+    def _forget(self) -> None:
+        self._queue = None  # its thread stayed with the parent
+
+    def _inbox(self) -> queue.SimpleQueue[Callable[[], None] | None]:
+        inbox = self._queue
+        if inbox is None:
+            with _lock:
+                if self._queue is None:
+                    self._queue = queue.SimpleQueue()
+                    thread = threading.Thread(
+                        target=_serve, args=(self._queue,), name=self.name, daemon=True
+                    )
+                    thread.start()
+                inbox = self._queue
+        return inbox
+
+    async def run(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """``await fn(*args)`` on the thread; a cancellation propagates at once (the call, if
+        it already started, finishes unobserved)."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+
+        def settle(result: T | None, error: BaseException | None) -> None:
+            if future.done():
+                return
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(result)  # type: ignore[arg-type]
+
+        def call() -> None:
+            if future.cancelled():
+                return
+            try:
+                result, error = fn(*args), None
+            except BaseException as e:
+                result, error = None, e
+            loop.call_soon_threadsafe(settle, result, error)
+
+        self._inbox().put(call)
+        return await future
+
+    def call(self, fn: Callable[[], T], timeout: float) -> T:
+        """``fn()`` on the thread, waited for from sync code for at most ``timeout`` seconds."""
+        done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def call() -> None:
+            try:
+                done.set_result(fn())
+            except BaseException as e:
+                done.set_exception(e)
+
+        self._inbox().put(call)
+        return done.result(timeout)
+
+
+def _serve(inbox: queue.SimpleQueue[Callable[[], None] | None]) -> None:
+    while (job := inbox.get()) is not None:
+        job()
+
+
+def _forget_the_parent() -> None:
+    global _lock, _runner
+    _lock = threading.Lock()  # another thread may have held it at the fork
+    _runner = None
+    leave_to_parent(*_scopes.values())
+    _scopes.clear()
+
+
+after_fork(_forget_the_parent)

@@ -1,0 +1,134 @@
+"""Try a request on each config in turn, keep the first response the filter accepts.
+
+This is the edge of ``OpenAIWrapper``'s layers: the one place that sets the attributes AutoGen
+code reads on a response (``cost`` and ``message_retrieval_function`` before the filter sees
+it, ``config_id`` and ``pass_filter`` on the one returned), and that tells the observers (the
+wrapper's usage summaries) about every response made or found in the cache.
+
+An error that means "try elsewhere" (auth, rate limit, timeout, connection, 5xx, unknown model,
+a body that is not JSON) moves on to the next config; any other error propagates at once. The
+last config's response is returned even if the filter rejects it (``pass_filter`` says so).
+When several configs all fail, one :class:`AllConfigsFailedError` lists every failure; a single
+config raises its own error (``TimeoutError`` for a timeout, as AutoGen).
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple, NoReturn
+
+from ..exceptions import AllConfigsFailedError, ConfigFailure, MalformedResponseError
+from ._layers import Layer, Outcome
+from ._retry import error_status
+from ._slot import Attempt, Slot
+
+__all__ = ["Completed", "Fallback", "should_fall_back"]
+
+logger = logging.getLogger("parley.oai.client")
+
+_TIMEOUT_MESSAGE = (
+    "OpenAI API call timed out. This could be due to congestion or too small a timeout value. "
+    "The timeout can be specified by setting the 'timeout' value (in seconds) in the llm_config "
+    "(if you are using agents) or the OpenAIWrapper constructor (if you are using the "
+    "OpenAIWrapper directly)."
+)
+# Statuses after which another config (another endpoint, key or model) may succeed.
+_FALLBACK_STATUSES = frozenset({401, 403, 404, 408, 409, 429})
+
+
+def should_fall_back(error: BaseException) -> bool:
+    """Whether another config may succeed where this error ended one."""
+    import openai
+
+    if isinstance(
+        error,
+        (
+            openai.APITimeoutError,
+            openai.APIConnectionError,
+            openai.APIResponseValidationError,
+            MalformedResponseError,
+        ),
+    ):
+        return True
+    if isinstance(error, openai.APIStatusError):
+        if getattr(error, "code", None) == "content_filter":
+            return False
+        status, _ = error_status(error)
+        return status is not None and (status in _FALLBACK_STATUSES or status >= 500)
+    return False
+
+
+class Completed(NamedTuple):
+    """A response a config's client made (``cached`` False) or the cache held for it."""
+
+    client: Any
+    response: Any
+    cached: bool
+
+
+class Fallback:
+    """``await fallback(config)``: the response to ``create(**config)`` over ``configs``."""
+
+    def __init__(self, configs: Sequence[tuple[Slot, Layer]]) -> None:
+        self._configs = list(configs)
+        self._observers: list[Callable[[Completed], object]] = []
+
+    def subscribe(self, observer: Callable[[Completed], object]) -> None:
+        """Call ``observer`` with every response, before the filter judges it."""
+        self._observers.append(observer)
+
+    async def __call__(self, config: Mapping[str, Any]) -> Any:
+        failures: list[ConfigFailure] = []
+        last = len(self._configs) - 1
+        for index, (slot, layer) in enumerate(self._configs):
+            attempt = slot.attempt(config)
+            try:
+                outcome = await layer(attempt)
+            except Exception as error:
+                if not should_fall_back(error):
+                    raise
+                failures.append(ConfigFailure(index, attempt.params.get("model"), error))
+                if index == last:
+                    _raise_all_failed(failures)
+                logger.info(
+                    "config %d failed (%s); trying the next one", index, type(error).__name__
+                )
+                continue
+            response = self._present(attempt, outcome)
+            passed = await _passes(attempt, response)
+            if passed or index == last:
+                response.config_id = index
+                response.pass_filter = passed
+                return response
+        raise RuntimeError("Should not reach here.")
+
+    def _present(self, attempt: Attempt, outcome: Outcome) -> Any:
+        response = outcome.response
+        client = attempt.slot.client
+        response.cost = outcome.cost
+        response.message_retrieval_function = client.message_retrieval
+        done = Completed(client, response, outcome.cached)
+        for observer in self._observers:
+            observer(done)
+        return response
+
+
+async def _passes(attempt: Attempt, response: Any) -> bool:
+    filter_func = attempt.extras.get("filter_func")
+    if filter_func is None:
+        return True
+    verdict = filter_func(context=attempt.extras.get("context"), response=response)
+    return bool(await verdict if inspect.isawaitable(verdict) else verdict)
+
+
+def _raise_all_failed(failures: list[ConfigFailure]) -> NoReturn:
+    import openai
+
+    error = failures[-1].error
+    if len(failures) == 1:
+        if isinstance(error, openai.APITimeoutError):
+            raise TimeoutError(_TIMEOUT_MESSAGE) from error
+        raise error
+    raise AllConfigsFailedError(failures) from error
