@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 __all__ = ["LoopScope"]
 
 R = TypeVar("R")
+
+logger = logging.getLogger("parley")
 
 
 class LoopScope:
@@ -54,33 +57,44 @@ class LoopScope:
         entries, self._resources = list(self._resources.values()), {}
         await asyncio.gather(*(close(r) for r, close in entries), return_exceptions=True)
 
-    def close_now(self, timeout: float) -> None:
+    def close_now(self, timeout: float) -> list[Any]:
         """Close from outside the loop, at exit: on the loop if it still runs (parley's runner)
-        or can run; a closed loop's resources are abandoned."""
+        or can run. Returns what could not be closed (see :meth:`abandon`)."""
         loop = self.loop
         try:
             if loop.is_closed():
-                self.abandon()
-            elif loop.is_running():
+                return self.abandon()
+            if loop.is_running():
                 asyncio.run_coroutine_threadsafe(self._finish(), loop).result(timeout)
             else:
                 loop.run_until_complete(self._finish())
         except (concurrent.futures.TimeoutError, RuntimeError):
-            self.abandon()  # the process is ending; nothing to report to
+            return self.abandon()  # the process is ending; nothing to report to
+        return []
 
     async def _finish(self) -> None:
         await self._watch.aclose()  # its finally closes the resources
 
-    def abandon(self) -> None:
-        """Give up on a loop that closed without shutting down its async generators: its
-        connections cannot be closed any more (that needs the loop); they are dropped."""
+    def abandon(self) -> list[Any]:
+        """Give up on a loop that closed without shutting down its async generators, and
+        return its resources: closing them needs the loop, so they stay open, and they must
+        be kept referenced (collecting an openai client schedules its close on whatever loop
+        runs then, and its sockets warn "unclosed transport")."""
         self._abandoned = True
+        resources = [resource for resource, _ in self._resources.values()]
         self._resources = {}
+        if resources:
+            logger.warning(
+                "an event loop was closed without loop.shutdown_asyncgens(), so parley could not "
+                "close the HTTP connections it had open on it; run async code with asyncio.run() "
+                "or shut the loop's async generators down before closing it"
+            )
         try:
             # Finished here, so that collecting it does not ask the closed loop to finalize it.
             self._watch.aclose().send(None)
         except (StopIteration, RuntimeError):
             pass
+        return resources
 
 
 async def _until_shutdown(scope: LoopScope) -> AsyncGenerator[None, None]:

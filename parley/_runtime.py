@@ -14,8 +14,9 @@ from the first ``await`` to the last byte on the wire. This module connects that
 - :func:`loop_resource` keeps objects bound to one event loop (the openai connection pools),
   shared by everything on that loop and closed when it shuts down.
 - :class:`Worker` is a dedicated thread for blocking work that must stay on one thread.
-- :func:`after_fork` and :func:`leave_to_parent` are the one fork reset: threads do not survive
-  a fork, and what the parent opened is the parent's to close.
+- :func:`after_fork` is the one fork reset (threads do not survive a fork), and
+  :func:`keep_until_exit` holds what cannot be closed properly: what a fork inherited from the
+  parent (the parent's to close), what a loop closed without shutting down left open.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ __all__ = [
     "Worker",
     "after_fork",
     "current_token",
-    "leave_to_parent",
+    "keep_until_exit",
     "loop_resource",
     "run_in_thread",
     "run_sync",
@@ -65,19 +66,20 @@ def after_fork(callback: Callable[[], object]) -> None:
 
     Only the forking thread survives a fork, so state that stands for a thread, a loop or a
     connection of the parent must be forgotten there (and what the parent opened handed to
-    :func:`leave_to_parent`, not closed). Nothing happens where there is no fork (Windows).
+    :func:`keep_until_exit`, not closed). Nothing happens where there is no fork (Windows).
     """
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=callback)
 
 
-_left_to_parent: list[object] = []
+_kept: list[object] = []
 
 
-def leave_to_parent(*objects: object) -> None:
-    """Keep ``objects``, inherited through a fork, referenced for the life of this process:
-    they are the parent's to close, and collecting them would close them (or warn) here."""
-    _left_to_parent.extend(objects)
+def keep_until_exit(*objects: object) -> None:
+    """Keep ``objects`` referenced for the life of the process, unclosed: collecting them would
+    close them (or warn), and they are not ours to close (inherited through a fork: the
+    parent's) or cannot be closed any more (bound to an event loop closed under them)."""
+    _kept.extend(objects)
 
 
 # -- cancellation -------------------------------------------------------------------------------
@@ -318,7 +320,7 @@ def _open_scope(loop: asyncio.AbstractEventLoop) -> LoopScope:
         # A loop closed without shutting down its async generators never told its scope.
         for other in [s for s in _scopes.values() if s.loop.is_closed()]:
             _scopes.pop(other.loop, None)
-            other.abandon()
+            keep_until_exit(*other.abandon())
         scope = _scopes[loop] = LoopScope(loop, lambda s: _scopes.pop(s.loop, None))
         return scope
 
@@ -331,7 +333,7 @@ def _close_scopes() -> None:
         scopes = list(_scopes.values())
         _scopes.clear()
     for scope in scopes:
-        scope.close_now(WIND_DOWN_SECONDS)
+        keep_until_exit(*scope.close_now(WIND_DOWN_SECONDS))
 
 
 # -- a dedicated thread -------------------------------------------------------------------------
@@ -412,7 +414,7 @@ def _forget_the_parent() -> None:
     global _lock, _runner
     _lock = threading.Lock()  # another thread may have held it at the fork
     _runner = None
-    leave_to_parent(*_scopes.values())
+    keep_until_exit(*_scopes.values())
     _scopes.clear()
 
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from .._runtime import Worker, after_fork, leave_to_parent
+from .._runtime import Worker, after_fork, keep_until_exit
 
 __all__ = [
     "LEGACY_CACHE_DIR",
@@ -308,7 +308,7 @@ def _close_seed_caches() -> None:
 
 def _forget_seed_caches() -> None:
     # The parent's database connections: closing them here could disturb the parent's locks.
-    leave_to_parent(*_seed_caches.values())
+    keep_until_exit(*_seed_caches.values())
     _seed_caches.clear()
 
 

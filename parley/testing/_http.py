@@ -3,6 +3,10 @@
 Just enough HTTP for an OpenAI-compatible fake: it answers one request at a time per
 connection, many connections at once. A complete response goes out in a single write so no
 request waits on Nagle's algorithm; a paced stream uses chunked transfer encoding.
+
+A client that closes its connection while its request is being handled (a cancelled call)
+has abandoned it: the handler is cancelled, with ``request.abandoned`` set, and the connection
+closed, as a proxy would report "client closed request".
 """
 
 from __future__ import annotations
@@ -38,6 +42,26 @@ class HttpRequest:
     query: str
     headers: dict[str, str]  # lower-cased names
     body: bytes
+    abandoned: bool = False  # the client closed the connection before the answer
+
+
+class _Reader(asyncio.StreamReader):
+    """A StreamReader that calls ``on_close`` when the peer closes or resets the connection."""
+
+    on_close: Callable[[], None] | None = None
+
+    def feed_eof(self) -> None:
+        super().feed_eof()
+        self._closed()
+
+    def set_exception(self, exc: Exception) -> None:
+        super().set_exception(exc)
+        self._closed()
+
+    def _closed(self) -> None:
+        callback, self.on_close = self.on_close, None
+        if callback is not None:
+            callback()
 
 
 @dataclass
@@ -83,10 +107,20 @@ class HttpServer:
         assert self._server is not None, "server not started"
         return int(self._server.sockets[0].getsockname()[1])
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections open now."""
+        return len(self._connections)
+
     async def start(self) -> None:
-        self._server = await asyncio.start_server(
-            self._serve_connection, self._host, self._port, backlog=1024, limit=MAX_HEADER_BYTES
-        )
+        # asyncio.start_server's own wiring, with a reader that reports a closing client.
+        def protocol() -> asyncio.StreamReaderProtocol:
+            return asyncio.StreamReaderProtocol(
+                _Reader(limit=MAX_HEADER_BYTES), self._serve_connection
+            )
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(protocol, self._host, self._port, backlog=1024)
 
     async def close(self) -> None:
         if self._server is None:
@@ -132,7 +166,7 @@ class HttpServer:
             return False
         if request is None:
             return False
-        response = await self._handler(request)
+        response = await self._handle(request, reader)
         if response.drop:
             # An abort, not a FIN: the client sees the connection reset, as on a crashed server.
             writer.transport.abort()
@@ -152,6 +186,23 @@ class HttpServer:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return keep_alive
+
+    async def _handle(self, request: HttpRequest, reader: asyncio.StreamReader) -> HttpResponse:
+        """The handler's response; cancelled (with the connection) if the client goes."""
+        if not isinstance(reader, _Reader):
+            return await self._handler(request)
+        task = asyncio.current_task()
+        assert task is not None
+
+        def gone() -> None:
+            request.abandoned = True
+            task.cancel()
+
+        reader.on_close = gone
+        try:
+            return await self._handler(request)
+        finally:
+            reader.on_close = None
 
     async def _read_request(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter

@@ -14,6 +14,19 @@ a model, a key or a network::
         assert server.requests[0]["messages"][-1]["content"] == "..."
         assert server.received[0].headers["x-trace-id"] == "..."  # names lower-cased
 
+What the client did with its connections shows too. A request whose client closed the
+connection before the answer was sent (a cancelled call: the caller gave up on a slow reply)
+is *abandoned*: the server stops working on it and lists it in ``server.abandoned``::
+
+        server.add_reply("too late", delay=30)
+        task = asyncio.create_task(client.a_create(messages=...))
+        ...
+        task.cancel()
+        server.wait_for_abandoned(1)  # the cancellation reached the wire
+
+``server.open_connections`` counts the client connections open now (keep-alive connections
+included), to check that a client closes its connection pool.
+
 Where an answer comes from, for each chat-completion request:
 
 1. the queue (``add_reply``, ``add_error``, ``add_disconnect``, ``add_malformed``), first in
@@ -129,6 +142,7 @@ class FakeLLMServer:
         self._lock = threading.Lock()
         self._queue: collections.deque[ScriptItem] = collections.deque()
         self._received: list[RecordedRequest] = []
+        self._abandoned: list[RecordedRequest] = []
         self._arrived = threading.Condition(self._lock)
         self._ids = Ids()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -288,10 +302,11 @@ class FakeLLMServer:
             return len(self._queue)
 
     def reset(self) -> None:
-        """Forget the queue, the request log and recorded responder errors."""
+        """Forget the queue, the request logs and recorded responder errors."""
         with self._lock:
             self._queue.clear()
             self._received.clear()
+            self._abandoned.clear()
             self.errors.clear()
 
     # -- what was received ----------------------------------------------------------------
@@ -318,12 +333,31 @@ class FakeLLMServer:
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[Any]:
         """Block until ``count`` chat-completion requests have arrived (or raise TimeoutError)."""
-        with self._arrived:
-            if not self._arrived.wait_for(lambda: len(self._received) >= count, timeout):
-                raise TimeoutError(
-                    f"{len(self._received)} of {count} requests arrived within {timeout} s"
-                )
+        self._wait_for(self._received, count, timeout, "requests arrived")
         return self.requests
+
+    @property
+    def abandoned(self) -> list[RecordedRequest]:
+        """The chat-completion requests whose client closed the connection before the answer
+        was sent (while the server waited for a ``delay``, say), in order."""
+        with self._lock:
+            return list(self._abandoned)
+
+    def wait_for_abandoned(self, count: int = 1, timeout: float = 5.0) -> list[RecordedRequest]:
+        """Block until ``count`` requests were abandoned (or raise TimeoutError)."""
+        self._wait_for(self._abandoned, count, timeout, "requests were abandoned")
+        return self.abandoned
+
+    def _wait_for(self, log: list[RecordedRequest], count: int, timeout: float, what: str) -> None:
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: len(log) >= count, timeout):
+                raise TimeoutError(f"{len(log)} of {count} {what} within {timeout} s")
+
+    @property
+    def open_connections(self) -> int:
+        """How many client connections are open now (idle keep-alive ones included)."""
+        http = self._http
+        return 0 if http is None else http.open_connections
 
     # -- serving --------------------------------------------------------------------------
 
@@ -407,9 +441,16 @@ class FakeLLMServer:
                 error = make_error(400, e.message, param=e.param, code=e.code)
         if error is not None:
             return _error_response(error, request_id)
-        item = await self._next_item(body)
-        if item.delay:
-            await asyncio.sleep(item.delay)
+        try:
+            item = await self._next_item(body)
+            if item.delay:
+                await asyncio.sleep(item.delay)
+        except asyncio.CancelledError:
+            if request.abandoned:
+                with self._arrived:
+                    self._abandoned.append(record)
+                    self._arrived.notify_all()
+            raise
         return self._answer(item, body, request_id)
 
     async def _next_item(self, body: dict[str, Any]) -> ScriptItem:
