@@ -190,3 +190,47 @@ def test_azure_through_the_openai_azure_client() -> None:
 def test_openai_kwargs_and_extra_kwargs_are_class_attributes() -> None:
     assert {"api_key", "base_url", "timeout", "max_retries"} <= OpenAIWrapper.openai_kwargs
     assert {"cache_seed", "filter_func", "price", "tags"} <= OpenAIWrapper.extra_kwargs
+
+
+def test_pending_model_clients_in_config_order() -> None:
+    class Other(EchoClient):
+        pass
+
+    config_list = [
+        {"model": "a", "model_client_cls": "EchoClient"},
+        {"model": "b", "api_key": "k"},
+        {"model": "c", "model_client_cls": "Other"},
+        {"model": "d", "model_client_cls": "EchoClient"},
+    ]
+    client = OpenAIWrapper(config_list=config_list)
+    assert client.pending_model_clients() == ["EchoClient", "Other", "EchoClient"]
+    client.register_model_client(EchoClient)
+    assert client.pending_model_clients() == ["Other", "EchoClient"]
+    client.register_model_client(Other)
+    client.register_model_client(EchoClient)
+    assert client.pending_model_clients() == []
+
+
+def test_a_rebuilt_wrapper_adopts_the_registered_clients() -> None:
+    old = OpenAIWrapper(
+        config_list=[
+            {"model": "a", "model_client_cls": "EchoClient"},
+            {"model": "b", "model_client_cls": "EchoClient"},
+        ]
+    )
+    old.register_model_client(EchoClient, flavour="first")
+    # The same configs (a tool was added, say), and one that now names another class.
+    new = OpenAIWrapper(
+        config_list=[
+            {"model": "a", "model_client_cls": "EchoClient"},
+            {"model": "b", "model_client_cls": "Other"},
+        ],
+        temperature=0,
+    )
+    new.adopt_model_clients(old)
+    assert new.pending_model_clients() == ["Other"]  # not registered in old, or another class
+    again = OpenAIWrapper(config_list=[{"model": "a", "model_client_cls": "EchoClient"}])
+    again.adopt_model_clients(old)
+    assert again.pending_model_clients() == []
+    response = again.create(messages=[{"role": "user", "content": "abc"}])
+    assert again.extract_text_or_completion_object(response) == ["cba"]
