@@ -1,29 +1,10 @@
 """The completion client and config helpers (AutoGen's ``autogen.oai``)."""
 
 from ..cache import Cache
+from . import _config_lists
+from ._config_lists import *  # noqa: F403 - the config-list helpers, listed once, in _config_lists
 from .client import ModelClient, OpenAIWrapper
 from .completion import ChatCompletion, Completion
-from .openai_utils import (
-    config_list_from_dotenv,
-    config_list_from_json,
-    config_list_from_models,
-    config_list_gpt4_gpt35,
-    config_list_openai_aoai,
-    filter_config,
-    get_config_list,
-)
 
-__all__ = [
-    "Cache",
-    "ChatCompletion",
-    "Completion",
-    "ModelClient",
-    "OpenAIWrapper",
-    "config_list_from_dotenv",
-    "config_list_from_json",
-    "config_list_from_models",
-    "config_list_gpt4_gpt35",
-    "config_list_openai_aoai",
-    "filter_config",
-    "get_config_list",
-]
+__all__ = ["Cache", "ChatCompletion", "Completion", "ModelClient", "OpenAIWrapper"]
+__all__ += _config_lists.__all__

@@ -36,6 +36,8 @@ NON_CACHE_KEY = [
 ]
 # Values of these types are request parameters (counts, lists of ids, schemas), never secrets.
 _PARAM_TYPES = (bool, int, float, list, tuple, Mapping)
+# json.dumps(value, sort_keys=True), without building an encoder per call.
+_dumps = json.JSONEncoder(sort_keys=True).encode
 
 
 def _json_ready(value: Any, where: str) -> Any:
@@ -85,7 +87,7 @@ def get_key(config: Mapping[str, Any]) -> str:
     if messages is not None:
         ready["messages"] = messages
     try:
-        return json.dumps(ready, sort_keys=True)
+        return _dumps(ready)
     except (TypeError, ValueError):
         if messages is not None:
             _json_ready(messages, "['messages']")  # raises the precise error
@@ -157,7 +159,7 @@ class KeyHasher:
                 message = messages[i]
                 if i:
                     state.update(b", ")
-                state.update(json.dumps(message, sort_keys=True).encode())
+                state.update(_dumps(message).encode())
                 if growing:
                     try:
                         copies.append(_plain_copy(message))
@@ -178,7 +180,7 @@ def _around_messages(ready: dict[str, Any]) -> tuple[bytes, bytes]:
     before: list[str] = []
     after: list[str] = []
     for name in sorted(ready):
-        item = f"{json.dumps(name)}: {json.dumps(ready[name], sort_keys=True)}"
+        item = f"{_dumps(name)}: {_dumps(ready[name])}"
         (before if name < "messages" else after).append(item)
     head = "{" + "".join(f"{item}, " for item in before) + '"messages": ['
     tail = "]" + "".join(f", {item}" for item in after) + "}"

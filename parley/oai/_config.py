@@ -1,6 +1,6 @@
 """Validate ``llm_config`` / ``config_list`` entries, and sort their keys into three kinds.
 
-Kinds (spec 6.2): keys that configure the openai *client object* (``api_key``, ``base_url``,
+Kinds, as AutoGen's ``OpenAIWrapper`` sorts them: keys that configure the openai *client object* (``api_key``, ``base_url``,
 ``timeout``, ...), parley/AutoGen's own *extras* that are never sent (``cache_seed``,
 ``filter_func``, ``price``, ...), and everything else, which is a *request parameter*.
 

@@ -1,4 +1,5 @@
-"""Fill ``prompt`` and ``messages`` templates with a request's ``context`` (spec 6.4, step 3).
+"""Fill ``prompt`` and ``messages`` templates with a request's ``context``, as ``create`` does
+before each config's request (a prompt is filled, messages only when the context is not empty).
 
 A template is a ``str`` (``str.format``-ted only when ``allow_format_str_template`` is true,
 as in AutoGen, because ordinary text with braces must survive), a callable

@@ -1,4 +1,5 @@
-"""The ModelClient protocol (spec 6.8): what a custom model client must provide.
+"""The ModelClient protocol (AutoGen's ``autogen.oai.client.ModelClient``): what a custom model
+client must provide, constructed as ``cls(config_entry, **kwargs)`` by ``register_model_client``.
 
 Any object with these members works; parley also uses an optional ``a_create(params)``
 coroutine when a client has one, and otherwise runs the blocking ``create`` in a worker thread

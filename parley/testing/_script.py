@@ -182,24 +182,31 @@ def _choice(
 def make_reply(
     content: str | None = None,
     *,
-    tool_calls: Iterable[Any] | None = None,
-    function_call: Any = None,
-    finish_reason: str | None = None,
-    refusal: str | None = None,
     choices: Iterable[Any] | None = None,
     usage: Mapping[str, Any] | None = None,
     model: str | None = None,
     delay: float = 0.0,
     chunk_delay: float = 0.0,
     drop_after_chunks: int | None = None,
+    **per_choice: Any,
 ) -> Reply:
     """Build a :class:`Reply`; the keywords are those of ``FakeLLMServer.add_reply``.
 
-    ``choices`` (a list of str or of dicts with the per-choice keywords) gives several choices;
-    it cannot be combined with the per-choice keywords.
+    ``per_choice`` are the keywords of one choice besides ``content``: ``tool_calls``,
+    ``function_call``, ``finish_reason``, ``refusal``. ``choices`` (a list of str or of dicts
+    with the per-choice keywords) gives several choices; it cannot be combined with them, but
+    for ``finish_reason``, the default of its choices.
     """
     if choices is not None:
-        if content is not None or tool_calls or function_call is not None or refusal is not None:
+        finish_reason = per_choice.pop("finish_reason", None)
+        unknown = set(per_choice) - _CHOICE_KEYS
+        if unknown:
+            raise TypeError(f"make_reply() got unexpected keyword arguments {sorted(unknown)}")
+        if (
+            content is not None
+            or per_choice.get("tool_calls")
+            or any(per_choice.get(k) is not None for k in ("function_call", "refusal"))
+        ):
             raise TypeError(
                 "give either choices=[...] or content/tool_calls/function_call, not both"
             )
@@ -207,15 +214,7 @@ def make_reply(
         if not built:
             raise TypeError("choices must not be empty")
     else:
-        built = (
-            _choice(
-                content,
-                tool_calls=tool_calls,
-                function_call=function_call,
-                finish_reason=finish_reason,
-                refusal=refusal,
-            ),
-        )
+        built = (_choice(content, **per_choice),)
     if usage is not None and not isinstance(usage, Mapping):
         raise TypeError(f"usage must be a dict, got {usage!r}")
     if drop_after_chunks is not None and drop_after_chunks < 0:
@@ -230,13 +229,16 @@ def make_reply(
     )
 
 
+_CHOICE_KEYS = frozenset({"tool_calls", "function_call", "refusal"})
+
+
 def _coerce_choice(spec: Any, finish_reason: str | None) -> Choice:
     if isinstance(spec, Choice):
         return spec
     if isinstance(spec, str):
         return _choice(spec, finish_reason=finish_reason)
     if isinstance(spec, Mapping):
-        unknown = set(spec) - {"content", "tool_calls", "function_call", "finish_reason", "refusal"}
+        unknown = set(spec) - _CHOICE_KEYS - {"content", "finish_reason"}
         if unknown:
             raise TypeError(f"unknown keys in a choice: {sorted(unknown)}")
         kwargs = dict(spec)

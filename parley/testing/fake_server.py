@@ -298,8 +298,7 @@ class FakeLLMServer:
     @property
     def pending(self) -> int:
         """How many queued answers are left."""
-        with self._lock:
-            return len(self._queue)
+        return len(self._queue)  # one read of a deque: no lock needed
 
     def reset(self) -> None:
         """Forget the queue, the request logs and recorded responder errors."""

@@ -1,4 +1,5 @@
-"""Prices, per-call cost, usage summaries and their printed form (spec 6.5-6.7)."""
+"""Prices, per-call cost, usage summaries and their printed form (AutoGen's response ``cost``,
+``total_usage_summary``/``actual_usage_summary`` and ``print_usage_summary``)."""
 
 from __future__ import annotations
 
@@ -264,7 +265,7 @@ def _usage(model: str = "m2", cost: float = 0.5, prompt: int = 3, completion: in
 
 
 def test_usage_summary_verified_example() -> None:
-    # spec 6.6: 0.5 per call; two real calls then one cache hit
+    # AutoGen's own example: 0.5 per call; two real calls then one cache hit
     actual = total = None
     for _ in range(2):
         actual = update_usage_summary(actual, _usage())

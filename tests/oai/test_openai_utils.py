@@ -1,4 +1,4 @@
-"""Config-list helpers (spec 7): loading, filtering, key files, .env files and cache keys."""
+"""Config-list helpers (``openai_utils``): loading, filtering, key files, .env files, cache keys."""
 
 from __future__ import annotations
 
