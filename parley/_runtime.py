@@ -386,7 +386,10 @@ class Worker:
                 result, error = fn(*args), None
             except BaseException as e:
                 result, error = None, e
-            loop.call_soon_threadsafe(settle, result, error)
+            try:
+                loop.call_soon_threadsafe(settle, result, error)
+            except RuntimeError:
+                pass  # the loop closed meanwhile: nobody waits for this any more
 
         self._inbox().put(call)
         return await future
