@@ -43,9 +43,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import sys
-import venv
 from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, cast
@@ -192,6 +190,8 @@ def _interpreter(lang: str) -> str:
     if lang == "javascript":
         return "node"
     if lang in ("ps1", "pwsh", "powershell"):
+        import shutil  # here: slow to import, and only PowerShell needs it
+
         return "powershell" if shutil.which("powershell") else "pwsh"
     raise NotImplementedError(f"{lang} not recognized in code execution")
 
@@ -283,6 +283,8 @@ def in_docker_container() -> bool:
 def create_virtual_env(dir_path: str, **env_args: Any) -> SimpleNamespace:
     """Create a venv (``with_pip=True`` unless told otherwise) and return its context
     (``env_exe``, ``bin_path``...), for ``LocalCommandLineCodeExecutor(virtual_env_context=...)``."""
+    import venv  # here: slow to import (shutil, sysconfig), and rarely needed
+
     env_args.setdefault("with_pip", True)
     builder = venv.EnvBuilder(**env_args)
     builder.create(dir_path)
@@ -298,6 +300,8 @@ def timeout_handler(signum: int, frame: FrameType | None) -> None:
 
 def get_powershell_command() -> str:
     """``"powershell"`` or ``"pwsh"``, whichever is installed."""
+    import shutil
+
     for command in ("powershell", "pwsh"):
         if shutil.which(command):
             return command

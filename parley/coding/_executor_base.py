@@ -20,8 +20,8 @@ program runs one (``_interpreter``), how a file is written (``_save``) and how i
   AutoGen's local executor; a file that cannot be written (the name is a directory, the disk is
   full) gives ``"\\ncould not write the code file: ..."`` and exit code 1.
 * A language whose policy is False is saved, not run: ``"Code saved to <path>\\n"``.
-* The work dir is checked before each block (``_work_dir.check_work_dir``): a response cache
-  opened inside it since the last block stops the next one.
+* The work dir is checked again at each call (``_work_dir.check_work_dir``, a few ``stat``
+  calls): a response cache opened inside it since the last call stops the blocks.
 * An empty list gives exit code 0, no output and no file. (AutoGen's local executor crashed on
   it and its Docker executor raised ``ValueError``; a list with nothing to run has nothing that
   failed, and the agents never pass one.)
@@ -118,8 +118,8 @@ class CommandLineExecutorBase:
         outputs: list[str] = []
         exit_code = 0
         first_file: str | None = None
+        check_work_dir(self._work_dir)  # a cache may have been opened inside it since
         for block in code_blocks:
-            check_work_dir(self._work_dir)
             lang = self._language(block.language, block.code)
             execute = self.execution_policies.get(lang, False)
             program = self._interpreter(lang) if execute else None

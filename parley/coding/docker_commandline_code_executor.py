@@ -15,7 +15,7 @@ is ``parley.coding._executor_base`` (its docstring has the rules). parley's sand
   only host directory the code sees is ``bind_dir`` (default ``work_dir``) at ``/workspace``.
 * **A work dir of its own.** The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen:
   ``.``), and one that holds a response cache, a virtualenv, parley's sources or a git
-  repository is refused with ``UnsafeWorkDirError``, at construction and before each block
+  repository is refused with ``UnsafeWorkDirError``, at construction and at each call
   (``parley.coding._work_dir``): code that can write those can get code run on the host.
 * **Not root.** Code runs as the host user's uid:gid, so what it writes in ``work_dir`` belongs to
   that user. When parley runs as root, code runs as the work dir's owner, or as uid:gid
