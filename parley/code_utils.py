@@ -51,7 +51,9 @@ from typing import Any, cast
 from .coding._blocks import (
     CODE_BLOCK_PATTERN,
     DEFAULT_WORK_DIR,
+    POWERSHELLS,
     PYTHON_VARIANTS,
+    SHELLS,
     TIMEOUT_MSG,
     UNKNOWN,
     WIN32,
@@ -183,13 +185,11 @@ def execute_code(
 
 
 def _interpreter(lang: str) -> str:
-    if lang in ("bash", "sh"):
-        return lang
-    if lang == "shell":
-        return "sh"
+    if lang in SHELLS:
+        return "sh" if lang == "shell" else lang
     if lang == "javascript":
         return "node"
-    if lang in ("ps1", "pwsh", "powershell"):
+    if lang in POWERSHELLS:
         import shutil  # here: slow to import, and only PowerShell needs it
 
         return "powershell" if shutil.which("powershell") else "pwsh"

@@ -114,7 +114,12 @@ class CommandLineExecutorBase:
         return MarkdownCodeExtractor()
 
     def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
-        """Run the blocks in order; stop at the first non-zero exit code (the module's rules)."""
+        """Run the blocks in order; stop at the first non-zero exit code (the module's rules).
+
+        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
+        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped
+        first), and the local executor ``ValueError`` for a dangerous shell command.
+        """
         outputs: list[str] = []
         exit_code = 0
         first_file: str | None = None

@@ -47,9 +47,11 @@ is ``parley.coding._executor_base`` (its docstring has the rules). parley's sand
   name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``, and ends
   the call (AutoGen kept the earlier blocks' output; its local executor did not).
 * Languages: ``python`` (and ``py``), ``bash``, ``sh``, ``shell`` run; ``javascript`` (and
-  ``js``), ``html`` and ``css`` are saved, not run (AutoGen's policy), and cannot run even if
-  their policy says so. Any other language gives exit code 1 and ``"\\nunknown language X"``,
-  the local executor's text (AutoGen's Docker executor said ``"Unsupported language X\\n"``).
+  ``js``), ``html`` and ``css`` are saved, not run (AutoGen's policy). A language the policy
+  says to run but the container has no interpreter for (PowerShell, or ``javascript`` set to
+  True) gives exit code 1 and ``"\\nunknown language X: it can be saved but not executed"``;
+  any other language ``"\\nunknown language X"``: the local executor's texts (AutoGen's
+  Docker executor said ``"Unsupported language X\\n"``).
 * An empty block list gives exit code 0 and no output, as with the local executor (AutoGen
   raised ``ValueError``).
 
