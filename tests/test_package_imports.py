@@ -18,7 +18,8 @@ import pytest
 
 import parley
 
-# AutoGen 0.2's top-level names (`autogen.__all__` is what `from autogen import *` gives).
+# AutoGen 0.2's top-level names and where parley defines them; `parley.__all__` (what
+# `from parley import *` gives) is these and `logger`.
 AUTOGEN_NAMES = {
     "Agent": "parley.agentchat",
     "AssistantAgent": "parley.agentchat",
