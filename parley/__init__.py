@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ._lazy import LazyExports
+from ._lazy import lazy_exports
 from .version import __version__ as __version__
 
 # As in AutoGen: `autogen.logger` is the stdlib logger "autogen" (here "parley"), level INFO.
@@ -43,7 +43,7 @@ else:
     # Where the public names come from: the modules AutoGen star-imports give their whole
     # __all__ (looked up cheapest first), but for parley's additions to agentchat, which stay
     # there. Cache comes from parley.cache, so that it does not import the completion client.
-    __getattr__, __dir__ = LazyExports(
+    __getattr__, __dir__ = lazy_exports(
         __name__,
         {"DEFAULT_MODEL": ".code_utils", "FAST_MODEL": ".code_utils", "Cache": ".cache"},
         whole=(".exception_utils", ".oai", ".agentchat"),

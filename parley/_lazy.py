@@ -1,14 +1,16 @@
 """Public names of a package imported on first access, so that importing the package is cheap.
 
-A package declares where each name lives and installs the result as its module ``__getattr__``
-and ``__dir__`` (PEP 562)::
+A package declares where each name lives and installs the two functions it gets back as its
+module ``__getattr__`` and ``__dir__`` (PEP 562)::
 
     __all__ = ["Cache", "DiskCache"]
     if TYPE_CHECKING:  # what type checkers see
-        from .cache import Cache as Cache
-        from .disk_cache import DiskCache as DiskCache
+        from .cache import Cache
+        from .disk_cache import DiskCache
     else:
-        __getattr__, __dir__ = LazyExports(__name__, {"Cache": ".cache", "DiskCache": ".disk_cache"})
+        __getattr__, __dir__ = lazy_exports(
+            __name__, {"Cache": ".cache", "DiskCache": ".disk_cache"}
+        )
 
 Keeping ``__getattr__`` out of the type checker's sight keeps misspelt names errors there.
 """
@@ -17,32 +19,43 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-__all__ = ["LazyExports"]
+__all__ = ["lazy_exports"]
 
 
-class LazyExports:
+def lazy_exports(
+    package: str,
+    names: Mapping[str, str],
+    *,
+    whole: Sequence[str] = (),
+    exclude: Collection[str] = (),
+    submodules: Collection[str] = (),
+    defines: Collection[str] = (),
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """The module ``__getattr__`` and ``__dir__`` of ``package``.
 
-    ``names`` maps each public name to the module (relative to ``package``) it is read from;
-    the names of ``whole`` modules are their ``__all__`` but ``exclude`` (looked up in order,
-    on access);
-    ``submodules`` are imported when read as attributes. A package without its own
-    ``__all__`` gets one on first read: these names plus those it ``defines`` itself. A value
-    read once is stored in the package, so later reads never come back here.
+    ``names`` maps each public name to the module (relative to ``package``) it is read from.
+    The ``whole`` modules give every name of their ``__all__`` but ``exclude``; a name is
+    looked for in them in order, importing each in turn. ``submodules`` are imported when read
+    as attributes. A package without its own ``__all__`` gets one on first read: all these
+    names plus those it ``defines`` itself. A value read once is stored in the package, so later
+    reads never come back here.
     """
+    exports = _Exports(package, names, whole, exclude, submodules, defines)
+    return exports.module_getattr, exports.module_dir
 
+
+class _Exports:
     def __init__(
         self,
         package: str,
         names: Mapping[str, str],
-        *,
-        whole: Sequence[str] = (),
-        exclude: Collection[str] = (),
-        submodules: Collection[str] = (),
-        defines: Collection[str] = (),
+        whole: Sequence[str],
+        exclude: Collection[str],
+        submodules: Collection[str],
+        defines: Collection[str],
     ) -> None:
         self._package = package
         self._names = dict(names)
@@ -51,25 +64,19 @@ class LazyExports:
         self._submodules = frozenset(submodules)
         self._defines = frozenset(defines)
 
-    def __iter__(self) -> Iterator[Any]:
-        # Unpacking gives the two functions: ``__getattr__, __dir__ = LazyExports(...)``.
-        yield self.getattr
-        yield self.dir
-
-    def public_names(self) -> list[str]:
-        """Every name this gives the package (imports the ``whole`` modules)."""
-        names = set(self._names) | self._defines
-        for module in self._whole:
-            names.update(self._import(module).__all__)
-        return sorted(names - self._exclude)
-
-    def getattr(self, name: str) -> Any:
+    def module_getattr(self, name: str) -> Any:
         value = self._lookup(name)
         setattr(sys.modules[self._package], name, value)
         return value
 
-    def dir(self) -> list[str]:
-        return sorted(set(vars(sys.modules[self._package])) | set(self.public_names()))
+    def module_dir(self) -> list[str]:
+        return sorted(set(vars(sys.modules[self._package])) | set(self._public_names()))
+
+    def _public_names(self) -> list[str]:
+        names = set(self._names) | self._defines
+        for module in self._whole:
+            names.update(self._import(module).__all__)
+        return sorted(names - self._exclude)
 
     def _import(self, module: str) -> Any:
         return importlib.import_module(module, self._package)
@@ -78,7 +85,7 @@ class LazyExports:
         if name in self._names:
             return getattr(self._import(self._names[name]), name)
         if name == "__all__":
-            return self.public_names()
+            return self._public_names()
         if name in self._submodules:
             return self._import(f".{name}")
         if not name.startswith("_") and name not in self._exclude:

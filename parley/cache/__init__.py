@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import LazyExports
+from .._lazy import lazy_exports
 
 __all__ = ["AbstractCache", "Cache", "CacheFactory", "DiskCache", "InMemoryCache", "RedisCache"]
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .in_memory_cache import InMemoryCache
     from .redis_cache import RedisCache
 else:
-    __getattr__, __dir__ = LazyExports(
+    __getattr__, __dir__ = lazy_exports(
         __name__,
         {
             "AbstractCache": ".abstract_cache_base",

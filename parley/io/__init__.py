@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import LazyExports
+from .._lazy import lazy_exports
 from .base import InputStream, IOStream, OutputStream
 from .console import IOConsole
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .scripted import InputExhaustedError, IOScripted
     from .websockets import IOWebsockets
 else:
-    __getattr__, __dir__ = LazyExports(
+    __getattr__, __dir__ = lazy_exports(
         __name__,
         {
             "IOScripted": ".scripted",

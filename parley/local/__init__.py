@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import LazyExports
+from .._lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_SEED",
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     )
     from .client import DEFAULT_SEED, LocalLlamaClient, local_config_list
 else:
-    __getattr__, __dir__ = LazyExports(
+    __getattr__, __dir__ = lazy_exports(
         __name__,
         {
             **dict.fromkeys(
