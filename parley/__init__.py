@@ -1,81 +1,66 @@
 """parley: the AutoGen 0.2 programming model, rebuilt lean, fast and safe.
 
-``import parley as autogen`` is meant to run AutoGen 0.2 code unchanged. Heavy dependencies
-(openai, docker, redis, diskcache, pydantic, jinja2) are imported where they are used, not here.
+``import parley as autogen`` is meant to run AutoGen 0.2 code unchanged: ``autogen.X`` is the
+object ``autogen.X`` names in AutoGen 0.2 (agents, group chats, ``OpenAIWrapper``, the config
+helpers, ``Cache``, the exceptions, ``logger``...).
+
+Importing the package runs almost nothing: each public name is imported on first access (a
+module ``__getattr__``), so ``import parley`` costs a few milliseconds and a program pays only
+for what it uses. ``from parley import *``, ``dir(parley)`` and ``parley.__all__`` work as with
+eager imports; sub-packages (``parley.agentchat``, ``parley.oai``...) are attributes too.
 """
 
+from __future__ import annotations
+
 import logging
+from typing import TYPE_CHECKING
 
-from .agentchat import (
-    Agent,
-    AssistantAgent,
-    ChatResult,
-    ConversableAgent,
-    GroupChat,
-    GroupChatManager,
-    UserProxyAgent,
-    gather_usage_summary,
-    initiate_chats,
-    register_function,
-)
-from .code_utils import DEFAULT_MODEL, FAST_MODEL
-from .exceptions import (
-    AgentNameConflict,
-    InvalidCarryOverType,
-    NoEligibleSpeaker,
-    SenderRequired,
-    UndefinedNextAgent,
-)
-from .oai import (
-    Cache,
-    ChatCompletion,
-    Completion,
-    ModelClient,
-    OpenAIWrapper,
-    config_list_from_dotenv,
-    config_list_from_json,
-    config_list_from_models,
-    config_list_gpt4_gpt35,
-    config_list_openai_aoai,
-    filter_config,
-    get_config_list,
-)
-from .version import __version__
-
-__all__ = [
-    "DEFAULT_MODEL",
-    "FAST_MODEL",
-    "Agent",
-    "AgentNameConflict",
-    "AssistantAgent",
-    "Cache",
-    "ChatCompletion",
-    "ChatResult",
-    "Completion",
-    "ConversableAgent",
-    "GroupChat",
-    "GroupChatManager",
-    "InvalidCarryOverType",
-    "ModelClient",
-    "NoEligibleSpeaker",
-    "OpenAIWrapper",
-    "SenderRequired",
-    "UndefinedNextAgent",
-    "UserProxyAgent",
-    "__version__",
-    "config_list_from_dotenv",
-    "config_list_from_json",
-    "config_list_from_models",
-    "config_list_gpt4_gpt35",
-    "config_list_openai_aoai",
-    "filter_config",
-    "gather_usage_summary",
-    "get_config_list",
-    "initiate_chats",
-    "logger",
-    "register_function",
-]
+from ._lazy import lazy_exports
+from .version import __version__ as __version__
 
 # As in AutoGen: `autogen.logger` is the stdlib logger "autogen" (here "parley"), level INFO.
 logger = logging.getLogger("parley")
 logger.setLevel(logging.INFO)
+
+if TYPE_CHECKING:
+    # What type checkers see. (Keeping __getattr__ out of their sight keeps a misspelt
+    # parley.<name> an error for them.)
+    from .agentchat import Agent as Agent
+    from .agentchat import AssistantAgent as AssistantAgent
+    from .agentchat import ChatResult as ChatResult
+    from .agentchat import ConversableAgent as ConversableAgent
+    from .agentchat import GroupChat as GroupChat
+    from .agentchat import GroupChatManager as GroupChatManager
+    from .agentchat import UserProxyAgent as UserProxyAgent
+    from .agentchat import gather_usage_summary as gather_usage_summary
+    from .agentchat import initiate_chats as initiate_chats
+    from .agentchat import register_function as register_function
+    from .code_utils import DEFAULT_MODEL as DEFAULT_MODEL
+    from .code_utils import FAST_MODEL as FAST_MODEL
+    from .exception_utils import *  # noqa: F403
+    from .oai import *  # noqa: F403
+else:
+    # Where the public names come from: the modules AutoGen star-imports give their whole
+    # __all__ (looked up cheapest first), but for parley's additions to agentchat, which stay
+    # there. Cache comes from parley.cache, so that it does not import the completion client.
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {"DEFAULT_MODEL": ".code_utils", "FAST_MODEL": ".code_utils", "Cache": ".cache"},
+        whole=(".exception_utils", ".oai", ".agentchat"),
+        exclude=("APPROVE", "EXIT", "LLMAgent", "ReviewRequest"),
+        # The sub-modules that are attributes of AutoGen 0.2 after `import autogen`.
+        submodules=(
+            "agentchat",
+            "cache",
+            "code_utils",
+            "coding",
+            "exception_utils",
+            "exceptions",
+            "function_utils",
+            "io",
+            "oai",
+            "types",
+            "version",
+        ),
+        defines=("__version__", "logger"),
+    )

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 
+from ._signatures import get_typed_signature, name_of
 from .exceptions import ArgumentsValidationError
-from .function_utils import _name_of, get_typed_signature
 
 __all__ = ["ArgumentsValidationError", "validate_arguments"]
 
@@ -48,7 +48,7 @@ class _Validator:
             coerce_numbers_to_str=True,
         )
         self.model: type[BaseModel] = create_model(
-            f"{_name_of(func)}_arguments",
+            f"{name_of(func)}_arguments",
             __config__=ConfigDict(**config, extra="forbid" if extra is None else "ignore"),
             **fields,
         )
@@ -148,7 +148,7 @@ def validate_arguments(
     :class:`ArgumentsValidationError` naming the function (``name``, else the registered tool
     name ``func._name``, else ``func.__name__``) and every failing field.
     """
-    name = name or getattr(func, "_name", None) or _name_of(func)
+    name = name or getattr(func, "_name", None) or name_of(func)
     if not isinstance(arguments, Mapping):
         raise ArgumentsValidationError(
             name, [f"arguments must be a JSON object, got {type(arguments).__name__}"]

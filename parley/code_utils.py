@@ -1,8 +1,11 @@
-"""AutoGen-compatible code helpers (``autogen.code_utils``, spec section 9).
+"""AutoGen-compatible code helpers (``autogen.code_utils``).
 
 Finding code in messages (:func:`extract_code`, :func:`infer_lang`), running it
-(:func:`execute_code`) and deciding whether Docker is used. Importing this module is cheap:
-the process runner, the Docker executor and the ``docker`` package are imported on first use.
+(:func:`execute_code`) and deciding whether Docker is used. Data flows one way: the shared
+vocabulary (the fence pattern, :func:`content_str`, :func:`infer_lang`, the constants) lives in
+``parley.coding._blocks`` and is re-exported here, and the runners of ``parley.coding`` are
+imported where code runs; nothing in ``parley.coding`` imports this module. Importing it is
+cheap: the process runner, the Docker executor and the ``docker`` package load on first use.
 
 Deliberate differences from AutoGen 0.2:
 
@@ -40,14 +43,25 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
-import socket
 import sys
-import venv
-from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType, SimpleNamespace
 from typing import Any, cast
+
+from .coding._blocks import (
+    CODE_BLOCK_PATTERN,
+    DEFAULT_WORK_DIR,
+    POWERSHELLS,
+    PYTHON_VARIANTS,
+    SHELLS,
+    TIMEOUT_MSG,
+    UNKNOWN,
+    WIN32,
+    content_str,
+    infer_lang,
+    legacy_timeout_logs,
+)
+from .coding._blocks import content_text as content_text
 
 __all__ = [
     "CODE_BLOCK_PATTERN",
@@ -79,63 +93,14 @@ logger = logging.getLogger(__name__)
 SENTINEL = object()
 DEFAULT_MODEL = "gpt-4"
 FAST_MODEL = "gpt-3.5-turbo"
-# ```lang\ncode\n```: optional spaces around an optional tag, \n or \r\n line breaks, and the
-# closing fence on its own (possibly indented) line.
-CODE_BLOCK_PATTERN = r"```[ \t]*(\w+)?[ \t]*\r?\n(.*?)\r?\n[ \t]*```"
-# The executors' default work dir too (parley.coding._work_dir.DEFAULT_WORK_DIR); AutoGen used a
-# folder inside its installed package, where code could rewrite the package.
-WORKING_DIR = "coding"
-UNKNOWN = "unknown"
-TIMEOUT_MSG = "Timeout"
+# AutoGen's was a folder inside its installed package, where code could rewrite the package.
+WORKING_DIR = DEFAULT_WORK_DIR
 DEFAULT_TIMEOUT = 600
-WIN32 = sys.platform == "win32"
 PATH_SEPARATOR = "\\" if WIN32 else "/"
-PYTHON_VARIANTS = ["python", "Python", "py"]
 
 _TRUE = ("1", "true", "yes", "t")
 _FALSE = ("0", "false", "no", "f")
 _DOCKER_PING_TIMEOUT = 10  # seconds; an unreachable TCP DOCKER_HOST must not hang an agent
-
-
-def content_str(content: str | list[Any] | None) -> str:
-    """The text of a message content: ``None`` is ``""``, text parts are joined, images are
-    ``<image>`` (spec 9.2, with AutoGen's error types for malformed content)."""
-    return _text_of(content, strict=True)
-
-
-def content_text(content: Any) -> str:
-    """Like :func:`content_str` (a parley helper), for any content a message may hold: a part
-    of another type (audio, a file) shows as ``<type>`` instead of raising, so that a valid
-    message never breaks printing or a text-only speaker selector."""
-    return _text_of(content, strict=False)
-
-
-def _text_of(content: Any, *, strict: bool) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        if strict:
-            raise TypeError(f"content must be None, a str or a list, got {type(content).__name__}")
-        return str(content)
-    parts = []
-    for item in content:
-        if not isinstance(item, dict if strict else Mapping):
-            if strict:
-                raise TypeError(f"a content list holds dicts, got {type(item).__name__}: {item!r}")
-            parts.append(str(item))
-        elif strict and "type" not in item:
-            raise AssertionError(f"a content part needs a 'type': {item!r}")
-        elif item.get("type") == "text":
-            parts.append(str(item.get("text", "")))
-        elif item.get("type") in ("image_url", "input_image"):
-            parts.append("<image>")
-        elif strict:
-            raise ValueError(f"unknown content part type {item['type']!r}")
-        else:
-            parts.append(f"<{item.get('type')}>")
-    return "".join(parts)
 
 
 def extract_code(
@@ -160,17 +125,6 @@ def extract_code(
         elif inline:
             found.append(("", inline.strip()))
     return found
-
-
-def infer_lang(code: str) -> str:
-    """``"sh"`` for ``python x``/``pip ...`` commands, ``"python"`` if it compiles, else ``"unknown"``."""
-    if code.startswith(("python ", "pip", "python3 ")):
-        return "sh"
-    try:
-        compile(code, "test", "exec")
-    except Exception:  # SyntaxError, ValueError (NUL bytes), RecursionError (deep nesting)...
-        return UNKNOWN
-    return "python"
 
 
 def execute_code(
@@ -201,29 +155,43 @@ def execute_code(
     if WIN32 and lang in ("sh", "shell") and not docker:
         lang = "ps1"
     is_python = lang in PYTHON_VARIANTS or lang.startswith("python")
-    generated = filename is None
-    if filename is None:
-        from .coding._paths import default_filename
-
-        filename = default_filename(code or "", "py" if is_python else lang)
-    work_dir = WORKING_DIR if work_dir is None else work_dir
+    # Imported here: importing code_utils must not load the runners (see the module docstring).
+    from .coding._paths import OutsideWorkDirError, default_filename, resolve_in_work_dir
     from .coding._work_dir import check_work_dir
 
+    generated = filename is None
+    if filename is None:
+        filename = default_filename(code or "", "py" if is_python else lang)
+    work_dir = WORKING_DIR if work_dir is None else work_dir
     check_work_dir(work_dir)
-    if docker:
-        return _execute_in_docker(code, filename, work_dir, timeout, docker, lang)
-    program = sys.executable if is_python else _interpreter(lang)  # NotImplementedError first
-    return _execute_locally(program, lang, code, filename, work_dir, float(timeout), generated)
+    # An unknown language raises NotImplementedError before anything is looked at or written.
+    program = None if docker else sys.executable if is_python else _interpreter(lang)
+    try:
+        path = resolve_in_work_dir(work_dir, filename)
+    except OutsideWorkDirError:
+        return 1, "Filename is not in the workspace", None
+    if program is None:
+        from .coding.docker_commandline_code_executor import run_code_in_docker
+
+        return run_code_in_docker(
+            code=code if code is not None else path.read_text(encoding="utf-8"),
+            lang=lang,
+            filename=filename,
+            work_dir=work_dir,
+            timeout=float(timeout),
+            image=cast("str | list[str] | bool", docker),
+        )
+    return _execute_locally(program, lang, code, path, Path(work_dir), float(timeout), generated)
 
 
 def _interpreter(lang: str) -> str:
-    if lang in ("bash", "sh"):
-        return lang
-    if lang == "shell":
-        return "sh"
+    if lang in SHELLS:
+        return "sh" if lang == "shell" else lang
     if lang == "javascript":
         return "node"
-    if lang in ("ps1", "pwsh", "powershell"):
+    if lang in POWERSHELLS:
+        import shutil  # here: slow to import, and only PowerShell needs it
+
         return "powershell" if shutil.which("powershell") else "pwsh"
     raise NotImplementedError(f"{lang} not recognized in code execution")
 
@@ -232,24 +200,20 @@ def _execute_locally(
     program: str,
     lang: str,
     code: str | None,
-    filename: str,
-    work_dir: str,
+    path: Path,
+    work_dir: Path,
     timeout: float,
     generated: bool,
 ) -> tuple[int, str, None]:
+    """Run the file ``path`` (``code`` written there first, if given) with ``program``."""
     from .coding._guard import dangerous_command
-    from .coding._paths import OutsideWorkDirError, resolve_in_work_dir
-    from .coding._process import run
+    from .coding._process import run_program
 
-    try:
-        path = resolve_in_work_dir(work_dir, filename)
-    except OutsideWorkDirError:
-        return 1, "Filename is not in the workspace", None
     source = code if code is not None else path.read_text(encoding="utf-8", errors="replace")
     reason = dangerous_command(lang, source)
     if reason is not None:
         return 1, f"Potentially dangerous command detected: {reason}", None
-    root = Path(work_dir).resolve()
+    root = work_dir.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)  # also creates WORKING_DIR on first use
     if code is not None:
         path.write_text(code, encoding="utf-8")
@@ -258,13 +222,7 @@ def _execute_locally(
     # read as an option.
     argv = [program, f".{os.sep}{relative}" if relative.startswith("-") else relative]
     try:
-        result = run(argv, cwd=root, timeout=timeout, env=None)
-    except FileNotFoundError as error:
-        if error.filename != program:
-            raise  # the work dir itself is gone
-        return 127, f"{program}: command not found", None
-    except PermissionError:
-        return 126, f"{program}: permission denied", None
+        result = run_program(argv, cwd=root, timeout=timeout, env=None)
     finally:
         if generated:
             path.unlink(missing_ok=True)
@@ -277,39 +235,8 @@ def _execute_locally(
     else:
         logs = logs.replace(str(root) + PATH_SEPARATOR, "")
     if result.timed_out:
-        separator = "\n" if logs and not logs.endswith("\n") else ""
-        return 1, logs + separator + TIMEOUT_MSG, None
+        return 1, legacy_timeout_logs(logs), None
     return result.exit_code, logs, None
-
-
-def _execute_in_docker(
-    code: str | None,
-    filename: str,
-    work_dir: str,
-    timeout: int,
-    image: str | list[str] | bool,
-    lang: str,
-) -> tuple[int, str, str | None]:
-    from .coding._paths import OutsideWorkDirError, resolve_in_work_dir
-
-    # Imported here: only running code in Docker should load the Docker machinery.
-    from .coding.docker_commandline_code_executor import run_code_in_docker
-
-    try:
-        path = resolve_in_work_dir(work_dir, filename)
-    except OutsideWorkDirError:
-        return 1, "Filename is not in the workspace", None
-    if code is None:
-        code = path.read_text(encoding="utf-8")
-    os.makedirs(work_dir, exist_ok=True)
-    return run_code_in_docker(
-        code=code,
-        lang=lang,
-        filename=filename,
-        work_dir=work_dir,
-        timeout=float(timeout),
-        image=image,
-    )
 
 
 def decide_use_docker(use_docker: bool | None) -> bool | None:
@@ -343,38 +270,9 @@ def check_can_use_docker_or_throw(use_docker: Any) -> None:
 
 def is_docker_running() -> bool:
     """Whether the Docker engine named by the environment (``DOCKER_HOST``...) answers a ping."""
-    try:
-        import docker
-    except ImportError:
-        return False
-    host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    if (
-        not WIN32
-        and host.startswith("unix://")
-        and not _unix_socket_answers(host[len("unix://") :])
-    ):
-        # Probed here first: docker-py leaks its socket (a ResourceWarning) when connect fails.
-        return False
-    try:
-        client = docker.from_env(timeout=_DOCKER_PING_TIMEOUT)
-    except docker.errors.DockerException:
-        return False
-    try:
-        return bool(client.ping())
-    except Exception:  # DockerException, requests' ConnectionError, a socket timeout...
-        return False
-    finally:
-        client.close()
+    from .coding._docker_engine import engine_answers
 
-
-def _unix_socket_answers(path: str) -> bool:
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(_DOCKER_PING_TIMEOUT)
-        try:
-            sock.connect(path)
-        except OSError:
-            return False
-    return True
+    return engine_answers(_DOCKER_PING_TIMEOUT)
 
 
 def in_docker_container() -> bool:
@@ -385,6 +283,8 @@ def in_docker_container() -> bool:
 def create_virtual_env(dir_path: str, **env_args: Any) -> SimpleNamespace:
     """Create a venv (``with_pip=True`` unless told otherwise) and return its context
     (``env_exe``, ``bin_path``...), for ``LocalCommandLineCodeExecutor(virtual_env_context=...)``."""
+    import venv  # here: slow to import (shutil, sysconfig), and rarely needed
+
     env_args.setdefault("with_pip", True)
     builder = venv.EnvBuilder(**env_args)
     builder.create(dir_path)
@@ -400,6 +300,8 @@ def timeout_handler(signum: int, frame: FrameType | None) -> None:
 
 def get_powershell_command() -> str:
     """``"powershell"`` or ``"pwsh"``, whichever is installed."""
+    import shutil
+
     for command in ("powershell", "pwsh"):
         if shutil.which(command):
             return command

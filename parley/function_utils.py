@@ -1,9 +1,9 @@
 """Tool schemas from type hints, and the conversion of a model's JSON arguments back to them.
 
-``autogen.function_utils`` (spec section 11): :func:`get_function_schema` builds the OpenAI tool
-schema of a Python function from its annotations with pydantic v2, :func:`load_basemodels_if_needed`
-turns dict arguments into pydantic models and :func:`serialize_to_str` turns a tool's result into
-the text sent back to the model.
+AutoGen's ``autogen.function_utils``: :func:`get_function_schema` builds the OpenAI tool schema of
+a Python function from its annotations with pydantic v2, :func:`load_basemodels_if_needed` turns
+dict arguments into pydantic models and :func:`serialize_to_str` turns a tool's result into the
+text sent back to the model.
 
 parley additions: :func:`validate_arguments` checks a model's arguments against the signature and
 converts them (models, enums, numbers, lists...), raising :class:`ArgumentsValidationError` with a
@@ -20,13 +20,21 @@ import inspect
 import json
 import logging
 import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field, TypeAdapter
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import to_jsonable_python
+
+# The typed-signature helpers are public here, as in AutoGen; validation has its own module.
+from ._signatures import (
+    get_typed_annotation,
+    get_typed_return_annotation,
+    get_typed_signature,
+    name_of,
+)
+from ._tool_arguments import ArgumentsValidationError, validate_arguments
 
 __all__ = [
     "ArgumentsValidationError",
@@ -52,94 +60,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _EMPTY = inspect.Parameter.empty
-
-
-# --- Evaluating annotations ---------------------------------------------------------------------
-
-
-def _evaluate(annotation: str, globalns: dict[str, Any]) -> Any:
-    # get_type_hints on a throwaway function evaluates the string and the forward references
-    # nested in it (``List["Pt"]``; ``list["Pt"]`` from Python 3.11 on) with the same rules as
-    # for any function; it has no defaults, so Python 3.10's implicit Optional for ``= None``
-    # never applies.
-    def holder() -> None: ...
-
-    holder.__annotations__ = {"value": annotation}
-    return typing.get_type_hints(holder, globalns, globalns, include_extras=True)["value"]
-
-
-def get_typed_annotation(annotation: Any, globalns: dict[str, Any]) -> Any:
-    """The annotation itself, or the object a string annotation names in ``globalns``."""
-    if isinstance(annotation, str):
-        return _evaluate(annotation, globalns)
-    return annotation
-
-
-def _globals_of(call: Callable[..., Any]) -> dict[str, Any]:
-    """The namespace the annotations of ``call`` were written in.
-
-    ``inspect.signature`` looks through ``functools.wraps`` wrappers, partials and callable
-    objects, so the names must be looked up where the underlying function was defined.
-    """
-    target: Any = call
-    for _ in range(100):  # a bound on chains of wrappers, partials and methods
-        if isinstance(target, functools.partial):
-            target = target.func
-        elif hasattr(target, "__wrapped__"):
-            target = target.__wrapped__
-        elif isinstance(target, types.MethodType):
-            target = target.__func__
-        elif not isinstance(target, types.FunctionType) and isinstance(
-            call_method := inspect.getattr_static(type(target), "__call__", None),
-            types.FunctionType,
-        ):
-            target = call_method  # a callable object
-        else:
-            break
-    namespace = getattr(target, "__globals__", None)
-    return namespace if isinstance(namespace, dict) else {}
-
-
-def _name_of(call: Callable[..., Any]) -> str:
-    name = getattr(call, "__name__", None)
-    if isinstance(name, str):
-        return name
-    if isinstance(call, functools.partial):
-        return _name_of(call.func)
-    return type(call).__name__
-
-
-def _typed(call: Callable[..., Any], what: str, annotation: Any, globalns: dict[str, Any]) -> Any:
-    try:
-        return get_typed_annotation(annotation, globalns)
-    except NameError as e:
-        # The usual cause: `from __future__ import annotations` with a type defined inside a
-        # function body, which the module globals cannot see.
-        raise NameError(
-            f"Cannot evaluate the annotation {annotation!r} of {what} of function "
-            f"'{_name_of(call)}': {e}. Types used in annotations must be importable from the "
-            "module that defines the function."
-        ) from e
-
-
-def get_typed_signature(call: Callable[..., Any]) -> inspect.Signature:
-    """The signature of ``call`` with string annotations evaluated (return annotation dropped)."""
-    signature = inspect.signature(call)
-    globalns = _globals_of(call)
-    return inspect.Signature(
-        [
-            p.replace(annotation=_typed(call, f"parameter '{p.name}'", p.annotation, globalns))
-            for p in signature.parameters.values()
-        ]
-    )
-
-
-def get_typed_return_annotation(call: Callable[..., Any]) -> Any:
-    """The evaluated return annotation of ``call``, ``None`` when there is none."""
-    annotation = inspect.signature(call).return_annotation
-    if annotation is _EMPTY:
-        return None
-    return _typed(call, "the return value", annotation, _globals_of(call))
 
 
 # --- Signature pieces ----------------------------------------------------------------------------
@@ -256,7 +176,7 @@ def get_parameters(
 def get_function_schema(
     f: Callable[..., Any], *, name: str | None = None, description: str
 ) -> dict[str, Any]:
-    """The OpenAI tool schema of ``f`` (spec 11.1).
+    """The OpenAI tool schema of ``f``, as AutoGen builds it.
 
     Example::
 
@@ -275,7 +195,7 @@ def get_function_schema(
     Raises ``TypeError`` if a parameter without default has no annotation and ``ValueError`` if
     an ``Annotated`` description is not a string.
     """
-    fname = _name_of(f)
+    fname = name_of(f)
     typed_signature = get_typed_signature(f)
     required = get_required_params(typed_signature)
     default_values = get_default_values(typed_signature)
@@ -421,7 +341,3 @@ def serialize_to_str(x: Any) -> str:
     if isinstance(x, BaseModel):
         return x.model_dump_json()
     return json.dumps(x, ensure_ascii=False)
-
-
-# Validating a model's arguments lives in its own module; its names are part of this one's API.
-from ._tool_arguments import ArgumentsValidationError, validate_arguments  # noqa: E402

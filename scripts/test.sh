@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install everything the tests need and run them: lint, types, then pytest (arguments go to pytest).
+# Install everything the tests need and run them: lint, types, the import graph, then pytest
+# (arguments go to pytest).
 # The virtualenv is $PARLEY_VENV, by default .venv in the repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,12 @@ CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_
 "$py" -m ruff check .
 "$py" -m ruff format --check .
 "$py" -m mypy
+# The import graph (contracts in pyproject.toml): layers that import only downwards, and no
+# cycles at all. Both run, so that one report does not hide the other.
+graph_broken=0
+"$venv/bin/lint-imports" --no-cache || graph_broken=1
+"$py" scripts/check_import_cycles.py || graph_broken=1
+[ "$graph_broken" -eq 0 ]
 # The @pytest.mark.docker tests run code in this image, built once from Debian's packages.
 export PARLEY_SANDBOX_IMAGE="${PARLEY_SANDBOX_IMAGE:-parley-sandbox:latest}"
 bash scripts/build-sandbox-image.sh "$PARLEY_SANDBOX_IMAGE"

@@ -1,4 +1,4 @@
-"""parley.function_utils: tool schemas, model loading, serialisation, argument validation (spec 11).
+"""parley.function_utils (AutoGen's autogen.function_utils): tool schemas, model loading, serialisation, argument validation.
 
 This module uses ``from __future__ import annotations``, so every function defined here has string
 annotations: the schema and validation code must evaluate them in the defining module. Functions

@@ -1,13 +1,14 @@
-"""Agents and conversations (AutoGen's ``autogen.agentchat``)."""
+"""Agents and conversations (AutoGen's ``autogen.agentchat``).
 
-from ._human import APPROVE, EXIT, ReviewRequest
-from .agent import Agent, LLMAgent
-from .assistant_agent import AssistantAgent
-from .chat import ChatResult, initiate_chats
-from .conversable_agent import ConversableAgent, register_function
-from .groupchat import GroupChat, GroupChatManager
-from .user_proxy_agent import UserProxyAgent
-from .utils import gather_usage_summary
+Each public name is imported on first access, so a two-agent chat never loads the group-chat
+modules (see ``parley._lazy``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 __all__ = [
     "APPROVE",
@@ -25,3 +26,33 @@ __all__ = [
     "initiate_chats",
     "register_function",
 ]
+
+if TYPE_CHECKING:
+    from ._human import APPROVE, EXIT, ReviewRequest
+    from .agent import Agent, LLMAgent
+    from .assistant_agent import AssistantAgent
+    from .chat import ChatResult, initiate_chats
+    from .conversable_agent import ConversableAgent, register_function
+    from .groupchat import GroupChat, GroupChatManager
+    from .user_proxy_agent import UserProxyAgent
+    from .utils import gather_usage_summary
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "APPROVE": "._human",
+            "EXIT": "._human",
+            "ReviewRequest": "._human",
+            "Agent": ".agent",
+            "LLMAgent": ".agent",
+            "AssistantAgent": ".assistant_agent",
+            "ChatResult": ".chat",
+            "initiate_chats": ".chat",
+            "ConversableAgent": ".conversable_agent",
+            "register_function": ".conversable_agent",
+            "GroupChat": ".groupchat",
+            "GroupChatManager": ".groupchat",
+            "UserProxyAgent": ".user_proxy_agent",
+            "gather_usage_summary": ".utils",
+        },
+    )

@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from .abstract_cache_base import AbstractCache
-from .disk_cache import DiskCache
-from .redis_cache import RedisCache
 
 __all__ = ["CacheFactory"]
 
@@ -32,8 +30,11 @@ class CacheFactory:
         missing redis package is an ``ImportError`` (not a silent switch to disk), and a Cosmos
         DB config raises ``NotImplementedError``.
         """
+        # The backends are imported here: a program that never makes a cache never pays for them.
         seed = check_seed(seed)
         if redis_url:
+            from .redis_cache import RedisCache
+
             return RedisCache(seed, redis_url)
         if cosmosdb_config:
             raise NotImplementedError(
@@ -42,6 +43,8 @@ class CacheFactory:
         root = DEFAULT_CACHE_PATH_ROOT if cache_path_root is None else cache_path_root
         if not isinstance(root, (str, os.PathLike)):
             raise TypeError(f"cache_path_root must be a path, got {type(root).__name__}")
+        from .disk_cache import DiskCache
+
         return DiskCache(os.path.join(".", os.fspath(root), _directory_name(seed)))
 
 

@@ -1,18 +1,22 @@
-"""Code blocks and executors (AutoGen's ``autogen.coding``, spec section 10).
+"""Code blocks and executors (AutoGen's ``autogen.coding``).
 
-``DockerCommandLineCodeExecutor`` is imported on first access, so that importing this package
-does not import the ``docker`` package.
+Every name is imported on first access: importing this package costs nothing, so that
+``parley.code_utils`` (and with it ``import parley``) can use its light vocabulary module
+(``_blocks``) without loading pydantic, the process supervisor or the ``docker`` package.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .base import CodeBlock, CodeExecutor, CodeExtractor, CodeResult
-from .factory import CodeExecutorFactory
-from .local_commandline_code_executor import LocalCommandLineCodeExecutor
-from .markdown_code_extractor import MarkdownCodeExtractor
+# DockerCommandLineCodeExecutor stays out of this list: it has always been typed Any here (code
+# such as parley.cli assigns either executor to one variable), and typing it would break that.
+if TYPE_CHECKING:
+    from .base import CodeBlock, CodeExecutor, CodeExtractor, CodeResult
+    from .factory import CodeExecutorFactory
+    from .local_commandline_code_executor import LocalCommandLineCodeExecutor
+    from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = [
     "CodeBlock",
@@ -25,9 +29,29 @@ __all__ = [
     "MarkdownCodeExtractor",
 ]
 
+_HOMES = {
+    "CodeBlock": "base",
+    "CodeExecutor": "base",
+    "CodeExtractor": "base",
+    "CodeResult": "base",
+    "CodeExecutorFactory": "factory",
+    "DockerCommandLineCodeExecutor": "docker_commandline_code_executor",
+    "LocalCommandLineCodeExecutor": "local_commandline_code_executor",
+    "MarkdownCodeExtractor": "markdown_code_extractor",
+}
+_SUBMODULES = frozenset(_HOMES.values())
+
 
 def __getattr__(name: str) -> Any:
-    if name == "DockerCommandLineCodeExecutor":
-        module = importlib.import_module(".docker_commandline_code_executor", __name__)
-        return module.DockerCommandLineCodeExecutor
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _SUBMODULES:  # ``import parley.coding`` then ``parley.coding.base.CodeBlock``
+        return importlib.import_module(f".{name}", __name__)
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_SUBMODULES})

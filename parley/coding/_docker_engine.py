@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ __all__ = [
     "connect",
     "default_image",
     "default_image_candidates",
+    "engine_answers",
     "ensure_image",
 ]
 
@@ -56,8 +58,9 @@ def default_image_candidates() -> list[str]:
     return ([chosen] if chosen else []) + [i for i in AUTOGEN_IMAGES if i != chosen]
 
 
-def connect() -> DockerClient:
-    """A client of the engine from the environment (``DOCKER_HOST``...), connected.
+def connect(timeout: float = _API_TIMEOUT) -> DockerClient:
+    """A client of the engine from the environment (``DOCKER_HOST``...), connected; its calls
+    wait ``timeout`` seconds at most.
 
     Raises RuntimeError saying how to fix it when the engine is missing or stopped.
     """
@@ -67,14 +70,28 @@ def connect() -> DockerClient:
         raise RuntimeError(
             "Running code in Docker needs the `docker` Python package: pip install docker"
         ) from error
-    _probe_unix_socket()
+    _probe_unix_socket(timeout)
     try:
-        return docker.from_env(timeout=_API_TIMEOUT)
+        return docker.from_env(timeout=timeout)
     except docker.errors.DockerException as error:
         raise RuntimeError(_engine_missing(error)) from error
 
 
-def _probe_unix_socket() -> None:
+def engine_answers(timeout: float) -> bool:
+    """Whether the engine named by the environment answers a ping within ``timeout`` seconds."""
+    try:
+        client = connect(timeout)
+    except RuntimeError:
+        return False
+    try:
+        return bool(client.ping())
+    except Exception:  # DockerException, requests' ConnectionError, a socket timeout...
+        return False
+    finally:
+        client.close()
+
+
+def _probe_unix_socket(timeout: float) -> None:
     """Connect to the engine's Unix socket, if that is where it is, and hang up.
 
     docker-py leaks the socket of a failed connection to a Unix socket (a ResourceWarning at
@@ -82,10 +99,10 @@ def _probe_unix_socket() -> None:
     always closed.
     """
     host = os.environ.get("DOCKER_HOST") or "unix:///var/run/docker.sock"
-    if not host.startswith("unix://"):
-        return
+    if sys.platform == "win32" or not host.startswith("unix://"):
+        return  # Windows engines listen on a named pipe by default
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        probe.settimeout(_API_TIMEOUT)
+        probe.settimeout(timeout)
         try:
             probe.connect(host.removeprefix("unix://"))
         except OSError as error:

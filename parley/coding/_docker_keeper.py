@@ -44,13 +44,11 @@ while True:
             os._exit(0)
     if wake in ready:
         os.read(wake, 512)
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            break
-        if pid == 0:
-            break
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+    except ChildProcessError:
+        pass
 """
 
 # `wait` returns early when a trapped signal arrives, then the trap runs; dash and bash wait

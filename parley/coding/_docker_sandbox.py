@@ -48,7 +48,7 @@ from ._docker_engine import connect, ensure_image
 from ._docker_keeper import keeper_entrypoint
 from ._docker_lifeline import Lifeline
 from ._docker_owner import OWNER_LABEL, SANDBOX_LABEL, owner_label, reap_orphans
-from ._process import MAX_OUTPUT_BYTES, _CappedBuffer
+from ._process import MAX_OUTPUT_BYTES, CappedBuffer
 
 if TYPE_CHECKING:
     from docker import APIClient, DockerClient
@@ -229,7 +229,7 @@ class Sandbox:
         argv = ["/bin/sh", "-c", _WRAPPER, f"{timeout + _BACKSTOP_GRACE:g}", *command]
         exec_id = api.exec_create(container_id, argv, user=self.settings.user, workdir=WORKSPACE)
         stream = api.exec_start(exec_id["Id"], stream=True)
-        buffer = _CappedBuffer(MAX_OUTPUT_BYTES)
+        buffer = CappedBuffer(MAX_OUTPUT_BYTES)
         ended = threading.Event()  # the output stream ended: so did the command
         wake = threading.Event()  # ended, or the caller was cancelled
         reader = threading.Thread(
@@ -414,9 +414,7 @@ def _close_stream(stream: Any) -> None:
         response.close()
 
 
-def _pump(
-    stream: Iterator[bytes], buffer: _CappedBuffer, done: tuple[threading.Event, ...]
-) -> None:
+def _pump(stream: Iterator[bytes], buffer: CappedBuffer, done: tuple[threading.Event, ...]) -> None:
     """Feed the exec's output to ``buffer`` until it ends or is cut; then set ``done``."""
     try:
         for chunk in stream:

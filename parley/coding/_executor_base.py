@@ -1,23 +1,102 @@
-"""What the command-line executors share: settings, the extractor, the context manager."""
+"""The command-line executors' one block loop; each executor supplies only the steps that differ.
+
+:class:`CommandLineExecutorBase` is what the local and the Docker executor share: the
+constructor's checks, the execution policy, the code extractor, the context manager, and
+:meth:`~CommandLineExecutorBase.execute_code_blocks`, the loop over the blocks. An executor says
+how it spells a language (``_language``), which languages it knows (``_supports``), which
+program runs one (``_interpreter``), how a file is written (``_save``) and how it is run
+(``_run``). The loop's rules, the same for both executors:
+
+* Blocks run in order; the first non-zero exit code ends the call. A block that runs out of time
+  has exit code 124 and its output so far followed by ``"\\nTimeout"``.
+* An unknown language gives ``"\\nunknown language X"`` and exit code 1; a known one that the
+  executor cannot run although its policy says run (``html`` set to True, ``pwsh`` in the
+  container) gives ``"\\nunknown language X: it can be saved but not executed"`` and exit code
+  1. Both are AutoGen's local executor's text (its Docker executor said ``Unsupported language``).
+* ``pip install`` lines are made quiet (:func:`silence_pip`), as AutoGen does.
+* The file name comes from a first-line ``# filename: x`` comment (``_paths``), else
+  ``tmp_code_<md5>.<py or language>``. A name leading outside the work dir ends the call at once
+  with exit code 1 and ``"Filename is not in the workspace"``, earlier output dropped, as in
+  AutoGen's local executor; a file that cannot be written (the name is a directory, the disk is
+  full) gives ``"\\ncould not write the code file: ..."`` and exit code 1.
+* A language whose policy is False is saved, not run: ``"Code saved to <path>\\n"``.
+* The work dir is checked again at each call (``_work_dir.check_work_dir``, a few ``stat``
+  calls): a response cache opened inside it since the last call stops the blocks.
+* An empty list gives exit code 0, no output and no file. (AutoGen's local executor crashed on
+  it and its Docker executor raised ``ValueError``; a list with nothing to run has nothing that
+  failed, and the agents never pass one.)
+* A block's output is capped as it is read, at ``_process.MAX_OUTPUT_BYTES`` per stream (the
+  container merges stdout and stderr into one), with a visible marker counting the bytes
+  dropped; a timeout's ``"\\nTimeout"`` comes after the marker. The joined output is not cut
+  again: a second cut could drop the marker or the ``Timeout`` line.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from types import TracebackType
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
+from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
+from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
+from ._work_dir import check_work_dir
+from .base import CodeBlock, CommandLineCodeResult
 from .markdown_code_extractor import MarkdownCodeExtractor
 
-__all__ = ["CommandLineExecutorBase"]
+__all__ = ["DEFAULT_POLICY", "CommandLineExecutorBase", "RunOutcome", "silence_pip"]
 
 _SelfT = TypeVar("_SelfT", bound="CommandLineExecutorBase")
+
+RunOutcome = tuple[int, str, bool]
+"""What running one file gave: exit code, output, whether it ran out of time."""
+
+DEFAULT_POLICY: dict[str, bool] = {
+    "bash": True, "shell": True, "sh": True,
+    "pwsh": True, "powershell": True, "ps1": True,
+    "python": True,
+    "javascript": False, "html": False, "css": False,
+}  # fmt: skip
+"""AutoGen's: run shells and Python, save the rest. Each executor class holds its own copy."""
+
+_PIP_IN_PYTHON = re.compile(r"^! ?pip install")
+_PIP_IN_SHELL = re.compile(r"^pip install")
+
+
+def silence_pip(code: str, lang: str) -> str:
+    """Add ``-qqq`` to the ``pip install`` lines of a block (``!pip install`` in python), as
+    AutoGen does, so install logs do not flood the conversation."""
+    if lang == "python":
+        pattern = _PIP_IN_PYTHON
+    elif lang in SHELLS + POWERSHELLS:
+        pattern = _PIP_IN_SHELL
+    else:
+        return code
+    lines = code.split("\n")
+    for i, line in enumerate(lines):
+        match = pattern.search(line)
+        if match is not None and "-qqq" not in line:
+            lines[i] = line.replace(match.group(0), match.group(0) + " -qqq", 1)
+    return "\n".join(lines)
 
 
 class CommandLineExecutorBase:
     """Base of the local and Docker executors; a context manager that calls :meth:`stop`."""
 
-    _timeout: int
-    _work_dir: Path
+    DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = dict(DEFAULT_POLICY)
+
+    def __init__(
+        self, timeout: int, work_dir: Path | str, execution_policies: dict[str, bool] | None
+    ) -> None:
+        if timeout < 1:
+            raise ValueError("Timeout must be greater than or equal to 1.")
+        work_dir = Path(work_dir)
+        check_work_dir(work_dir)
+        work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
+        self._timeout = timeout
+        self._work_dir = work_dir
+        self.execution_policies = dict(self.DEFAULT_EXECUTION_POLICY)
+        if execution_policies is not None:
+            self.execution_policies.update(execution_policies)
 
     @property
     def timeout(self) -> int:
@@ -34,16 +113,90 @@ class CommandLineExecutorBase:
         """Finds the fenced code blocks of a message."""
         return MarkdownCodeExtractor()
 
+    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
+        """Run the blocks in order; stop at the first non-zero exit code (the module's rules).
+
+        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
+        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped
+        first), and the local executor ``ValueError`` for a dangerous shell command.
+        """
+        outputs: list[str] = []
+        exit_code = 0
+        first_file: str | None = None
+        check_work_dir(self._work_dir)  # a cache may have been opened inside it since
+        for block in code_blocks:
+            lang = self._language(block.language, block.code)
+            execute = self.execution_policies.get(lang, False)
+            program = self._interpreter(lang) if execute else None
+            if not self._supports(lang) or (execute and program is None):
+                why = ": it can be saved but not executed" if self._supports(lang) else ""
+                outputs.append(f"\nunknown language {lang}{why}")
+                exit_code = 1
+                break
+            code = silence_pip(block.code, lang)
+            filename = filename_from_code(code) or default_filename(
+                code, "py" if lang == "python" else lang
+            )
+            try:
+                path = self._write(filename, code)
+            except OutsideWorkDirError:
+                return CommandLineCodeResult(exit_code=1, output="Filename is not in the workspace")
+            except OSError as error:
+                outputs.append(f"\ncould not write the code file: {error}")
+                exit_code = 1
+                break
+            first_file = first_file or str(path)
+            if program is None:
+                outputs.append(f"Code saved to {path}\n")
+                exit_code = 0
+                continue
+            exit_code, output, timed_out = self._run(program, path)
+            outputs.append(output + "\n" + TIMEOUT_MSG if timed_out else output)
+            if exit_code != 0:
+                break
+        return CommandLineCodeResult(
+            exit_code=exit_code,
+            output="".join(outputs),
+            code_file=first_file,
+        )
+
+    # -- the steps an executor supplies ---------------------------------------------------------
+
+    def _language(self, language: str, code: str) -> str:
+        """The block's language as this executor spells it (lower case, aliases resolved);
+        may refuse the block by raising (the local executor's dangerous-command guard)."""
+        raise NotImplementedError
+
+    def _supports(self, lang: str) -> bool:
+        """Whether this executor knows ``lang`` at all (to save it, if not to run it)."""
+        return lang in self.DEFAULT_EXECUTION_POLICY
+
+    def _interpreter(self, lang: str) -> str | None:
+        """The program that runs a file of ``lang``; None if this executor cannot run it."""
+        raise NotImplementedError
+
+    def _write(self, filename: str, code: str) -> Path:
+        """Write ``code`` as ``filename`` inside the work dir; raises OutsideWorkDirError."""
+        path = resolve_in_work_dir(self._work_dir, filename)
+        self._save(path, code)
+        return path
+
+    def _save(self, path: Path, code: str) -> None:
+        """Write the file ``path`` (inside the work dir), creating its folders."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(code, encoding="utf-8")
+
+    def _run(self, program: str, path: Path) -> RunOutcome:
+        """Run the written file ``path`` with ``program``, within the timeout."""
+        raise NotImplementedError
+
+    # -- lifetime -------------------------------------------------------------------------------
+
     def stop(self) -> None:
         """Release what the executor holds (nothing, by default)."""
 
     def __enter__(self: _SelfT) -> _SelfT:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()

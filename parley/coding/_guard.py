@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 import shlex
 
-__all__ = ["SHELL_LANGUAGES", "dangerous_command"]
+from ._blocks import SHELLS
 
-SHELL_LANGUAGES = ("bash", "shell", "sh")
+__all__ = ["dangerous_command"]
 
 # (pattern, reason) for the commands that a pattern recognises well enough.
 _PATTERNS = [
@@ -74,7 +74,7 @@ def _rm_recursive_force(words: list[str]) -> bool:
 
 def dangerous_command(language: str, code: str) -> str | None:
     """Why the shell ``code`` is refused, or None (other languages always pass)."""
-    if language.lower() not in SHELL_LANGUAGES:
+    if language.lower() not in SHELLS:
         return None
     words: list[str] = []
     for token in [*_tokens(code), ";"]:

@@ -1,7 +1,7 @@
 """Where a code block is written: the ``# filename:`` convention, kept inside the work dir.
 
 A block may name its file on its first line — ``# filename: x.py``, ``// filename: x.js``,
-``/* filename: x.css */`` or ``<!-- filename: x.html -->`` (spec 9.6). Unlike AutoGen, the
+``/* filename: x.css */`` or ``<!-- filename: x.html -->``, as in AutoGen. Unlike AutoGen, the
 ``filename:`` label is required: AutoGen took any first-line comment (``# compute primes``)
 for a file name. A name that leads outside the work dir — ``../escape.py``, an absolute path
 elsewhere, or a symlink pointing out — is refused with :class:`OutsideWorkDirError`.

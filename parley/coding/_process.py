@@ -2,7 +2,7 @@
 
 This is the single place where the host-side execution policy lives; the legacy
 ``code_utils.execute_code`` and :class:`LocalCommandLineCodeExecutor` both go through it, and
-the Docker executor reuses :func:`cap_output`.
+the Docker executor caps its output with the same :class:`CappedBuffer`.
 
 The policy:
 
@@ -56,9 +56,10 @@ from ._supervisor import Block, start_block
 __all__ = [
     "ENV_ALLOWLIST",
     "MAX_OUTPUT_BYTES",
+    "CappedBuffer",
     "ProcessResult",
-    "cap_output",
     "run",
+    "run_program",
     "safe_env",
 ]
 
@@ -112,29 +113,17 @@ def safe_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _marker(dropped: int) -> str:
-    return f"\n[... output truncated: {dropped} more bytes ...]"
-
-
 def _truncated(head: bytes, dropped: int) -> str:
-    """``head`` as text plus the marker counting the ``dropped`` bytes that followed it."""
+    """``head`` as text plus a marker ``"\\n[... output truncated: N more bytes ...]"`` counting
+    the ``dropped`` bytes that followed it."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     # final=False leaves out a character cut in half at the limit; it counts as dropped.
     text = decoder.decode(head, final=False)
     cut, _ = decoder.getstate()
-    return text + _marker(dropped + len(cut))
+    return f"{text}\n[... output truncated: {dropped + len(cut)} more bytes ...]"
 
 
-def cap_output(text: str, limit: int = MAX_OUTPUT_BYTES) -> str:
-    """``text`` if its UTF-8 form fits in ``limit`` bytes, else its head and a marker
-    ``"\\n[... output truncated: N more bytes ...]"``."""
-    if len(text) <= limit // 4:  # fast path: can't exceed the limit even at 4 bytes a char
-        return text
-    data = text.encode("utf-8", "surrogatepass")
-    return text if len(data) <= limit else _truncated(data[:limit], len(data) - limit)
-
-
-class _CappedBuffer:
+class CappedBuffer:
     """Keeps the first ``limit`` bytes fed to it and counts the others."""
 
     def __init__(self, limit: int) -> None:
@@ -232,7 +221,7 @@ def run(
     deadline = time.monotonic() + timeout
     with _while_code_runs():
         block, out, err = start_block(executable, argv, cwd, environment)
-        streams = {out: _CappedBuffer(max_output), err: _CappedBuffer(max_output)}
+        streams = {out: CappedBuffer(max_output), err: CappedBuffer(max_output)}
         ending = "exited"
         try:
             with selectors.DefaultSelector() as selector:
@@ -261,10 +250,31 @@ def run(
     )
 
 
+def run_program(
+    argv: list[str],
+    *,
+    cwd: str | os.PathLike[str] | None,
+    timeout: float,
+    env: Mapping[str, str] | None,
+) -> ProcessResult:
+    """:func:`run`, with a program that cannot be started reported as a shell reports it: exit
+    code 127 (not found) or 126 (not executable) and a line on stderr, so that a missing
+    interpreter (``node``, ``pwsh``) is a result the model can read, not an exception."""
+    program = argv[0]
+    try:
+        return run(argv, cwd=cwd, timeout=timeout, env=env)
+    except FileNotFoundError as error:
+        if error.filename != program:
+            raise  # the work dir itself is gone
+        return ProcessResult(127, "", f"{program}: command not found\n", timed_out=False)
+    except PermissionError:
+        return ProcessResult(126, "", f"{program}: permission denied\n", timed_out=False)
+
+
 def _read_ready(
     block: Block,
     selector: selectors.BaseSelector,
-    streams: dict[int, _CappedBuffer],
+    streams: dict[int, CappedBuffer],
     wait: float,
 ) -> None:
     for key, _ in selector.select(wait):
@@ -284,7 +294,7 @@ def _read_ready(
 def _pump_until_exit(
     block: Block,
     selector: selectors.BaseSelector,
-    streams: dict[int, _CappedBuffer],
+    streams: dict[int, CappedBuffer],
     deadline: float,
     token: CancelToken | None,
 ) -> str:
@@ -302,7 +312,7 @@ def _pump_until_exit(
 def _drain(
     block: Block,
     selector: selectors.BaseSelector,
-    streams: dict[int, _CappedBuffer],
+    streams: dict[int, CappedBuffer],
     until: float,
 ) -> None:
     """Collect what is left in the pipes; bounded, in case something still holds them."""

@@ -28,12 +28,9 @@ from pathlib import Path
 
 from .._protected_paths import protected
 from ..exceptions import UnsafeWorkDirError
+from ._blocks import DEFAULT_WORK_DIR
 
 __all__ = ["DEFAULT_WORK_DIR", "check_work_dir"]
-
-DEFAULT_WORK_DIR = "coding"
-"""The executors' default work dir; ``code_utils.WORKING_DIR`` names the same folder (spelled out
-there so that ``import parley`` does not import this package)."""
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # parley/
 _MAX_ENTRIES = 2000  # a huge folder is only looked at this far; the known folders are exact

@@ -1,4 +1,4 @@
-"""Code blocks, results and the executor protocols (AutoGen's ``autogen.coding.base``, spec 10.1-10.2)."""
+"""Code blocks, results and the executor protocols (AutoGen's ``autogen.coding.base``)."""
 
 from __future__ import annotations
 

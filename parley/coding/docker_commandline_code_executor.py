@@ -1,6 +1,7 @@
-"""Run code blocks in a Docker container (AutoGen's ``DockerCommandLineCodeExecutor``, spec 10.5).
+"""Run code blocks in a Docker container (AutoGen's ``DockerCommandLineCodeExecutor``).
 
-Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
+Same constructor, results and rules as AutoGen; the block loop, shared with the local executor,
+is ``parley.coding._executor_base`` (its docstring has the rules). parley's sandbox defaults:
 
 * **Lazy.** Building the executor (and so an agent) needs no engine: the container is created
   when the first block runs. A missing or stopped engine is then one RuntimeError saying how to
@@ -14,7 +15,7 @@ Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
   only host directory the code sees is ``bind_dir`` (default ``work_dir``) at ``/workspace``.
 * **A work dir of its own.** The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen:
   ``.``), and one that holds a response cache, a virtualenv, parley's sources or a git
-  repository is refused with ``UnsafeWorkDirError``, at construction and before each block
+  repository is refused with ``UnsafeWorkDirError``, at construction and at each call
   (``parley.coding._work_dir``): code that can write those can get code run on the host.
 * **Not root.** Code runs as the host user's uid:gid, so what it writes in ``work_dir`` belongs to
   that user. When parley runs as root, code runs as the work dir's owner, or as uid:gid
@@ -43,9 +44,16 @@ Same constructor, results and rules as AutoGen, with parley's sandbox defaults:
   container outlives the process. :meth:`restart` gives a fresh container.
 * Output (stdout and stderr in the order written; Python runs unbuffered) is capped with a
   visible truncation marker. The ``# filename:`` comment needs its ``filename:`` label, and a
-  name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``.
-* Languages: ``python`` (and ``py``), ``bash``, ``sh``, ``shell``; ``javascript``, ``html`` and
-  ``css`` are saved, not run (AutoGen's policy). Anything else: ``"Unsupported language X"``.
+  name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``, and ends
+  the call (AutoGen kept the earlier blocks' output; its local executor did not).
+* Languages: ``python`` (and ``py``), ``bash``, ``sh``, ``shell`` run; ``javascript`` (and
+  ``js``), ``html`` and ``css`` are saved, not run (AutoGen's policy). A language the policy
+  says to run but the container has no interpreter for (PowerShell, or ``javascript`` set to
+  True) gives exit code 1 and ``"\\nunknown language X: it can be saved but not executed"``;
+  any other language ``"\\nunknown language X"``: the local executor's texts (AutoGen's
+  Docker executor said ``"Unsupported language X\\n"``).
+* An empty block list gives exit code 0 and no output, as with the local executor (AutoGen
+  raised ``ValueError``).
 
 :func:`run_code_in_docker` is the same sandbox for the legacy ``code_utils.execute_code`` path,
 with one cached container per work dir and image (AutoGen made a container, and committed a new
@@ -61,16 +69,13 @@ import weakref
 from pathlib import Path
 from typing import ClassVar
 
-from ..code_utils import PYTHON_VARIANTS, TIMEOUT_MSG
+from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
 from ._docker_engine import default_image, default_image_candidates
 from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from ._docker_workspace import choose_user, hand_over, prepare_work_dir
-from ._executor_base import CommandLineExecutorBase
-from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
-from ._process import MAX_OUTPUT_BYTES, cap_output
+from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
+from ._paths import OutsideWorkDirError
 from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
-from .base import CodeBlock, CommandLineCodeResult
-from .local_commandline_code_executor import silence_pip
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
 
@@ -81,12 +86,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
     """Writes each code block to a file in ``work_dir`` and runs it in a sandbox container,
     one after another, stopping at the first failure."""
 
-    DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = {
-        "bash": True, "shell": True, "sh": True,
-        "pwsh": True, "powershell": True, "ps1": True,
-        "python": True,
-        "javascript": False, "html": False, "css": False,
-    }  # fmt: skip
+    DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = dict(DEFAULT_POLICY)
     LANGUAGE_ALIASES: ClassVar[dict[str, str]] = {"py": "python", "js": "javascript"}
 
     def __init__(
@@ -115,26 +115,18 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         container without removing it; ``stop_container=False`` leaves it running when the
         interpreter exits, and when this process dies.
         """
-        if timeout < 1:
-            raise ValueError("Timeout must be greater than or equal to 1.")
-        work_dir = Path(work_dir)
-        check_work_dir(work_dir)
         # A work dir parley creates, or finds empty, may be handed to the code's user later.
-        self._fresh_work_dir = not work_dir.exists() or not any(work_dir.iterdir())
-        work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
-        self._timeout = timeout
-        self._work_dir = work_dir
+        work_dir = Path(work_dir)
+        fresh = not work_dir.exists() or not any(work_dir.iterdir())
+        super().__init__(timeout, work_dir, execution_policies)
+        self._fresh_work_dir = fresh
         self._bind_dir = Path(bind_dir) if bind_dir is not None else work_dir
         self._auto_remove = auto_remove
-        self.execution_policies = dict(self.DEFAULT_EXECUTION_POLICY)
-        if execution_policies is not None:
-            self.execution_policies.update(execution_policies)
         self._user = user or choose_user(work_dir)
-        self._container_name = container_name or f"parley-code-exec-{uuid.uuid4()}"
         self._sandbox = Sandbox(
             SandboxSettings(
                 images=(image or default_image(),),
-                name=self._container_name,
+                name=container_name or f"parley-code-exec-{uuid.uuid4()}",
                 bind_dir=str(self._bind_dir.resolve()),
                 user=self._user,
                 network=network,
@@ -161,86 +153,19 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         return executor
 
     @property
-    def work_dir(self) -> Path:
-        """Where code files are written (mounted at ``/workspace`` in the container)."""
-        return self._work_dir
-
-    @property
-    def bind_dir(self) -> Path:
-        """The host path the engine mounts at ``/workspace``."""
-        return self._bind_dir
-
-    @property
     def container_name(self) -> str:
         """The name of the container (it exists only between the first block and :meth:`stop`)."""
-        return self._container_name
+        return self._sandbox.settings.name
 
     @property
     def image(self) -> str | None:
         """The image the container runs, once it has been started."""
         return self._sandbox.image
 
-    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> CommandLineCodeResult:
-        """Run the blocks in order in the container; stop at the first non-zero exit code.
-
-        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
-        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped).
-        """
-        if len(code_blocks) == 0:
-            raise ValueError("No code blocks to execute.")
-        outputs: list[str] = []
-        files: list[Path] = []
-        exit_code = 0
-        for block in code_blocks:
-            lang = block.language.lower()
-            lang = self.LANGUAGE_ALIASES.get(lang, lang)
-            execute = self.execution_policies.get(lang)
-            if execute is None or (execute and lang not in _INTERPRETERS):
-                outputs.append(f"Unsupported language {lang}\n")
-                exit_code = 1
-                break
-            code = silence_pip(block.code, lang)
-            filename = filename_from_code(code) or default_filename(
-                code, "py" if lang == "python" else lang
-            )
-            try:
-                path = self._write(filename, code)
-            except OutsideWorkDirError:
-                return CommandLineCodeResult(exit_code=1, output="Filename is not in the workspace")
-            files.append(path)
-            if not execute:
-                outputs.append(f"Code saved to {path}\n")
-                continue
-            result = self._run(_INTERPRETERS[lang], path, self._timeout)
-            exit_code, output = result.exit_code, _describe(result, self._sandbox.settings)
-            outputs.append(output)
-            if exit_code != 0:
-                break
-        return CommandLineCodeResult(
-            exit_code=exit_code,
-            output=cap_output("".join(outputs), MAX_OUTPUT_BYTES),
-            code_file=str(files[0]) if files else None,
-        )
-
-    def _write(self, filename: str, code: str) -> Path:
-        """Write a code file in the work dir, owned by the user the code runs as."""
-        path = resolve_in_work_dir(self._work_dir, filename)
-        root = self._work_dir.resolve()
-        created = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code, encoding="utf-8")
-        for item in [*created, path]:
-            hand_over(item, self._user)
-        return path
-
-    def _run(self, interpreter: str, path: Path, timeout: float) -> RunResult:
-        check_work_dir(self._work_dir)  # a cache may have been opened inside it since
-        if self._sandbox.container_id is None:
-            prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
-        relative = path.relative_to(self._work_dir.resolve()).as_posix()
-        # "./" keeps a name like "-x.py" from being read as an option.
-        argument = f"./{relative}" if relative.startswith("-") else relative
-        return self._sandbox.run([interpreter, argument], timeout)
+    @property
+    def bind_dir(self) -> Path:
+        """The host path the engine mounts at ``/workspace`` (``work_dir`` unless told)."""
+        return self._bind_dir
 
     def restart(self) -> None:
         """Remove the container; the next block runs in a fresh one (``work_dir`` is kept)."""
@@ -252,17 +177,45 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         # closing an already closed sandbox at exit does nothing.
         self._sandbox.close("remove" if self._auto_remove else "stop")
 
+    # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
 
-def _describe(result: RunResult, settings: SandboxSettings) -> str:
-    """The output of a run, with a line saying how it ended when it did not end by itself."""
-    if result.timed_out:
-        return result.output + "\n" + TIMEOUT_MSG
-    if result.out_of_memory:
+    def _language(self, language: str, code: str) -> str:
+        lang = language.lower()
+        return self.LANGUAGE_ALIASES.get(lang, lang)
+
+    def _interpreter(self, lang: str) -> str | None:
+        return _INTERPRETERS.get(lang)
+
+    def _save(self, path: Path, code: str) -> None:
+        """Write a code file in the work dir, owned by the user the code runs as."""
+        root = self._work_dir.resolve()
+        missing = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
+        super()._save(path, code)
+        for item in [*missing, path]:
+            hand_over(item, self._user)
+
+    def _run(self, program: str, path: Path) -> RunOutcome:
+        """Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
+        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped)."""
+        result = self._exec(program, path, self._timeout)
+        return result.exit_code, self._output(result), result.timed_out
+
+    def _exec(self, program: str, path: Path, timeout: float) -> RunResult:
+        if self._sandbox.container_id is None:
+            prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
+        relative = path.relative_to(self._work_dir.resolve()).as_posix()
+        # "./" keeps a name like "-x.py" from being read as an option.
+        argument = f"./{relative}" if relative.startswith("-") else relative
+        return self._sandbox.run([program, argument], timeout)
+
+    def _output(self, result: RunResult) -> str:
+        """The output of a run, with a line saying so when the memory limit killed it."""
+        if not result.out_of_memory:
+            return result.output
         return (
             result.output + f"\nKilled: the code ran out of memory (the sandbox's limit is "
-            f"{settings.mem_limit}; see mem_limit)"
+            f"{self._sandbox.settings.mem_limit}; see mem_limit)"
         )
-    return result.output
 
 
 # -- the legacy path: code_utils.execute_code(use_docker=...) ----------------------------------
@@ -308,24 +261,24 @@ def run_code_in_docker(
     else:
         raise ValueError(f"use_docker must be True, an image name or a list of them, not {image!r}")
     root = Path(work_dir).resolve()
+    root.mkdir(parents=True, exist_ok=True)
     key = (str(root), tuple(images))
     with _legacy_lock:
         executor = _legacy_executors.get(key)
         if executor is None:
-            root.mkdir(parents=True, exist_ok=True)
             executor = DockerCommandLineCodeExecutor._with_images(
                 images, root, max(1, int(timeout))
             )
             _legacy_executors[key] = executor
+    check_work_dir(root)
     try:
         path = executor._write(filename, code)
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
-    result = executor._run(interpreter, path, timeout)
-    logs = _describe(result, executor._sandbox.settings) if result.out_of_memory else result.output
+    result = executor._exec(interpreter, path, timeout)
+    logs = executor._output(result)
     if result.timed_out:
-        separator = "\n" if logs and not logs.endswith("\n") else ""
-        return 1, logs + separator + TIMEOUT_MSG, executor.image
+        return 1, legacy_timeout_logs(logs), executor.image
     return result.exit_code, logs, executor.image
 
 

@@ -1,4 +1,4 @@
-"""Build the code executor a ``code_execution_config`` asks for (spec 10.6)."""
+"""Build the code executor a ``code_execution_config`` asks for (AutoGen's ``CodeExecutorFactory``)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,16 @@
-"""Find fenced code blocks in a message (AutoGen's ``MarkdownCodeExtractor``, spec 10.3)."""
+"""Find fenced code blocks in a message (AutoGen's ``MarkdownCodeExtractor``)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from ..code_utils import CODE_BLOCK_PATTERN, UNKNOWN, content_str, infer_lang
+from ._blocks import CODE_BLOCK_PATTERN, UNKNOWN, content_str, infer_lang
 from .base import CodeBlock
 
 __all__ = ["MarkdownCodeExtractor"]
+
+_FENCE = re.compile(CODE_BLOCK_PATTERN, flags=re.DOTALL)
 
 
 class MarkdownCodeExtractor:
@@ -20,7 +22,7 @@ class MarkdownCodeExtractor:
 
     def extract_code_blocks(self, message: str | list[Any] | None) -> list[CodeBlock]:
         blocks = []
-        for lang, code in re.findall(CODE_BLOCK_PATTERN, content_str(message), flags=re.DOTALL):
+        for lang, code in _FENCE.findall(content_str(message)):
             if not lang:
                 lang = infer_lang(code)
             blocks.append(CodeBlock(code=code, language="" if lang == UNKNOWN else lang))

@@ -4,12 +4,16 @@ Agents print and ask for human input through ``IOStream.get_default()``. Importi
 makes the global default an :class:`IOConsole` (the terminal); ``IOStream.set_default(stream)``
 replaces it for one thread or asyncio task. :class:`IOScripted` plays the human from a script
 (tests, scripts, notebooks); :class:`IOWebsockets` talks to a browser (needs ``websockets``).
+Those two are imported on first access.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 from .base import InputStream, IOStream, OutputStream
 from .console import IOConsole
-from .scripted import InputExhaustedError, IOScripted
-from .websockets import IOWebsockets
 
 __all__ = [
     "IOConsole",
@@ -20,5 +24,18 @@ __all__ = [
     "InputStream",
     "OutputStream",
 ]
+
+if TYPE_CHECKING:
+    from .scripted import InputExhaustedError, IOScripted
+    from .websockets import IOWebsockets
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "IOScripted": ".scripted",
+            "InputExhaustedError": ".scripted",
+            "IOWebsockets": ".websockets",
+        },
+    )
 
 IOStream.set_global_default(IOConsole())

@@ -84,9 +84,9 @@ class IOStream(InputStream, OutputStream, Protocol):
     @staticmethod
     def get_default() -> IOStream:
         """The stream for the current thread / asyncio task, else the global default."""
-        # Unlike the spec's wording, the global default is not copied into the context here
-        # (AutoGen's attempt to do so is a no-op too): a later set_global_default must still
-        # reach code that never called set_default.
+        # The global default is read on every call, never copied into the context (AutoGen
+        # tries to copy it, without effect): a later set_global_default must still reach code
+        # that never called set_default.
         stream = _context_default.get()
         return stream if stream is not None else IOStream.get_global_default()
 

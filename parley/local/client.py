@@ -1,4 +1,4 @@
-"""``LocalLlamaClient``: a custom model client (spec 6.8) running SmolLM2 in this process.
+"""``LocalLlamaClient``: a custom ``ModelClient`` that runs SmolLM2 in this process.
 
 It is registered the way users register their own clients::
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..code_utils import content_str
-from ..oai._cost import USAGE_KEYS
+from ..oai.model_client import ModelClient
 from ._model import MODEL_NAME, find_model_file, load_model
 
 __all__ = ["DEFAULT_SEED", "LocalLlamaClient", "local_config_list"]
@@ -68,7 +68,7 @@ class LocalLlamaClient:
     building an agent stays instant; :meth:`load` loads them ahead of time. Replies cost 0.
     """
 
-    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(ModelClient.RESPONSE_USAGE_KEYS)
 
     def __init__(self, config: Mapping[str, Any], **kwargs: Any) -> None:
         if kwargs:

@@ -1,4 +1,4 @@
-"""``parley.code_utils``: constants, extract_code, infer_lang, execute_code, Docker decisions (spec 9)."""
+"""``parley.code_utils``: constants, extract_code, infer_lang, execute_code, Docker decisions."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_content_str() -> None:
         content_str(42)  # type: ignore[arg-type]
 
 
-# -- extract_code (spec 9.3, verified table) ----------------------------------------------------
+# -- extract_code: the cases checked against AutoGen 0.2 ------------------------------------------
 
 
 def test_extract_code_without_code_returns_the_text_as_unknown() -> None:
@@ -110,7 +110,7 @@ def test_infer_lang() -> None:
     assert infer_lang("\0") == UNKNOWN  # compile() raises ValueError, not SyntaxError
 
 
-# -- execute_code, local (spec 9.5) -------------------------------------------------------------
+# -- execute_code, local -----------------------------------------------------------------------
 
 
 def test_execute_code_prints(tmp_path: Path) -> None:
@@ -246,7 +246,7 @@ def test_execute_code_docker_unreachable_never_runs_on_the_host(
     assert not marker.exists()
 
 
-# -- Docker decisions (spec 9.7) ----------------------------------------------------------------
+# -- Docker decisions ---------------------------------------------------------------------------
 
 
 @pytest.fixture

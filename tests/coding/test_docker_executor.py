@@ -93,27 +93,17 @@ def test_an_error_gives_its_exit_code_and_the_output_in_order(tmp_path: Path) ->
     assert exited.output == "out\nerr\n"
 
 
-def test_blocks_stop_at_the_first_failure(tmp_path: Path) -> None:
+def test_languages_the_container_runs_saves_or_does_not_know(tmp_path: Path) -> None:
+    # The rules every executor shares are in test_block_loop; these are the Docker executor's.
     with executor(tmp_path) as ex:
-        result = ex.execute_code_blocks(
-            [py("print('one')"), sh("echo two; false"), sh("touch three.txt; echo three")]
-        )
-    assert result.exit_code == 1
-    assert result.output == "one\ntwo\n"
-    assert not (tmp_path / "three.txt").exists()
-
-
-def test_no_blocks_and_unknown_languages(tmp_path: Path) -> None:
-    with executor(tmp_path) as ex:
-        with pytest.raises(ValueError, match="No code blocks to execute"):
-            ex.execute_code_blocks([])
-        ruby = ex.execute_code_blocks([CodeBlock(language="ruby", code="puts 1")])
-        saved = ex.execute_code_blocks([CodeBlock(language="html", code="<p>hi</p>")])
+        pwsh = ex.execute_code_blocks([CodeBlock(language="pwsh", code="Write-Output 1")])
+        saved = ex.execute_code_blocks([CodeBlock(language="js", code="console.log(1)")])
         alias = ex.execute_code_blocks([CodeBlock(language="py", code="print('alias')")])
-    assert (ruby.exit_code, ruby.output) == (1, "Unsupported language ruby\n")
+    assert pwsh.exit_code == 1
+    assert pwsh.output == "\nunknown language pwsh: it can be saved but not executed"
     assert saved.exit_code == 0
-    assert saved.output.startswith("Code saved to ")
-    assert Path(saved.output.removeprefix("Code saved to ").strip()).read_text() == "<p>hi</p>"
+    saved_file = Path(saved.output.removeprefix("Code saved to ").strip())
+    assert (saved_file.suffix, saved_file.read_text()) == (".javascript", "console.log(1)")
     assert (alias.exit_code, alias.output) == (0, "alias\n")
 
 

@@ -1,4 +1,4 @@
-"""``CodeExecutorFactory`` (spec 10.6) and the ``parley.coding`` package surface."""
+"""``CodeExecutorFactory`` and the ``parley.coding`` package surface."""
 
 from __future__ import annotations
 
@@ -114,9 +114,34 @@ def imported_after(statement: str) -> set[str]:
 
 
 def test_imports_stay_light() -> None:
+    # import parley loads neither pydantic nor docker (README), nor anything that runs code.
     after_parley = imported_after("import parley, parley.code_utils")
-    assert "parley.coding" not in after_parley
-    assert "docker" not in after_parley
+    heavy = {
+        "pydantic",
+        "docker",
+        "parley.coding.base",
+        "parley.coding._process",
+        "parley.coding.local_commandline_code_executor",
+    }
+    assert not heavy & after_parley
     after_coding = imported_after("import parley.coding, parley.coding.factory")
     assert "docker" not in after_coding
     assert "parley.coding.docker_commandline_code_executor" not in after_coding
+
+
+def test_the_package_s_modules_are_reachable_as_attributes() -> None:
+    code = (
+        "import parley.coding\n"
+        "print(parley.coding.base.CodeBlock.__name__,"
+        " parley.coding.local_commandline_code_executor.LocalCommandLineCodeExecutor.__name__,"
+        " parley.coding.CodeExecutorFactory.__name__)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == [
+        "CodeBlock",
+        "LocalCommandLineCodeExecutor",
+        "CodeExecutorFactory",
+    ]
+    assert {"base", "LocalCommandLineCodeExecutor"} <= set(dir(parley.coding))

@@ -15,7 +15,7 @@ import pytest
 
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
-from parley.coding._process import MAX_OUTPUT_BYTES, ProcessResult, cap_output, run, safe_env
+from parley.coding._process import MAX_OUTPUT_BYTES, ProcessResult, run, safe_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -296,12 +296,22 @@ def test_endless_output_until_timeout_is_capped(tmp_path: Path) -> None:
     assert len(result.stdout) < 1100
 
 
-def test_cap_output() -> None:
-    assert cap_output("short") == "short"
-    assert cap_output("abcdef", 3) == "abc\n[... output truncated: 3 more bytes ...]"
-    # A character cut at the limit is dropped whole and counted.
-    assert cap_output("éé", 3) == "é\n[... output truncated: 2 more bytes ...]"
-    assert cap_output("x" * MAX_OUTPUT_BYTES) == "x" * MAX_OUTPUT_BYTES
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ab", "ab"),
+        ("abc", "abc"),
+        ("abcdef", "abc\n[... output truncated: 3 more bytes ...]"),
+        # A character cut at the limit is dropped whole and counted.
+        ("éé", "é\n[... output truncated: 2 more bytes ...]"),
+    ],
+)
+def test_the_cap_keeps_whole_characters_and_counts_the_rest(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    argv = [sys.executable, "-c", f"import sys; sys.stdout.write({text!r})"]
+    result = run(argv, cwd=tmp_path, timeout=30, env=None, max_output=3)
+    assert result.stdout == expected
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""``MarkdownCodeExtractor`` (spec 10.3)."""
+"""``MarkdownCodeExtractor``: AutoGen's rules for finding the blocks of a message."""
 
 from __future__ import annotations
 
