@@ -13,7 +13,8 @@ from the first ``await`` to the last byte on the wire. This module connects that
   code executors and nested sync chats stop too.
 - :func:`loop_resource` keeps objects bound to one event loop (the openai connection pools),
   shared by everything on that loop and closed when it shuts down.
-- :class:`Worker` is a dedicated thread for blocking work that must stay on one thread.
+- :func:`dedicated_worker` is the process's one thread of a name, for blocking work that must
+  stay on one thread (the cache's database connections).
 - :func:`after_fork` is the one fork reset (threads do not survive a fork), and
   :func:`keep_until_exit` holds what cannot be closed properly: what a fork inherited from the
   parent (the parent's to close), what a loop closed without shutting down left open.
@@ -27,12 +28,12 @@ import concurrent.futures
 import contextvars
 import functools
 import os
-import queue
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any, TypeVar
 
 from ._loop_scope import LoopScope
+from ._worker import Worker
 
 __all__ = [
     "WIND_DOWN_SECONDS",
@@ -40,6 +41,7 @@ __all__ = [
     "Worker",
     "after_fork",
     "current_token",
+    "dedicated_worker",
     "keep_until_exit",
     "loop_resource",
     "run_in_thread",
@@ -339,78 +341,18 @@ def _close_scopes() -> None:
 # -- a dedicated thread -------------------------------------------------------------------------
 
 
-class Worker:
-    """One thread for blocking work that must always run on the same thread (a database
-    connection that belongs to the thread that opened it). Started on first use, again in a
-    forked child; it serves until the process ends, at exit too."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self._queue: queue.SimpleQueue[Callable[[], None] | None] | None = None
-        after_fork(self._forget)
-
-    def _forget(self) -> None:
-        self._queue = None  # its thread stayed with the parent
-
-    def _inbox(self) -> queue.SimpleQueue[Callable[[], None] | None]:
-        inbox = self._queue
-        if inbox is None:
-            with _lock:
-                if self._queue is None:
-                    self._queue = queue.SimpleQueue()
-                    thread = threading.Thread(
-                        target=_serve, args=(self._queue,), name=self.name, daemon=True
-                    )
-                    thread.start()
-                inbox = self._queue
-        return inbox
-
-    async def run(self, fn: Callable[..., T], /, *args: Any) -> T:
-        """``await fn(*args)`` on the thread; a cancellation propagates at once (the call, if
-        it already started, finishes unobserved)."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-
-        def settle(result: T | None, error: BaseException | None) -> None:
-            if future.done():
-                return
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(result)  # type: ignore[arg-type]
-
-        def call() -> None:
-            if future.cancelled():
-                return
-            try:
-                result, error = fn(*args), None
-            except BaseException as e:
-                result, error = None, e
-            try:
-                loop.call_soon_threadsafe(settle, result, error)
-            except RuntimeError:
-                pass  # the loop closed meanwhile: nobody waits for this any more
-
-        self._inbox().put(call)
-        return await future
-
-    def call(self, fn: Callable[[], T], timeout: float) -> T:
-        """``fn()`` on the thread, waited for from sync code for at most ``timeout`` seconds."""
-        done: concurrent.futures.Future[T] = concurrent.futures.Future()
-
-        def call() -> None:
-            try:
-                done.set_result(fn())
-            except BaseException as e:
-                done.set_exception(e)
-
-        self._inbox().put(call)
-        return done.result(timeout)
+_workers: dict[str, Worker] = {}
 
 
-def _serve(inbox: queue.SimpleQueue[Callable[[], None] | None]) -> None:
-    while (job := inbox.get()) is not None:
-        job()
+def dedicated_worker(name: str) -> Worker:
+    """The process's worker thread called ``name`` (started on first use, again in a forked
+    child): for blocking work that must always run on the same thread, such as a database
+    connection that belongs to the thread that opened it. It serves until the process ends."""
+    with _lock:
+        worker = _workers.get(name)
+        if worker is None:
+            worker = _workers[name] = Worker(name)
+        return worker
 
 
 def _forget_the_parent() -> None:
@@ -419,6 +361,8 @@ def _forget_the_parent() -> None:
     _runner = None
     keep_until_exit(*_scopes.values())
     _scopes.clear()
+    for worker in _workers.values():
+        worker.forget()
 
 
 after_fork(_forget_the_parent)

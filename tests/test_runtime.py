@@ -100,10 +100,14 @@ def test_a_loop_closed_without_shutting_down_is_let_go(
     assert "shutdown_asyncgens" in caplog.text
 
 
-def test_sync_calls_work_in_a_forked_child(fake_llm: FakeLLMServer) -> None:
-    fake_llm.responder = lambda request: "from the child"
-    wrapper = OpenAIWrapper(config_list=fake_llm.config_list())
-    wrapper.create(messages=HI)  # the runner loop and a connection exist before the fork
+def test_sync_calls_and_the_cache_work_in_a_forked_child(
+    fake_llm: FakeLLMServer, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    fake_llm.responder = lambda request: request["messages"][-1]["content"].upper()
+    wrapper = OpenAIWrapper(config_list=fake_llm.config_list(), cache_seed=5)
+    # The runner loop, a connection, the cache's thread and database exist before the fork.
+    wrapper.create(messages=HI)
     calls: list[int] = []
     after_fork(lambda: calls.append(os.getpid()))
     read_end, write_end = os.pipe()
@@ -112,8 +116,9 @@ def test_sync_calls_work_in_a_forked_child(fake_llm: FakeLLMServer) -> None:
         pid = os.fork()
     if pid == 0:  # the child: report and leave without running the parent's exit handlers
         try:
-            text = wrapper.create(messages=HI).choices[0].message.content
-            ok = text == "from the child" and calls == [os.getpid()]
+            hit = wrapper.create(messages=HI).choices[0].message.content
+            fresh = wrapper.create(messages=[{"role": "user", "content": "child"}])
+            ok = (hit, fresh.choices[0].message.content, calls) == ("HI", "CHILD", [os.getpid()])
             os.write(write_end, b"ok" if ok else b"wrong")
         finally:
             os._exit(0)
@@ -124,7 +129,11 @@ def test_sync_calls_work_in_a_forked_child(fake_llm: FakeLLMServer) -> None:
         os.close(read_end)
         os.waitpid(pid, 0)
     assert calls == []  # only in the child
-    assert run_sync(_answer()) == 42  # and the parent's runner is untouched
+    assert [r["messages"][-1]["content"] for r in fake_llm.requests] == ["hi", "child"]
+    # The parent's runner and cache are untouched.
+    assert run_sync(_answer()) == 42
+    assert wrapper.create(messages=HI).choices[0].message.content == "HI"
+    assert len(fake_llm.requests) == 2
 
 
 async def _answer() -> int:

@@ -1,7 +1,7 @@
 """Cache lookups for the completion client, off the event loop and without reopening files.
 
 Cache backends block (SQLite files, Redis sockets), so every get and set runs on one dedicated
-thread, :data:`_worker`, owned by :mod:`parley._runtime`. It is one thread, not a pool, because
+thread, the runtime's ``dedicated_worker("parley-cache")``. It is one thread, not a pool, because
 a disk cache's database connection belongs to the thread that opened it: a disk cache that
 ``cache_seed`` selects is opened once per process, on that thread, and kept open (closed at
 exit); reopening it for every lookup, as AutoGen does, cost milliseconds a call. A cache object
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from .._runtime import Worker, after_fork, keep_until_exit
+from .._runtime import after_fork, dedicated_worker, keep_until_exit
 
 __all__ = [
     "LEGACY_CACHE_DIR",
@@ -61,7 +61,7 @@ _RUNTIME_ATTRIBUTES = frozenset({"message_retrieval_function", "config_id", "pas
 _MAX_DEPTH = 64
 _warned_lock = threading.Lock()
 _warned: set[str] = set()
-_worker = Worker("parley-cache")
+_worker = dedicated_worker("parley-cache")
 _seed_caches: dict[str, Any] = {}  # only touched on the worker
 
 
