@@ -51,8 +51,9 @@ WARMUP_ROUNDS = 6
 # -- worker (runs with either package; standard library only) --------------------------------
 
 
-def run_group(ag: Any, args: argparse.Namespace, rounds: int, tag: str) -> tuple[float, int]:
-    """One group chat of ``rounds`` messages; (seconds in initiate_chat, transcript length)."""
+def run_group(ag: Any, args: argparse.Namespace, rounds: int, tag: str) -> tuple[float, float, int]:
+    """One group chat of ``rounds`` messages: (seconds in initiate_chat, CPU seconds of this
+    process in it, transcript length)."""
 
     def llm_config() -> dict[str, Any]:
         config = {"model": args.model, "base_url": args.base_url, "api_key": "sk-bench"}
@@ -82,10 +83,10 @@ def run_group(ag: Any, args: argparse.Namespace, rounds: int, tag: str) -> tuple
     manager = ag.GroupChatManager(
         group, llm_config=llm_config() if args.method == "auto" else False, silent=True
     )
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     members[0].initiate_chat(manager, message="Hello team, let's talk for a while.", silent=True)
-    elapsed = time.perf_counter() - start
-    return elapsed, len(group.messages)
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return elapsed, cpu, len(group.messages)
 
 
 def worker(argv: list[str]) -> None:
@@ -101,7 +102,7 @@ def worker(argv: list[str]) -> None:
         sys.path.insert(0, args.path)
     ag = importlib.import_module(args.package)
     run_group(ag, args, WARMUP_ROUNDS, "warmup")  # connections, lazy imports
-    seconds, messages = run_group(ag, args, args.rounds, "timed")
+    seconds, cpu_seconds, messages = run_group(ag, args, args.rounds, "timed")
     other = "parley" if args.package == "autogen" else "autogen"
     if other in sys.modules:
         raise SystemExit(f"{other} was imported while measuring {args.package}")
@@ -111,6 +112,7 @@ def worker(argv: list[str]) -> None:
         "file": getattr(ag, "__file__", "?"),
         "python": platform.python_version(),
         "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
         "messages": messages,
     }
     sys.stdout.write(PREFIX + json.dumps(result) + "\n")
@@ -212,7 +214,8 @@ def main() -> None:
                     runs.setdefault((package, method), []).append(result)
                     print(
                         f"  {package} {method} run {i + 1}/{args.runs}: "
-                        f"{result['seconds'] / replies * 1000:.2f} ms/round, "
+                        f"{result['seconds'] / replies * 1000:.2f} ms/round "
+                        f"(CPU {result['cpu_seconds'] / replies * 1000:.2f}), "
                         f"{result['requests']} requests ({result['file']})",
                         file=sys.stderr,
                     )
@@ -222,15 +225,12 @@ def main() -> None:
     finally:
         server.stop()
 
-    def ms_per_round(package: str, method: str) -> float | None:
+    def per_round(package: str, method: str, key: str) -> float | None:
         results = runs.get((package, method))
         if not results:
             return None
-        return drv.median([r["seconds"] for r in results]) / replies * 1000
-
-    def requests_per_round(package: str, method: str) -> float | None:
-        results = runs.get((package, method))
-        return results[0]["requests"] / replies if results else None
+        scale = 1000 if key.endswith("seconds") else 1
+        return drv.median([r[key] for r in results]) / replies * scale
 
     labels = {
         p: f"{p} {runs[(p, args.methods[0])][0]['version']}" if (p, args.methods[0]) in runs else p
@@ -238,23 +238,29 @@ def main() -> None:
     }
     print(
         f"\nGroup chat of three LLM agents, max_round={args.rounds} ({replies} rounds), "
-        f"median of {args.runs} runs; round = one speaker selected, asked and broadcast"
+        f"median of {args.runs} runs; round = one speaker selected, asked and broadcast; "
+        "CPU = the worker process's CPU time (all its threads), the framework's own work"
     )
     print(
-        f"{'':<24}"
+        f"{'':<26}"
         + "".join(f"{labels[p]:>18}" for p in ("parley", "autogen"))
         + f"{'autogen / parley':>18}"
     )
+    rows = (("wall ms/round", "seconds", " ms"), ("CPU ms/round", "cpu_seconds", " ms"))
     for method in args.methods:
-        ours, theirs = ms_per_round("parley", method), ms_per_round("autogen", method)
-        ratio = theirs / ours if ours and theirs else None
-        print(
-            f"{method + ', ms/round':<24}{drv.fmt(ours, ' ms', 18, 2)}"
-            f"{drv.fmt(theirs, ' ms', 18, 2)}{drv.fmt(ratio, 'x', 18)}"
+        for label, key, unit in rows:
+            ours, theirs = per_round("parley", method, key), per_round("autogen", method, key)
+            ratio = theirs / ours if ours and theirs else None
+            print(
+                f"{method + ', ' + label:<26}{drv.fmt(ours, unit, 18, 2)}"
+                f"{drv.fmt(theirs, unit, 18, 2)}{drv.fmt(ratio, 'x', 18)}"
+            )
+        ours, theirs = (
+            per_round("parley", method, "requests"),
+            per_round("autogen", method, "requests"),
         )
         print(
-            f"{method + ', requests/round':<24}{drv.fmt(requests_per_round('parley', method), '', 18, 2)}"
-            f"{drv.fmt(requests_per_round('autogen', method), '', 18, 2)}"
+            f"{method + ', requests/round':<26}{drv.fmt(ours, '', 18, 2)}{drv.fmt(theirs, '', 18, 2)}"
         )
 
 

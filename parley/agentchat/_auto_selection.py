@@ -79,6 +79,12 @@ def match_speaker(answer: Any, agents: Sequence[Any]) -> tuple[str | None, dict[
     return None, mentions
 
 
+def _console() -> Any:
+    from ..io import IOStream  # imported when first printing: ``import parley`` stays light
+
+    return IOStream.get_default()
+
+
 class ModelSelection:
     """Asks a model for the next speaker. Owns the private agent that makes the requests: it
     is built at the first selection and rebuilt only when the manager, the manager's client or
@@ -95,8 +101,6 @@ class ModelSelection:
     ) -> Agent | None:
         """The speaker the model names among ``agents`` (after retries, the next agent in
         order); None when there is no model to ask."""
-        from ..io import IOStream
-
         agent = self._selection_agent(group, manager)
         if agent is None:
             return None
@@ -108,20 +112,19 @@ class ModelSelection:
             history.append({"role": role, "content": prompt})
         agentlist = f"{[a.name for a in agents]}"
         total = 1 + group.max_retries_for_selecting_speaker
-        verbose = group.select_speaker_auto_verbose
-        out = IOStream.get_default()
+        out = _console() if group.select_speaker_auto_verbose else None
         for attempt in range(1, total + 1):
-            if verbose and history:
+            if out is not None and history:
                 out.print(render_message(history[-1], _CHECKER_NAME, _SELECTOR_NAME), flush=True)
             answer = await agent.a_generate_reply(messages=history, sender=None)
             text = _text(answer.get("content") if isinstance(answer, dict) else answer)
-            if verbose:
+            if out is not None:
                 out.print(
                     render_message({"content": text}, _SELECTOR_NAME, _CHECKER_NAME), flush=True
                 )
             name, mentions = match_speaker(text, agents)
             if name is not None:
-                if verbose:
+                if out is not None:
                     out.print(
                         f">>>>>>>> Select speaker attempt {attempt} of {total} successfully "
                         f"selected: {name}",
@@ -129,7 +132,7 @@ class ModelSelection:
                     )
                 return next(a for a in agents if a.name == name)
             several = len(mentions) > 1
-            if verbose:
+            if out is not None:
                 why = (
                     "included multiple agent names"
                     if several

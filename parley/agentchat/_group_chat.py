@@ -3,9 +3,10 @@
 It holds data and checks it; choosing the next speaker is the job of the
 :class:`~._speaker_selection.SpeakerSelector` each group owns. ``parley.agentchat.groupchat``
 is its public home; see that module for the ways it differs from AutoGen on purpose.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: the public home is another module, so the
+fields' types must be objects, not names, for ``typing.get_type_hints(GroupChat)`` to work.
+"""
 
 import logging
 import random

@@ -241,6 +241,15 @@ def test_the_group_run_is_a_reply_function_that_can_be_replaced() -> None:
     assert result.chat_history[-1]["content"] == "handled by the replacement"
 
 
+def test_the_public_home_is_the_groupchat_module() -> None:
+    import typing
+
+    assert GroupChat.__module__ == GroupChatManager.__module__ == "parley.agentchat.groupchat"
+    hints = typing.get_type_hints(GroupChat)  # the field types resolve from there too
+    assert hints["max_round"] is int
+    assert hints["messages"] == list[dict[str, Any]]
+
+
 def test_autogens_lists_of_accepted_values_are_kept() -> None:
     assert GroupChat._VALID_SPEAKER_SELECTION_METHODS == ["auto", "manual", "random", "round_robin"]
     assert GroupChat._VALID_SPEAKER_TRANSITIONS_TYPE == ["allowed", "disallowed", None]
