@@ -184,6 +184,31 @@ def run_worker(
     return result
 
 
+def collect(wanted: dict[str, str], args: argparse.Namespace) -> dict[tuple[str, str], Any]:
+    """The results of every worker, by (package, method), each printed as it comes."""
+    import _chat_driver as drv
+
+    replies = args.rounds - 1
+    server = drv.start_server(responder=respond)
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        for package, python in wanted.items():
+            for method in args.methods:
+                for i in range(args.runs):
+                    result = run_worker(python, package, server, args, method)
+                    runs.setdefault((package, method), []).append(result)
+                    print(
+                        f"  {package} {method} run {i + 1}/{args.runs}: "
+                        f"{result['seconds'] / replies * 1000:.2f} ms/round "
+                        f"(CPU {result['cpu_seconds'] / replies * 1000:.2f}), "
+                        f"{result['requests']} requests ({result['file']})",
+                        file=sys.stderr,
+                    )
+    finally:
+        server.stop()
+    return runs
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--worker"]:
         worker(sys.argv[2:])
@@ -204,26 +229,11 @@ def main() -> None:
     wanted = drv.packages(args, parser)
     replies = args.rounds - 1
 
-    server = drv.start_server(responder=respond)
-    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
-        for package, python in wanted.items():
-            for method in args.methods:
-                for i in range(args.runs):
-                    result = run_worker(python, package, server, args, method)
-                    runs.setdefault((package, method), []).append(result)
-                    print(
-                        f"  {package} {method} run {i + 1}/{args.runs}: "
-                        f"{result['seconds'] / replies * 1000:.2f} ms/round "
-                        f"(CPU {result['cpu_seconds'] / replies * 1000:.2f}), "
-                        f"{result['requests']} requests ({result['file']})",
-                        file=sys.stderr,
-                    )
+        runs = collect(wanted, args)
     except drv.WorkerError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
-    finally:
-        server.stop()
 
     def per_round(package: str, method: str, key: str) -> float | None:
         results = runs.get((package, method))

@@ -1,4 +1,5 @@
-"""GroupChat: construction checks, its methods, and speaker selection (spec 5.1-5.4)."""
+"""GroupChat: construction checks, its methods, and speaker selection (callable, function-call
+filter, repeat rule, transition graph, then the "manual", "round_robin", "random" or "auto" method)."""
 
 from __future__ import annotations
 
