@@ -211,15 +211,13 @@ def selector_history(messages: list[dict[str, Any]]) -> list[Any]:
     history: list[Any] = []
     tools = False
     for m in messages:
-        name = m.get("name")
-        if isinstance(name, str) and m.get("role") != "function":
+        name, role = m.get("name"), m.get("role")
+        if isinstance(name, str) and role != "function":
             clean = _api_name(name)
             if clean != name:
                 m = {**m, "name": clean}
-        if not tools and (
-            m.get("tool_calls") or m.get("tool_responses") or m.get("role") == "tool"
-        ):
-            tools = True
+        if not tools:
+            tools = role == "tool" or bool(m.get("tool_calls") or m.get("tool_responses"))
         history.append(m)
     if history and (history[-1].get("function_call") or history[-1].get("tool_calls")):
         last = dict(history[-1])
