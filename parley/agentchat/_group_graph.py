@@ -1,9 +1,10 @@
 """Speaker-transition graphs of a group chat: validation and the allowed-transitions dict.
 
-Spec 5.1 steps 6-7 (AutoGen's ``autogen.graph_utils``). A graph maps an agent to the agents
-that may (``"allowed"``) or may not (``"disallowed"``) speak right after it. Mistakes in the
-graph are reported at construction, naming the offending agent, instead of surfacing as a
-confusing selection failure in the middle of a chat.
+This is AutoGen's ``autogen.graph_utils`` as ``GroupChat`` uses it at construction. A graph
+maps an agent to the agents that may (``"allowed"``) or may not (``"disallowed"``) speak right
+after it; a disallowed graph is turned into an allowed one. Mistakes in the graph are reported
+at construction, naming the offending agent, instead of surfacing as a confusing selection
+failure in the middle of a chat.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``GroupChatManager``: the agent that runs a group chat's rounds (spec 5.5-5.7).
+"""``GroupChatManager``: the agent that runs a group chat's rounds.
 
 The manager is a ``ConversableAgent`` whose first reply function, for any agent sender, runs
 the whole group chat and answers nothing, so the initiator's ``initiate_chat`` ends when the
@@ -21,31 +21,34 @@ Differences from AutoGen, on purpose:
 - A ``KeyboardInterrupt`` raised by user code during selection or a reply lets the admin
   take over, as in AutoGen. A real Ctrl-C in a sync chat cancels the chat instead, as it
   does for every parley chat (the chat runs on parley's event loop, not the main thread).
+- ``resume`` checks every saved message before it clears anything (see ``_group_resume``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 from .._calls import overrides
 from ..code_utils import content_str
 from ..exceptions import NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
 from . import _delivery, _group_resume
+from ._group_chat import GroupChat
 from ._human import is_termination
-from ._registry import ReplyEntry
+from ._registry import builtin_reply, insert_reply
 from ._sync_chat import run_sync
 from .agent import Agent
 from .conversable_agent import ConversableAgent
 
-if TYPE_CHECKING:
-    from .groupchat import GroupChat
-
 __all__ = ["GroupChatManager"]
 
 logger = logging.getLogger(__name__)
+
+_Select = Callable[[Agent, Any], Awaitable[Agent]]
 
 
 class GroupChatManager(ConversableAgent):
@@ -61,8 +64,6 @@ class GroupChatManager(ConversableAgent):
         silent: bool = False,
         **kwargs: Any,
     ) -> None:
-        from .groupchat import GroupChat
-
         if not isinstance(groupchat, GroupChat):
             raise TypeError(f"GroupChatManager needs a GroupChat, got {type(groupchat).__name__}")
         llm_config = kwargs.get("llm_config")
@@ -83,20 +84,19 @@ class GroupChatManager(ConversableAgent):
         self._groupchat = groupchat
         self._last_speaker: Agent | None = None
         self._silent = silent  # the group rounds' printing; the agent-level `silent` stays None
-        # The live GroupChat is the config (AutoGen stored a shallow copy, so settings changed
-        # after construction, such as resume's send_introductions=False, were not seen).
-        self._reply_func_list.insert(
-            0,
-            ReplyEntry(
+        # A built-in reply, like the base class's own. Its config is the live GroupChat
+        # (register_reply would store a shallow copy, as AutoGen did, and settings changed
+        # after construction would not be seen).
+        insert_reply(
+            self._reply_func_list,
+            builtin_reply(
                 Agent,
                 GroupChatManager.run_chat,
                 GroupChatManager.a_run_chat,
                 config=groupchat,
-                init_config=groupchat,
                 reset_config=GroupChat.reset,
-                builtin=True,
-                slots=2,
             ),
+            0,
         )
 
     @property
@@ -112,14 +112,11 @@ class GroupChatManager(ConversableAgent):
         """The whole group transcript: what ``reflection_with_llm`` summarises."""
         return self._groupchat.messages
 
-    def _prepare_chat(
-        self,
-        recipient: Any,
-        clear_history: bool,
-        prepare_recipient: bool = True,
-        reply_at_receive: bool = True,
-    ) -> None:
-        super()._prepare_chat(recipient, clear_history, prepare_recipient, reply_at_receive)
+    def _prepare_chat(self, recipient: Any, clear_history: bool, *args: Any, **kwargs: Any) -> None:
+        """The base class's preparation, then the group's: the transcript is cleared with the
+        history, and every member is prepared towards the manager."""
+        super()._prepare_chat(recipient, clear_history, *args, **kwargs)
+        prepare_recipient, reply_at_receive = _preparation(*args, **kwargs)
         if clear_history:
             self._groupchat.reset()
         for agent in self._groupchat.agents:
@@ -142,63 +139,13 @@ class GroupChatManager(ConversableAgent):
             messages = self._oai_messages[sender]
         if not messages or sender is None:
             return True, None
-        message: dict[str, Any] = messages[-1]
-        speaker: Agent = sender
-        silent = self._silent
         if groupchat.send_introductions:
             intro = groupchat.introductions_msg()
             for agent in groupchat.agents:
                 await _delivery.send(self, intro, agent, request_reply=False, silent=True)
         saved = self._share_cache(groupchat)
         try:
-            for i in range(groupchat.max_round):
-                self._last_speaker = speaker
-                groupchat.append(message, speaker)
-                # Members get the speaker's message with its name, and with its content as
-                # it was (the transcript keeps text only; multimodal members need the parts).
-                if message.get("role") != "function":
-                    message = {**message, "name": speaker.name}
-                for agent in groupchat.agents:
-                    if agent is not speaker:
-                        await _delivery.send(self, message, agent, request_reply=False, silent=True)
-                if (
-                    is_termination(self._is_termination_msg, message)
-                    or i == groupchat.max_round - 1
-                ):
-                    break
-                try:
-                    with echo_silenced(silent or not groupchat.select_speaker_auto_verbose):
-                        speaker = await _select(groupchat, speaker, self)
-                    if not silent:
-                        from ..io import IOStream
-
-                        IOStream.get_default().print(
-                            f"\nNext speaker: {speaker.name}\n", flush=True
-                        )
-                    with echo_silenced(_printing_silenced(speaker, silent)):
-                        reply = await _delivery.generate_reply(speaker, sender=self)
-                except KeyboardInterrupt:
-                    # The admin (a human participant) takes over, as in AutoGen.
-                    admin = groupchat.agent_by_name(groupchat.admin_name)
-                    if admin is None:
-                        raise
-                    speaker = admin
-                    with echo_silenced(_printing_silenced(speaker, silent)):
-                        reply = await _delivery.generate_reply(speaker, sender=self)
-                except NoEligibleSpeaker:
-                    logger.warning("No eligible speaker found. Terminating the conversation.")
-                    break
-                if reply is None:
-                    break
-                if (
-                    groupchat.enable_clear_history
-                    and isinstance(reply, dict)
-                    and reply.get("content")
-                    and "CLEAR HISTORY" in content_str(reply["content"]).upper()
-                ):
-                    reply = {**reply, "content": self.clear_agents_history(reply, groupchat)}
-                await _delivery.send(speaker, reply, self, request_reply=False, silent=silent)
-                message = self.last_message(speaker)  # type: ignore[assignment]
+            await self._rounds(groupchat, messages[-1], sender)
         finally:
             for agent, cache in saved:
                 agent.client_cache = cache
@@ -210,8 +157,68 @@ class GroupChatManager(ConversableAgent):
         sender: Agent | None = None,
         config: GroupChat | None = None,
     ) -> tuple[bool, None]:
-        """Run the group chat from the sender's last message; always ``(True, None)``."""
+        """The sync form of :meth:`a_run_chat`."""
         return run_sync(self.a_run_chat(messages, sender, config))
+
+    async def _rounds(self, groupchat: GroupChat, message: dict[str, Any], speaker: Agent) -> None:
+        silent = self._silent
+        select = _selection(groupchat)
+        for i in range(groupchat.max_round):
+            self._last_speaker = speaker
+            groupchat.append(message, speaker)
+            # Members get the speaker's message with its name, and with its content as it was
+            # (the transcript keeps text only; multimodal members need the parts).
+            if message.get("role") != "function":
+                message = {**message, "name": speaker.name}
+            for agent in groupchat.agents:
+                if agent is not speaker:
+                    await _delivery.send(self, message, agent, request_reply=False, silent=True)
+            if is_termination(self._is_termination_msg, message) or i == groupchat.max_round - 1:
+                return
+            turn = await self._turn(groupchat, speaker, select)
+            if turn is None:
+                return
+            speaker, reply = turn
+            if (
+                groupchat.enable_clear_history
+                and isinstance(reply, dict)
+                and reply.get("content")
+                and "CLEAR HISTORY" in content_str(reply["content"]).upper()
+            ):
+                reply = {**reply, "content": self.clear_agents_history(reply, groupchat)}
+            await _delivery.send(speaker, reply, self, request_reply=False, silent=silent)
+            message = self.last_message(speaker)  # type: ignore[assignment]
+
+    async def _turn(
+        self, groupchat: GroupChat, last_speaker: Agent, select: _Select
+    ) -> tuple[Agent, Any] | None:
+        """The next speaker and its reply; None when the chat ends here."""
+        silent = self._silent
+        try:
+            with echo_silenced(silent or not groupchat.select_speaker_auto_verbose):
+                speaker = await select(last_speaker, self)
+            if not silent:
+                from ..io import IOStream
+
+                IOStream.get_default().print(f"\nNext speaker: {speaker.name}\n", flush=True)
+            reply = await self._reply_of(speaker)
+        except KeyboardInterrupt:
+            # The admin (a human participant) takes over, as in AutoGen.
+            admin = groupchat.agent_by_name(groupchat.admin_name)
+            if admin is None:
+                raise
+            speaker = admin
+            reply = await self._reply_of(speaker)
+        except NoEligibleSpeaker:
+            logger.warning("No eligible speaker found. Terminating the conversation.")
+            return None
+        return None if reply is None else (speaker, reply)
+
+    async def _reply_of(self, speaker: Agent) -> Any:
+        # The speaker's stream is echoed only if its message will be printed when it is sent.
+        own = getattr(speaker, "silent", None)
+        with echo_silenced(bool(own if own is not None else self._silent)):
+            return await _delivery.generate_reply(speaker, sender=self)
 
     def _share_cache(self, groupchat: GroupChat) -> list[tuple[Any, Any]]:
         """Give every member the manager's chat cache for the run; returns what to restore."""
@@ -228,21 +235,33 @@ class GroupChatManager(ConversableAgent):
     async def a_resume(
         self,
         messages: list[dict[str, Any]] | str,
-        remove_termination_string: str | Any = None,
+        remove_termination_string: str | Callable[[str], str] | None = None,
         silent: bool | None = False,
     ) -> tuple[ConversableAgent, dict[str, Any]]:
-        """Load a saved transcript into the group so that the chat can continue (spec 5.7).
-        Continue with ``agent.a_initiate_chat(manager, message=msg, clear_history=False)``."""
-        return await _group_resume.resume(self, messages, remove_termination_string, silent)
+        """Load a saved transcript (a list of messages, or its JSON text) into the group so
+        that the chat can continue; returns the agent that spoke last and its message.
+
+        Continue with ``agent.a_initiate_chat(manager, message=msg, clear_history=False)``.
+        ``remove_termination_string`` (a text, or a function of the text) is taken out of the
+        last message so that the chat does not end at once. Every saved message is checked
+        before any history is cleared.
+        """
+        return await _group_resume.resume(
+            self,
+            self._groupchat,
+            messages,
+            remove_termination_string,
+            silent,
+            self._is_termination_msg,
+        )
 
     def resume(
         self,
         messages: list[dict[str, Any]] | str,
-        remove_termination_string: str | Any = None,
+        remove_termination_string: str | Callable[[str], str] | None = None,
         silent: bool | None = False,
     ) -> tuple[ConversableAgent, dict[str, Any]]:
-        """Load a saved transcript into the group so that the chat can continue (spec 5.7).
-        Continue with ``agent.initiate_chat(manager, message=msg, clear_history=False)``."""
+        """The sync form of :meth:`a_resume`."""
         return run_sync(self.a_resume(messages, remove_termination_string, silent))
 
     def messages_to_string(self, messages: list[dict[str, Any]]) -> str:
@@ -258,20 +277,23 @@ class GroupChatManager(ConversableAgent):
         return _group_resume.clear_agents_history(reply, groupchat)
 
 
-def _printing_silenced(speaker: Any, silent: bool) -> bool:
-    """Whether the speaker's message is printed silently when it sends it to the manager."""
-    own = getattr(speaker, "silent", None)
-    return bool(own if own is not None else silent)
+def _preparation(
+    prepare_recipient: bool = True, reply_at_receive: bool = True
+) -> tuple[bool, bool]:
+    """The optional arguments of ``ConversableAgent._prepare_chat``, with their defaults."""
+    return prepare_recipient, reply_at_receive
 
 
-async def _select(groupchat: GroupChat, last_speaker: Agent, manager: GroupChatManager) -> Agent:
-    """``groupchat``'s next speaker, through a subclass's sync ``select_speaker`` override."""
-    from .groupchat import GroupChat
-
+def _selection(groupchat: GroupChat) -> _Select:
+    """How the rounds pick speakers: ``a_select_speaker``, or a subclass's sync
+    ``select_speaker`` (in a worker thread) when it overrides only that one."""
     if overrides(groupchat, "select_speaker", GroupChat) and not overrides(
         groupchat, "a_select_speaker", GroupChat
     ):
-        import asyncio
+        sync = groupchat.select_speaker
 
-        return await asyncio.to_thread(groupchat.select_speaker, last_speaker, manager)
-    return await groupchat.a_select_speaker(last_speaker, manager)
+        async def in_thread(last_speaker: Agent, selector: Any) -> Agent:
+            return await asyncio.to_thread(sync, last_speaker, selector)
+
+        return in_thread
+    return groupchat.a_select_speaker

@@ -1,8 +1,11 @@
-"""Resuming a group chat from saved messages, and the "clear history" command (spec 5.6, 5.7).
+"""Resuming a group chat from saved messages, and the "clear history" command.
 
-``resume`` works on a deep copy of the saved messages. A saved list whose tool calls and tool
-results were separated (a sliced transcript, AutoGen #3164) is repaired before it is loaded,
-with a warning, because every later model request built from it would be rejected.
+``resume`` works on a deep copy of the saved messages and checks all of them (the names, and
+that each could be stored and sent, as ``_message_check`` requires of every message) before it
+clears any history, so bad input raises an error naming the message and loses nothing. A saved
+list whose tool calls and tool results were separated (a sliced transcript, AutoGen #3164) is
+repaired before it is loaded, with a warning, because every later model request built from it
+would be rejected.
 """
 
 from __future__ import annotations
@@ -13,18 +16,26 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..exceptions import InvalidMessageError
 from . import _delivery
 from ._group_history import pair_tool_calls, tail
 from ._human import is_termination
+from ._message_check import check_message
+from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
-    from ._group_manager import GroupChatManager
-    from .conversable_agent import ConversableAgent
-    from .groupchat import GroupChat
+    from ._group_chat import GroupChat
 
 __all__ = ["clear_agents_history", "messages_from_string", "messages_to_string", "resume"]
 
 logger = logging.getLogger(__name__)
+
+SavedMessages = list[dict[str, Any]] | str
+"""What ``resume`` loads: the messages, or their JSON text (``messages_to_string``)."""
+TerminationEdit = str | Callable[[str], str] | None
+"""``remove_termination_string``: a text removed from the last message, or a function of it."""
+Resumed = tuple[ConversableAgent, dict[str, Any]]
+"""The agent that spoke last (the manager for its own or the admin's messages) and its message."""
 
 
 def messages_to_string(messages: list[dict[str, Any]]) -> str:
@@ -49,14 +60,18 @@ def _load(messages: Any) -> list[dict[str, Any]]:
     return copy.deepcopy(messages)
 
 
-def _check(manager: GroupChatManager, messages: list[dict[str, Any]]) -> None:
+def _check(
+    manager: ConversableAgent, group: GroupChat, messages: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The messages as they will be stored (lone surrogates repaired), or an error naming the
+    first one that cannot be loaded."""
     if not messages:
         raise ValueError(
             "Cannot resume group chat as no messages were provided. Use "
             "GroupChatManager.run_chat or ConversableAgent.initiate_chat to start a new chat."
         )
-    group = manager.groupchat
     allowed = {*group.agent_names, group.admin_name, manager.name}
+    checked = []
     for i, message in enumerate(messages):
         name = message.get("name")
         if name and name not in allowed and message.get("role") != "function":
@@ -64,19 +79,33 @@ def _check(manager: GroupChatManager, messages: list[dict[str, Any]]) -> None:
                 f"Agent name in message doesn't exist as agent in group chat: {name!r} "
                 f"(message {i}); the members are {group.agent_names}"
             )
+        try:
+            checked.append(
+                check_message(
+                    message,
+                    sending=True,
+                    own_name=str(name or manager.name),
+                    partner_name=manager.name,
+                )
+            )
+        except InvalidMessageError as e:
+            raise InvalidMessageError(
+                f"Cannot resume group chat: saved message {i} cannot be loaded: {e}"
+            ) from e
+    return checked
 
 
 async def resume(
-    manager: GroupChatManager,
-    messages: list[dict[str, Any]] | str,
-    remove_termination_string: str | Callable[[str], str] | None = None,
-    silent: bool | None = False,
-) -> tuple[ConversableAgent, dict[str, Any]]:
-    from .conversable_agent import ConversableAgent
-
-    loaded = _load(messages)
-    _check(manager, loaded)  # before anything is cleared
-    group = manager.groupchat
+    manager: ConversableAgent,
+    group: GroupChat,
+    messages: SavedMessages,
+    remove_termination_string: TerminationEdit,
+    silent: bool | None,
+    terminates: Callable[[dict[str, Any]], Any],
+) -> Resumed:
+    """Load ``messages`` into ``manager``'s ``group`` (see ``GroupChatManager.a_resume``);
+    ``terminates`` is the manager's termination test."""
+    loaded = _check(manager, group, _load(messages))  # before anything is cleared
     for agent in group.agents:
         if isinstance(agent, ConversableAgent):
             agent.clear_history()
@@ -104,15 +133,14 @@ async def resume(
             group.messages.append(dict(message))
     last = loaded[-1]
     last_name = last.get("name") or manager.name
-    last_agent = group.agent_by_name(last_name)
-    if last_agent is None:
-        last_agent = manager  # the admin's or the manager's message
+    # The admin's or the manager's own message: the manager speaks last.
+    last_agent = group.agent_by_name(last_name) or manager
     if remove_termination_string and isinstance(last.get("content"), str):
         if isinstance(remove_termination_string, str):
             last["content"] = last["content"].replace(remove_termination_string, "")
         else:
             last["content"] = remove_termination_string(last["content"])
-    if is_termination(manager._is_termination_msg, last):
+    if is_termination(terminates, last):
         logger.warning(
             "WARNING: Last message meets termination criteria and this may terminate the chat. "
             "Set remove_termination_string to remove the termination text."

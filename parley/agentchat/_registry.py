@@ -22,6 +22,7 @@ __all__ = [
     "HOOKABLE",
     "HookLists",
     "ReplyEntry",
+    "builtin_reply",
     "check_trigger_type",
     "insert_reply",
     "match_trigger",
@@ -154,6 +155,28 @@ class ReplyEntry:
                 f"reply function {name} must return (final: bool, reply), got {result!r}"
             )
         return bool(result[0]), result[1]
+
+
+def builtin_reply(
+    trigger: Any,
+    public: Callable[..., Any],
+    impl: Callable[..., Any],
+    config: Any = None,
+    reset_config: Callable[[Any], None] | None = None,
+) -> ReplyEntry:
+    """A built-in reply: listed (and replaced, excluded) under its ``public`` sync method, run
+    through its async ``impl``, and two places in AutoGen's ``position`` numbering, where each
+    built-in had an async and a sync twin. Its ``config`` is kept as given, not copied."""
+    return ReplyEntry(
+        trigger,
+        public,
+        impl,
+        config=config,
+        init_config=config,
+        reset_config=reset_config,
+        builtin=True,
+        slots=2,
+    )
 
 
 def insert_reply(entries: list[ReplyEntry], entry: ReplyEntry, position: int) -> None:

@@ -26,7 +26,14 @@ from ._chat_result import ChatResult
 from ._core import AgentState, StateView
 from ._delivery import no_driver, send_reply
 from ._messages import check_message, normalize, render_message
-from ._registry import HookLists, ReplyEntry, check_trigger_type, insert_reply, match_trigger
+from ._registry import (
+    HookLists,
+    ReplyEntry,
+    builtin_reply,
+    check_trigger_type,
+    insert_reply,
+    match_trigger,
+)
 from ._sync_chat import in_sync_chat, run_sync, sync_face
 from .agent import Agent, LLMAgent
 
@@ -91,8 +98,7 @@ class ConversableAgent(LLMAgent):
         self.code_executor: Any = None
         self.use_docker: Any = None
         self._reply_func_list: list[ReplyEntry] = [
-            ReplyEntry([Agent, None], func, impl, builtin=True, slots=2)
-            for func, impl in self._builtin_replies()
+            builtin_reply([Agent, None], func, impl) for func, impl in self._builtin_replies()
         ]
         self.hook_lists = HookLists().lists
         self._hooks = HookLists(self.hook_lists)

@@ -57,10 +57,5 @@ class ClosingCache:
     def __enter__(self: _SelfT) -> _SelfT:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, ClassVar
 
-from .abstract_cache_base import AbstractCache
+from .abstract_cache_base import AbstractCache, ClosingCache
 from .cache_factory import DEFAULT_CACHE_PATH_ROOT, CacheFactory, check_seed
 from .in_memory_cache import InMemoryCache
 
 __all__ = ["Cache"]
 
 
-class Cache:
+class Cache(ClosingCache):
     """A response cache chosen from ``config``; pass it as ``cache=`` to chats and clients.
 
     ``config`` may hold ``cache_seed`` (default 42, stored as a string), ``redis_url``,
@@ -108,18 +107,6 @@ class Cache:
     def close(self) -> None:
         """Release the backend's resources; the cache reopens on its next use."""
         self.cache.close()
-
-    def __enter__(self) -> Cache:
-        self.cache.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.cache.__exit__(exc_type, exc_value, traceback)
 
     def __repr__(self) -> str:
         # The config is left out: a redis_url may carry a password.

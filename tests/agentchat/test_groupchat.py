@@ -1,4 +1,5 @@
-"""GroupChat: construction checks, its methods, and speaker selection (spec 5.1-5.4)."""
+"""GroupChat: construction checks, its methods, and speaker selection (callable, function-call
+filter, repeat rule, transition graph, then the "manual", "round_robin", "random" or "auto" method)."""
 
 from __future__ import annotations
 
@@ -216,8 +217,43 @@ def test_manager_defaults() -> None:
     assert manager.silent is None  # the private flag only governs the group rounds
     assert manager.system_message == "Group chat manager."
     assert manager.last_speaker is None
-    assert manager._reply_func_list[0].func is GroupChatManager.run_chat
     assert manager.chat_messages_for_summary(agent("x")) is group.messages
+
+
+def test_the_group_run_is_a_reply_function_that_can_be_replaced() -> None:
+    a, b, c = trio()
+    group = GroupChat([a, b, c], [], speaker_selection_method="round_robin")
+    manager = GroupChatManager(group)
+    group.max_round = 3  # the reply function's config is the live group, not a copy
+    configs: list[Any] = []
+
+    def instead(
+        recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> Any:
+        configs.append(config)
+        return True, "handled by the replacement"
+
+    manager.replace_reply_func(GroupChatManager.run_chat, instead)
+    with IOStream.set_default(IOScripted()):
+        result = agent("user").initiate_chat(manager, message="hi", max_turns=1)
+    assert configs == [group]
+    assert configs[0].max_round == 3
+    assert group.messages == []  # the rounds did not run
+    assert result.chat_history[-1]["content"] == "handled by the replacement"
+
+
+def test_the_public_home_is_the_groupchat_module() -> None:
+    import typing
+
+    assert GroupChat.__module__ == GroupChatManager.__module__ == "parley.agentchat.groupchat"
+    hints = typing.get_type_hints(GroupChat)  # the field types resolve from there too
+    assert hints["max_round"] is int
+    assert hints["messages"] == list[dict[str, Any]]
+
+
+def test_autogens_lists_of_accepted_values_are_kept() -> None:
+    assert GroupChat._VALID_SPEAKER_SELECTION_METHODS == ["auto", "manual", "random", "round_robin"]
+    assert GroupChat._VALID_SPEAKER_TRANSITIONS_TYPE == ["allowed", "disallowed", None]
 
 
 # -- methods -------------------------------------------------------------------------------
@@ -543,6 +579,42 @@ async def test_auto_without_a_model_is_round_robin() -> None:
     a, b, c = trio()
     group = GroupChat([a, b, c], [said("alice")])
     assert await group.a_select_speaker(a, GroupChatManager(group)) is b
+
+
+async def test_selection_warnings_are_given_once_per_group(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    a, b = agent("alice"), agent("bob")
+    group = GroupChat([a, b], [said("alice")])  # "auto", no model, two agents
+    manager = GroupChatManager(group)
+    with caplog.at_level(logging.WARNING):
+        picks = [await group.a_select_speaker(x, manager) for x in (a, b, a, b)]
+    assert picks == [b, a, b, a]
+    assert caplog.text.count("speakers take turns in order instead") == 1
+    assert caplog.text.count("underpopulated with two agents") == 1
+    other = GroupChat([a, b], [said("alice")])
+    with caplog.at_level(logging.WARNING):
+        await other.a_select_speaker(a, GroupChatManager(other))
+    assert caplog.text.count("speakers take turns in order instead") == 2  # another group
+
+
+async def test_the_selection_agent_is_built_once(fake_llm: FakeLLMServer) -> None:
+    agents_seen: list[ConversableAgent] = []
+
+    class Record:
+        """A stand-in for TransformMessages: it is attached to the selection agent."""
+
+        def add_to_agent(self, agent: ConversableAgent) -> None:
+            agents_seen.append(agent)
+
+    a, b, c = trio()
+    group = GroupChat([a, b, c], [said("alice")], select_speaker_transform_messages=Record())
+    manager = selector(fake_llm, ["bob", "carol", "alice"])
+    assert [await group.a_select_speaker(a, manager) for _ in range(3)] == [b, c, a]
+    assert len(agents_seen) == 1
+    other_manager = selector(fake_llm, ["carol"])  # another manager: another client
+    assert await group.a_select_speaker(a, other_manager) is c
+    assert len(agents_seen) == 2
 
 
 async def test_auto_verbose_prints_the_attempts(fake_llm: FakeLLMServer) -> None:

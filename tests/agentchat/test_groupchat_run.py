@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import pytest
 
 from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley.exceptions import InvalidMessageError
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
@@ -443,6 +444,47 @@ async def test_resume_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="List"):
         await manager.a_resume(42)  # type: ignore[arg-type]
     assert a.chat_messages[manager] == [{"role": "user", "content": "kept"}]  # nothing cleared
+
+
+def tool_call(arguments: Any) -> dict[str, Any]:
+    call = {"id": "1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+    return {"role": "assistant", "name": "a", "content": None, "tool_calls": [call]}
+
+
+@pytest.mark.parametrize(
+    ("position", "bad", "match"),
+    [
+        (1, {"role": "user", "name": "a", "content": 42}, "content must be a str"),
+        (1, tool_call({"x": 1}), r"arguments must be a str \(the arguments as JSON text"),
+        (2, {"role": "user", "name": "b", "content": [{"text": "no type"}]}, "content part"),
+    ],
+)
+@VARIANTS
+async def test_resume_refuses_a_message_it_could_not_store_and_loses_nothing(
+    variant: str, position: int, bad: dict[str, Any], match: str
+) -> None:
+    user, a, b, group, manager = team()
+    with IOStream.set_default(IOScripted()):
+        await start(variant, user, manager, message="task")
+    before = {
+        "transcript": list(group.messages),
+        "a": list(a.chat_messages[manager]),
+        "b": list(b.chat_messages[manager]),
+        "manager": {k.name: list(v) for k, v in manager.chat_messages.items()},
+    }
+    saved: list[dict[str, Any]] = [
+        {"role": "user", "name": "user", "content": "earlier"},
+        {"role": "user", "name": "a", "content": "fine"},
+        {"role": "user", "name": "b", "content": "fine too"},
+    ]
+    saved[position] = bad
+    with pytest.raises(InvalidMessageError, match=f"saved message {position} .*{match}"):
+        await call(variant, manager, "resume", saved)
+    # Nothing was cleared: the chat that was there can still go on.
+    assert list(group.messages) == before["transcript"]
+    assert a.chat_messages[manager] == before["a"]
+    assert b.chat_messages[manager] == before["b"]
+    assert {k.name: v for k, v in manager.chat_messages.items()} == before["manager"]
 
 
 async def test_resume_removes_the_termination_string(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,0 +1,262 @@
+"""The "auto" speaker selection: a model reads the conversation and names the next speaker.
+
+The answer is matched to a name robustly (the exact name, the name in quotes or markdown, a
+unique case-insensitive match, then the names mentioned in the text). When no single name comes
+out, the model is asked again with a correction prompt; when the retries are used up, the next
+agent in round-robin order speaks. An answer that names nobody, such as "TERMINATE", therefore
+never crashes the chat (AutoGen #842, #1064).
+
+AutoGen built two throw-away agents and a private chat for every selection. Here the model is
+called directly through one private agent, built once and reused (so message transforms and
+custom model clients still apply). Without ``select_speaker_auto_llm_config`` that agent uses
+the manager's own client, so selection costs show up in the manager's usage.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..code_utils import content_str
+from ._group_history import pair_tool_calls
+from ._messages import render_message, sanitize_name
+from .agent import Agent
+from .conversable_agent import ConversableAgent
+
+if TYPE_CHECKING:
+    from ._group_chat import GroupChat
+
+__all__ = ["ModelSelection", "match_speaker", "mentioned_agents", "register_clients"]
+
+logger = logging.getLogger(__name__)
+
+_SELECTOR_NAME = "speaker_selection_agent"
+_CHECKER_NAME = "checking_agent"  # AutoGen's name for the side that checks the answers
+_TRIM = " \t\r\n\"'`*.,:;!?()[]{}<>"
+
+
+def mentioned_agents(content: Any, agents: Sequence[Any]) -> dict[str, int]:
+    """How often each agent's name occurs in ``content`` as a whole word (AutoGen's counting:
+    case-sensitive; the name, the name with ``_`` as spaces, or with ``_`` escaped as ``\\_``)."""
+    if isinstance(content, dict):
+        content = content.get("content")
+    text = f" {_text(content)} "
+    mentions: dict[str, int] = {}
+    for agent in agents:
+        name = agent.name
+        forms = {name, name.replace("_", " "), name.replace("_", r"\_")}
+        pattern = r"(?<=\W)(" + "|".join(re.escape(f) for f in forms) + r")(?=\W)"
+        count = len(re.findall(pattern, text))
+        if count:
+            mentions[name] = count
+    return mentions
+
+
+def _text(content: Any) -> str:
+    try:
+        return content_str(content)
+    except (TypeError, ValueError, AssertionError):
+        return str(content)
+
+
+def match_speaker(answer: Any, agents: Sequence[Any]) -> tuple[str | None, dict[str, int]]:
+    """The agent name a selector's answer designates, or None; and the names it mentions."""
+    text = _text(answer.get("content") if isinstance(answer, dict) else answer)
+    names = [a.name for a in agents]
+    for candidate in (text.strip(), text.strip(_TRIM)):
+        if candidate in names:
+            return candidate, {candidate: 1}
+    folded = text.strip(_TRIM).casefold()
+    same = [n for n in names if folded in (n.casefold(), n.replace("_", " ").casefold())]
+    if len(same) == 1:
+        return same[0], {same[0]: 1}
+    mentions = mentioned_agents(text, agents)
+    if len(mentions) == 1:
+        return next(iter(mentions)), mentions
+    return None, mentions
+
+
+def _console() -> Any:
+    from ..io import IOStream  # imported when first printing: ``import parley`` stays light
+
+    return IOStream.get_default()
+
+
+class ModelSelection:
+    """Asks a model for the next speaker. Owns the private agent that makes the requests: it
+    is built at the first selection and rebuilt only when the manager, the manager's client or
+    the group's ``select_speaker_auto_llm_config`` changes."""
+
+    __slots__ = ("_agent", "_key")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] | None = None
+        self._agent: ConversableAgent | None = None
+
+    async def choose(
+        self, group: GroupChat, last_speaker: Agent, manager: Any, agents: list[Agent]
+    ) -> Agent | None:
+        """The speaker the model names among ``agents`` (after retries, the next agent in
+        order); None when there is no model to ask."""
+        agent = self._selection_agent(group, manager)
+        if agent is None:
+            return None
+        agent.update_system_message(group.select_speaker_msg(agents))
+        history = selector_history(group.messages)
+        role = group.role_for_select_speaker_messages
+        prompt = group.select_speaker_prompt(agents)
+        if prompt is not None:
+            history.append({"role": role, "content": prompt})
+        agentlist = f"{[a.name for a in agents]}"
+        total = 1 + group.max_retries_for_selecting_speaker
+        out = _console() if group.select_speaker_auto_verbose else None
+        for attempt in range(1, total + 1):
+            if out is not None and history:
+                out.print(render_message(history[-1], _CHECKER_NAME, _SELECTOR_NAME), flush=True)
+            answer = await agent.a_generate_reply(messages=history, sender=None)
+            text = _text(answer.get("content") if isinstance(answer, dict) else answer)
+            if out is not None:
+                out.print(
+                    render_message({"content": text}, _SELECTOR_NAME, _CHECKER_NAME), flush=True
+                )
+            name, mentions = match_speaker(text, agents)
+            if name is not None:
+                if out is not None:
+                    out.print(
+                        f">>>>>>>> Select speaker attempt {attempt} of {total} successfully "
+                        f"selected: {name}",
+                        flush=True,
+                    )
+                return next(a for a in agents if a.name == name)
+            several = len(mentions) > 1
+            if out is not None:
+                why = (
+                    "included multiple agent names"
+                    if several
+                    else "did not include any agent names"
+                )
+                out.print(
+                    f">>>>>>>> Select speaker attempt {attempt} of {total} failed as it {why}."
+                )
+            template = (
+                group.select_speaker_auto_multiple_template
+                if several
+                else group.select_speaker_auto_none_template
+            )
+            history.append({"role": "assistant", "content": text})
+            history.append({"role": role, "content": template.format(agentlist=agentlist)})
+        fallback = group.next_agent(last_speaker, agents)
+        logger.warning(
+            "speaker selection: no single agent name in %d answer(s) of the model; %s speaks "
+            "next (round robin)",
+            total,
+            fallback.name,
+        )
+        return fallback
+
+    def _selection_agent(self, group: GroupChat, manager: Any) -> ConversableAgent | None:
+        own = group.select_speaker_auto_llm_config or None
+        client = None if own else getattr(manager, "client", None)
+        key = (manager, own, client)
+        if self._key is None or not all(a is b for a, b in zip(self._key, key, strict=True)):
+            self._agent = _build_agent(group, manager, own, client)
+            self._key = key
+        return self._agent
+
+
+def _build_agent(
+    group: GroupChat, manager: Any, own: dict[str, Any] | None, client: Any
+) -> ConversableAgent | None:
+    """The agent that asks the model, or None without a model: its own client for
+    ``select_speaker_auto_llm_config``, else the manager's (shared, so usage is counted)."""
+    if own:
+        agent = ConversableAgent(_SELECTOR_NAME, llm_config=own, human_input_mode="NEVER")
+    elif client is not None:
+        agent = ConversableAgent(_SELECTOR_NAME, llm_config=False, human_input_mode="NEVER")
+        agent.client, agent.llm_config = client, manager.llm_config
+    else:
+        return None
+    register_clients(agent.client, group.select_speaker_auto_model_client_cls)
+    # Only the model answers: no termination check (its counter would run out after 100
+    # selections), no tools, no code.
+    agent.register_reply(
+        [Agent, None], ConversableAgent.a_generate_oai_reply, remove_other_reply_funcs=True
+    )
+    transforms = group.select_speaker_transform_messages
+    if transforms is not None:
+        transforms.add_to_agent(agent)
+        agent.register_hook("process_all_messages_before_reply", _repair_hook)
+    return agent
+
+
+async def _repair_hook(messages: list[Any]) -> list[Any]:
+    # Runs after any message transforms: a transform that keeps the last N messages must not
+    # hand the model a tool result without its call.
+    return pair_tool_calls(messages)[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _api_name(name: str) -> str:
+    # A chat has a handful of names; each is checked once, not once per message per round.
+    return sanitize_name(name)
+
+
+def selector_history(messages: list[dict[str, Any]]) -> list[Any]:
+    """The transcript as the selection model sees it: names the API accepts, the last call
+    blanked (it is about to be executed, not answered), every call paired with its results.
+    The transcript's dicts are shared, not copied, where nothing changes."""
+    history: list[Any] = []
+    tools = False
+    for m in messages:
+        name, role = m.get("name"), m.get("role")
+        if isinstance(name, str) and role != "function":
+            clean = _api_name(name)
+            if clean != name:
+                m = {**m, "name": clean}
+        if not tools:
+            tools = role == "tool" or bool(m.get("tool_calls") or m.get("tool_responses"))
+        history.append(m)
+    if history and (history[-1].get("function_call") or history[-1].get("tool_calls")):
+        last = dict(history[-1])
+        last.pop("function_call", None)
+        last.pop("tool_calls", None)
+        last["content"] = _text(last.get("content"))
+        history[-1] = last
+    # Pairing is needed only where a tool call or result is (most chats have none).
+    return pair_tool_calls(history)[0] if tools else history
+
+
+def _pending_model_clients(client: Any) -> list[str]:
+    """The names of the custom model client classes the client's config names and that are
+    not registered yet."""
+    # TODO(issue12-merge): client.pending_model_clients()
+    return [s.placeholder for s in getattr(client, "_slots", ()) if s.client is None]
+
+
+def register_clients(client: Any, classes: Any) -> None:
+    """Register the custom model client classes (``select_speaker_auto_model_client_cls``)
+    that the selection config names by ``model_client_cls``."""
+    for name in _pending_model_clients(client):
+        if not classes:
+            raise ValueError(
+                f"The speaker selection config names the custom model client {name!r}, but no "
+                "class was given: pass GroupChat(select_speaker_auto_model_client_cls=...)."
+            )
+        if isinstance(classes, list):
+            matching = {c for c in classes if c.__name__ == name}
+            if len(matching) > 1:
+                raise RuntimeError(
+                    f"More than one unique 'model_client_cls' with __name__ {name!r}."
+                )
+            if not matching:
+                raise ValueError(
+                    f"No class in select_speaker_auto_model_client_cls is named {name!r}, the "
+                    "model client class named in the speaker selection config."
+                )
+            cls = next(iter(matching))
+        else:
+            cls = classes
+        client.register_model_client(cls)
