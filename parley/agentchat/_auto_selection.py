@@ -229,17 +229,10 @@ def selector_history(messages: list[dict[str, Any]]) -> list[Any]:
     return pair_tool_calls(history)[0] if tools else history
 
 
-def _pending_model_clients(client: Any) -> list[str]:
-    """The names of the custom model client classes the client's config names and that are
-    not registered yet."""
-    # TODO(issue12-merge): client.pending_model_clients()
-    return [s.placeholder for s in getattr(client, "_slots", ()) if s.client is None]
-
-
 def register_clients(client: Any, classes: Any) -> None:
     """Register the custom model client classes (``select_speaker_auto_model_client_cls``)
     that the selection config names by ``model_client_cls``."""
-    for name in _pending_model_clients(client):
+    for name in client.pending_model_clients():
         if not classes:
             raise ValueError(
                 f"The speaker selection config names the custom model client {name!r}, but no "

@@ -8,7 +8,7 @@ Docker is the default, as in AutoGen, but it is checked when code is about to ru
 agent is built (AutoGen raised at construction even for users who never ran code, #1381); a
 missing engine is one clear error, never a silent fallback to the host. Execution blocks, so it
 runs in a worker thread and never stalls the event loop; cancelling the chat (a cancelled task,
-Ctrl-C in a sync chat) tells the executor to stop the block (``parley._cancel``).
+Ctrl-C in a sync chat) tells the executor to stop the block (``parley._runtime``).
 """
 
 from __future__ import annotations

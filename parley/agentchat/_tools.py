@@ -65,9 +65,7 @@ def _rebuild_client(agent: AgentCore) -> None:
         return
     agent.client.total_usage_summary = old.total_usage_summary
     agent.client.actual_usage_summary = old.actual_usage_summary
-    for new_slot, old_slot in zip(agent.client._slots, old._slots, strict=False):
-        if new_slot.placeholder is not None and new_slot.placeholder == old_slot.placeholder:
-            new_slot.client = old_slot.client
+    agent.client.adopt_model_clients(old)
 
 
 def _update_signature(agent: AgentCore, key: str, sig: Any, is_remove: Any) -> None:

@@ -18,6 +18,8 @@ import socket
 import weakref
 from typing import Any
 
+from .._runtime import after_fork
+
 __all__ = ["Lifeline"]
 
 
@@ -73,5 +75,4 @@ def _leave_lifelines_to_parent() -> None:
         lifeline.leave_to_parent()
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_leave_lifelines_to_parent)
+after_fork(_leave_lifelines_to_parent)

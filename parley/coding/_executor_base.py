@@ -117,7 +117,7 @@ class CommandLineExecutorBase:
         """Run the blocks in order; stop at the first non-zero exit code (the module's rules).
 
         Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
-        ``parley._cancel.run_in_thread`` call running it is cancelled (the block is stopped
+        ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped
         first), and the local executor ``ValueError`` for a dangerous shell command.
         """
         outputs: list[str] = []

@@ -23,6 +23,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from .._runtime import after_fork, keep_until_exit
+
 __all__ = ["Block", "start_block"]
 
 _REAPER = str(Path(__file__).with_name("_reaper.py"))
@@ -161,8 +163,15 @@ class _Server:
         self.lock = threading.Lock()
         self._socket: socket.socket | None = None
         self._process: subprocess.Popen[bytes] | None = None
-        self._pid: int | None = None
         self._unavailable = not (hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX"))
+
+    def forget_parents(self) -> None:
+        """In a forked child: the parent's server is not ours to end (nor its lock, which a
+        thread of the parent may have held). Kept referenced, so that collecting them neither
+        closes anything nor warns; the child starts its own server when it needs one."""
+        keep_until_exit(self._socket, self._process)
+        self.lock = threading.Lock()
+        self._socket = self._process = None
 
     def start(self, request: bytes, out: int, err: int) -> socket.socket | None:
         """Have a supervisor start the block ``request`` describes, writing to ``out`` and
@@ -188,14 +197,9 @@ class _Server:
         if self._unavailable:
             return None
         alive = self._process is not None and self._process.poll() is None
-        if self._socket is not None and self._pid == os.getpid() and alive:
+        if self._socket is not None and alive:
             return self._socket
-        if self._pid == os.getpid():
-            self._forget()
-        elif self._socket is not None:
-            # Inherited through a fork: the parent's server, not ours to end. Kept referenced,
-            # so that collecting them neither closes anything nor warns.
-            _inherited.append((self._socket, self._process))
+        self._forget()
         try:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         except OSError:
@@ -212,7 +216,7 @@ class _Server:
                 cwd="/",
                 start_new_session=True,  # the terminal's Ctrl-C is parley's to handle
             )
-        self._socket, self._pid = ours, os.getpid()
+        self._socket = ours
         return ours
 
     def _forget(self) -> None:
@@ -230,13 +234,12 @@ class _Server:
     def close(self) -> None:
         """At exit: let the server go (blocks still running are ended by their supervisors)."""
         with self.lock:
-            if self._pid == os.getpid():
-                self._forget()
+            self._forget()
 
 
-_inherited: list[object] = []
 _server = _Server()
 atexit.register(_server.close)
+after_fork(_server.forget_parents)
 
 
 def start_block(
