@@ -18,6 +18,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
+from ._messages import RequestMemo
+
 if TYPE_CHECKING:
     from ..io.base import OutputStream
     from ._registry import HookLists, ReplyEntry
@@ -40,6 +42,7 @@ class AgentState:
         "max_auto_reply_per_sender",
         "messages",
         "reply_at_receive",
+        "request_memos",
     )
 
     def __init__(
@@ -57,6 +60,14 @@ class AgentState:
         self.auto_reply_counter: dict[Any, int] = defaultdict(int)
         self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.human_input: list[str] = []
+        self.request_memos: dict[Any, RequestMemo] = {}
+
+    def request_memo(self, sender: Any) -> RequestMemo:
+        """The memo that builds model requests for the conversation with ``sender``."""
+        memo = self.request_memos.get(sender)
+        if memo is None:
+            memo = self.request_memos[sender] = RequestMemo()
+        return memo
 
     def last_message(self, agent: Any = None) -> dict[str, Any] | None:
         if agent is None:

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .._plain import NotPlain, plain_copy
 from ..code_utils import content_text
 from ..exceptions import InvalidAgentNameError, InvalidMessageError
 from ._message_check import (
@@ -102,22 +103,82 @@ def request_messages(
     """
     out: list[Mapping[str, Any]] = list(system)
     for m in history:
-        content = m.get("content")
-        if content is not None and not isinstance(content, (str, list)):
-            # A template whose context is still there (the sender's own copy): its text.
-            m = {**m, "content": fill_template(m)}
-        if not m.keys() <= _API_KEYS:
-            responses = m.get("tool_responses")
-            if responses:
-                out.extend(responses)
-                if m.get("role") == "tool":
-                    continue
-            m = {k: v for k, v in m.items() if k in _API_KEYS}
-        name = m.get("name")
-        if name is not None and name not in _accepted_names:
-            _check_name(name, m)
-        out.append(m)
+        _add_request_message(out, m)
     return out
+
+
+def _add_request_message(out: list[Mapping[str, Any]], m: Mapping[str, Any]) -> None:
+    content = m.get("content")
+    if content is not None and not isinstance(content, (str, list)):
+        # A template whose context is still there (the sender's own copy): its text.
+        m = {**m, "content": fill_template(m)}
+    if not m.keys() <= _API_KEYS:
+        responses = m.get("tool_responses")
+        if responses:
+            out.extend(responses)
+            if m.get("role") == "tool":
+                return
+        m = {k: v for k, v in m.items() if k in _API_KEYS}
+    name = m.get("name")
+    if name is not None and name not in _accepted_names:
+        _check_name(name, m)
+    out.append(m)
+
+
+class RequestMemo:
+    """:func:`request_messages` for one conversation, whose history grows between requests.
+
+    It keeps private copies of the system message and of the history it converted, and the
+    converted list, built from those copies. When the next history starts with messages equal
+    to the copies (one ``==``, done in C: about 6x cheaper than converting them again), only the
+    new messages are converted; a change anywhere in the remembered part (an edited message, a
+    cleared history) is a mismatch and everything is converted again. The memo stops at a
+    message that is not plain JSON data (a template, an object), converted live every time.
+    """
+
+    __slots__ = ("_out", "_seen", "_system")
+
+    def __init__(self) -> None:
+        self._system: Any = None
+        self._seen: list[Any] = []
+        self._out: list[Mapping[str, Any]] = []
+
+    def build(
+        self, system: Sequence[Mapping[str, Any]], history: Sequence[Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
+        """``request_messages(system, history)``."""
+        seen = self._seen
+        if (
+            self._system is not None
+            and len(seen) <= len(history)
+            and self._system == system
+            and history[: len(seen)] == seen
+        ):
+            start, out = len(seen), list(self._out)
+        else:
+            try:
+                system_copy = plain_copy(list(system))
+            except NotPlain:
+                return request_messages(system, history)
+            self._system, seen, start = system_copy, [], 0
+            out = list(system_copy)
+        added: list[Any] = []
+        remembered = True
+        for m in history[start:]:
+            if remembered:
+                try:
+                    copy = plain_copy(m)
+                except NotPlain:
+                    remembered = False
+                    self._seen, self._out = seen + added, list(out)
+                else:
+                    added.append(copy)
+                    _add_request_message(out, copy)
+                    continue
+            _add_request_message(out, m)
+        if remembered:
+            self._seen, self._out = seen + added, list(out)
+        return out
 
 
 def _check_name(name: Any, message: Mapping[str, Any], why: str = "") -> None:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
-from ._messages import MAX_NESTING, fill_template, request_messages, sanitize_name
+from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
     from ._core import AgentCore, History
@@ -237,7 +237,7 @@ async def generate_oai_reply(
             # A callable or jinja2 template can be filled only while its context is known, and
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
-    request = request_messages(agent._oai_system_message, messages)
+    request = agent.state.request_memo(sender).build(agent._oai_system_message, messages)
     response = await client.a_create(
         context=context, messages=request, cache=agent.client_cache, agent=agent
     )

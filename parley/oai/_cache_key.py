@@ -19,6 +19,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._plain import NotPlain, plain_copy
 from ._secrets import CREDENTIAL_VALUE, looks_secret
 
 __all__ = ["NON_CACHE_KEY", "KeyHasher", "cache_key", "get_key"]
@@ -100,28 +101,6 @@ def cache_key(params: Mapping[str, Any]) -> str:
     return hashlib.sha256(get_key(params).encode()).hexdigest()
 
 
-class _NotPlain(Exception):
-    pass
-
-
-def _plain_key(key: Any) -> str:
-    if type(key) is not str:
-        raise _NotPlain
-    return key
-
-
-def _plain_copy(value: Any) -> Any:
-    """A copy of ``value`` made of strings, None, and dicts (of str keys) and lists of them;
-    a copy equal to a later value has the same JSON. _NotPlain for anything else."""
-    if value is None or type(value) is str:
-        return value
-    if type(value) is dict:
-        return {_plain_key(k): _plain_copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_plain_copy(v) for v in value]
-    raise _NotPlain
-
-
 class KeyHasher:
     """``cache_key`` for a stream of requests that extend each other's messages.
 
@@ -165,9 +144,9 @@ class KeyHasher:
                 state.update(_dumps(message).encode())
                 if growing:
                     try:
-                        copies.append(_plain_copy(message))
+                        copies.append(plain_copy(message))
                         saved = state.copy()
-                    except _NotPlain:
+                    except NotPlain:
                         growing = False
         except (TypeError, ValueError):
             return cache_key(params)  # raises the precise error
