@@ -1,4 +1,4 @@
-"""Helpers shared by the ``test_spec_*`` conformance tests (spec sections 0, 2, 3 and 4).
+"""Helpers shared by the ``test_spec_*`` conformance tests (AutoGen 0.2's behaviour).
 
 ``VARIANTS`` parametrizes a test over AutoGen's sync API and its ``a_`` twin. The sync variant
 runs in a worker thread with no event loop, as it would in a plain script.

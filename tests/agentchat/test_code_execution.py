@@ -1,4 +1,4 @@
-"""The user proxy runs the code it receives: legacy config and executor form (spec 2.13)."""
+"""The user proxy runs the code it receives: legacy config and executor form."""
 
 from __future__ import annotations
 

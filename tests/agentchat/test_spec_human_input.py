@@ -1,4 +1,4 @@
-"""Conformance: human input modes and the consecutive-auto-reply counter (spec 2.11)."""
+"""Conformance with AutoGen 0.2: human input modes and the consecutive-auto-reply counter."""
 
 from __future__ import annotations
 

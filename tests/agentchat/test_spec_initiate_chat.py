@@ -1,4 +1,4 @@
-"""Conformance: ``initiate_chat`` / ``a_initiate_chat`` (spec 2.7) and ``ChatResult`` (4.1)."""
+"""Conformance with AutoGen 0.2: ``initiate_chat`` / ``a_initiate_chat`` and ``ChatResult``."""
 
 from __future__ import annotations
 

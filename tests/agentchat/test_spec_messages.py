@@ -1,5 +1,4 @@
-"""Conformance: how messages are stored (spec 0.2), printed (0.3), generated (2.5) and
-delivered (2.6)."""
+"""Conformance with AutoGen 0.2: how messages are stored, printed, generated and delivered."""
 
 from __future__ import annotations
 
@@ -476,7 +475,7 @@ async def test_sync_and_async_reply_functions_run_in_both_apis(variant: str) -> 
 
 @VARIANTS
 async def test_hooks_run_last_received_first_then_all_messages(variant: str) -> None:
-    """Spec 2.5 step 3 for generate_reply. parley uses the same order in a_generate_reply
+    """The hooks run in AutoGen's order for generate_reply. parley uses the same order in a_generate_reply
     (AutoGen's a_ twin ran them the other way round, a listed flaw)."""
     a, b = agent("A"), agent("B")
     order: list[str] = []

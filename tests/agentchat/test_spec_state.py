@@ -1,5 +1,5 @@
-"""Conformance: construction (spec 2.2, 2.3), history and state (2.15), usage accounting
-(2.17, 4.1 ``gather_usage_summary``), ``AssistantAgent`` (3.1) and ``UserProxyAgent`` (3.2)."""
+"""Conformance with AutoGen 0.2: construction, history and state, usage accounting
+(``gather_usage_summary``), ``AssistantAgent`` and ``UserProxyAgent``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Conformance: the first message and carryover (spec 2.8) and chat summaries (2.9)."""
+"""Conformance with AutoGen 0.2: the first message and carryover, and chat summaries."""
 
 from __future__ import annotations
 

@@ -383,7 +383,7 @@ def test_validation_errors_do_not_recurse_on_a_deep_value() -> None:
         validate_arguments(f, {"a": deep(100_000)})
 
 
-# -- templates (spec 6.4) ---------------------------------------------------------------------
+# -- templates (format strings and callables filled from a context) ---------------------------
 
 
 @VARIANTS
