@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ._runtime import run_in_thread
+from ._runtime import to_thread
 
 __all__ = ["call_user", "is_async_callable", "overrides"]
 
@@ -35,7 +35,9 @@ async def call_user(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any
     """Await ``fn(*args, **kwargs)``: directly if async, in a worker thread if not."""
     if is_async_callable(fn):
         return await fn(*args, **kwargs)
-    result = await run_in_thread(fn, *args, **kwargs)
+    # to_thread, not run_in_thread: a cancelled chat returns at once, without waiting for a
+    # callback that may never look at its token (the token still stops a nested sync chat).
+    result = await to_thread(fn, *args, **kwargs)
     if inspect.isawaitable(result):
         result = await result
     return result

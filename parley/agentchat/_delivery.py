@@ -27,7 +27,7 @@ import inspect
 from collections import deque
 from typing import Any
 
-from .._runtime import run_in_thread
+from .._runtime import to_thread
 
 __all__ = [
     "STEPS",
@@ -76,7 +76,8 @@ def _uses_sync(obj: Any, step: str) -> bool:
 
 async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
     if _uses_sync(agent, step):
-        return await run_in_thread(getattr(agent, step), *args, **kwargs)
+        # A cancelled chat returns at once; the token stops what the override started.
+        return await to_thread(getattr(agent, step), *args, **kwargs)
     return await getattr(agent, "a_" + step)(*args, **kwargs)
 
 

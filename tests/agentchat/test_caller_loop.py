@@ -1,14 +1,19 @@
 """Where user code runs in an async chat: on the caller's event loop.
 
 Async tools, reply functions and hooks see the loop that awaits the chat, so user code can share
-loop-bound objects (sessions, locks, queues) with them. (What a cancelled chat leaves behind is
-in tests/test_runtime.py.)
+loop-bound objects (sessions, locks, queues) with them; a blocking sync tool runs in a worker
+thread and does not hold up a cancellation. (What a cancelled chat leaves behind is in
+tests/test_runtime.py.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
+
+import pytest
 
 from parley import ConversableAgent
 from parley.testing import FakeLLMServer
@@ -57,3 +62,32 @@ async def test_async_tools_replies_and_hooks_run_on_the_callers_loop(
 
     assert await asyncio.wait_for(queue.get(), 1) == "hello"
     assert seen == {"tool": loop, "reply": loop, "hook": loop}
+
+
+async def test_cancelling_a_chat_while_a_sync_tool_blocks_returns_at_once(
+    fake_llm: FakeLLMServer,
+) -> None:
+    """A sync tool that never looks at its cancel token does not hold the cancellation up."""
+    entered, release = threading.Event(), threading.Event()
+    caller, executor = _pair(fake_llm)
+
+    @executor.register_for_execution()
+    @caller.register_for_llm(description="wait")
+    def wait() -> str:
+        entered.set()
+        release.wait(10)
+        return "done"
+
+    fake_llm.add_reply(tool_calls=[{"name": "wait", "arguments": {}}])
+    chat = asyncio.create_task(
+        executor.a_initiate_chat(caller, message="go", max_turns=2, silent=True)
+    )
+    try:
+        assert await asyncio.to_thread(entered.wait, 5)
+        started = time.monotonic()
+        chat.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await chat
+        assert time.monotonic() - started < 0.5
+    finally:
+        release.set()
