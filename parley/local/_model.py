@@ -8,6 +8,7 @@ is first loaded, so that ``import parley`` stays light.
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -67,6 +68,20 @@ def find_model_file() -> Path:
 
 _models: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
 _models_lock = threading.Lock()
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the loaded models while llama_cpp can still do it: left to the interpreter's
+    teardown, ``Llama.__del__`` runs after llama_cpp's globals are gone and prints a
+    traceback at every exit."""
+    with _models_lock:
+        models = [model for model, _ in _models.values()]
+        _models.clear()
+    for model in models:
+        close = getattr(model, "close", None)
+        if close is not None:
+            close()
 
 
 def load_model(path: Path, *, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
