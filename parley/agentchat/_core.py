@@ -93,7 +93,9 @@ class AgentState:
         recipient: Any = None,
         nr_messages_to_preserve: int | None = None,
     ) -> None:
+        # The request memos hold copies of what is cleared: let them go too.
         if recipient is not None:
+            self.request_memos.pop(recipient, None)
             self.messages[recipient].clear()
             if nr_messages_to_preserve:
                 out.print(
@@ -101,6 +103,7 @@ class AgentState:
                     flush=True,
                 )
             return
+        self.request_memos.clear()
         if not nr_messages_to_preserve:
             self.messages.clear()
             return

@@ -148,37 +148,41 @@ class RequestMemo:
     ) -> list[Mapping[str, Any]]:
         """``request_messages(system, history)``."""
         seen = self._seen
-        if (
+        if not (
             self._system is not None
             and len(seen) <= len(history)
             and self._system == system
             and history[: len(seen)] == seen
         ):
-            start, out = len(seen), list(self._out)
-        else:
             try:
-                system_copy = plain_copy(list(system))
+                self._system = plain_copy(list(system))
             except NotPlain:
+                self.forget()
                 return request_messages(system, history)
-            self._system, seen, start = system_copy, [], 0
-            out = list(system_copy)
-        added: list[Any] = []
-        remembered = True
-        for m in history[start:]:
-            if remembered:
+            self._seen = seen = []
+            self._out = list(self._system)
+        # The memo's own lists grow in place; the caller gets a copy.
+        out = self._out
+        try:
+            for i in range(len(seen), len(history)):
                 try:
-                    copy = plain_copy(m)
+                    copy = plain_copy(history[i])
                 except NotPlain:
-                    remembered = False
-                    self._seen, self._out = seen + added, list(out)
-                else:
-                    added.append(copy)
-                    _add_request_message(out, copy)
-                    continue
-            _add_request_message(out, m)
-        if remembered:
-            self._seen, self._out = seen + added, list(out)
-        return out
+                    # The memo ends here: the rest is converted live, into a copy.
+                    live = list(out)
+                    for m in history[i:]:
+                        _add_request_message(live, m)
+                    return live
+                _add_request_message(out, copy)
+                seen.append(copy)
+        except BaseException:
+            self.forget()  # a refused name, say: out may hold part of a message
+            raise
+        return list(out)
+
+    def forget(self) -> None:
+        """Drop what the memo holds (the next build converts everything)."""
+        self._system, self._seen, self._out = None, [], []
 
 
 def _check_name(name: Any, message: Mapping[str, Any], why: str = "") -> None:
