@@ -196,6 +196,7 @@ async def summarize(
 async def run_chat(
     sender: AgentCore,
     recipient: Any,
+    *,
     clear_history: bool,
     silent: bool | None,
     cache: Any,

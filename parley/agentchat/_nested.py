@@ -13,7 +13,7 @@ function-call replies. parley keeps each built-in once; ``register_reply`` count
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user, is_async_callable
@@ -34,7 +34,6 @@ __all__ = [
 
 DEFAULT = "summary_from_nested_chats"
 Chats = list[dict[str, Any]]  # a chat queue: initiate_chat arguments per chat
-SummaryReply = Callable[..., Coroutine[Any, Any, tuple[bool, Any]]]
 
 
 async def a_chats_to_run(
@@ -62,38 +61,36 @@ async def a_chats_to_run(
     return chats
 
 
-def _summary_reply(name: str, concurrent: bool, doc: str) -> SummaryReply:
-    async def reply(
-        chat_queue: Chats,
-        recipient: Any,
-        messages: History = None,
-        sender: Any = None,
-        config: Any = None,
-    ) -> tuple[bool, Any]:
-        chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
-        if not chats:
-            return True, None
-        if concurrent:
-            by_id = await _queue.run_concurrent(chats)
-            return True, by_id[chats[-1]["chat_id"]].summary
-        return True, (await _queue.run_sequential(chats))[-1].summary
-
-    reply.__name__ = reply.__qualname__ = name
-    reply.__doc__ = doc
-    return reply
+async def summary_from_nested_chats(
+    chat_queue: Chats,
+    recipient: Any,
+    messages: History = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, Any]:
+    """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
+    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+    if not chats:
+        return True, None
+    return True, (await _queue.run_sequential(chats))[-1].summary
 
 
-summary_from_nested_chats = _summary_reply(
-    "summary_from_nested_chats",
-    concurrent=False,
-    doc="Run the chats in order; the reply is the last one's summary (no chat: no reply).",
-)
-a_summary_from_nested_chats = _summary_reply(
-    "a_summary_from_nested_chats",
-    concurrent=True,
-    doc="Run the chats by prerequisites; the reply is the summary of the chat whose id is the "
-    "last entry's (no chat: no reply).",
-)
+async def a_summary_from_nested_chats(
+    chat_queue: Chats,
+    recipient: Any,
+    messages: History = None,
+    sender: Any = None,
+    config: Any = None,
+) -> tuple[bool, Any]:
+    """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
+    last entry's (no chat: no reply)."""
+    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+    if not chats:
+        return True, None
+    by_id = await _queue.run_concurrent(chats)
+    return True, by_id[chats[-1]["chat_id"]].summary
+
+
 get_chats_to_run = sync_of(a_chats_to_run)
 summary_from_nested_chats_sync = sync_of(summary_from_nested_chats)
 

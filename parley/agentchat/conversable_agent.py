@@ -540,8 +540,18 @@ class ConversableAgent(LLMAgent):
         """Start a chat with ``recipient`` and run it to its end: the first message (``message``,
         a callable making it, or the human's), then turns until a termination, a limit, or
         ``max_turns``; returns the history, the summary, the cost and the human's input."""
-        chat = (clear_history, silent, cache, max_turns, summary_method, summary_args, message)
-        return await _chat_flow.run_chat(self, recipient, *chat, kwargs)
+        return await _chat_flow.run_chat(
+            self,
+            recipient,
+            clear_history=clear_history,
+            silent=silent,
+            cache=cache,
+            max_turns=max_turns,
+            summary_method=summary_method,
+            summary_args=summary_args,
+            message=message,
+            kwargs=kwargs,
+        )
 
     async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
         if callable(message):
