@@ -54,18 +54,18 @@ import json
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
-from ._http import DropConnection, HttpRequest, HttpResponse, HttpServer
-from ._render import Ids, completion_body, error_body, sse, stream_events
+from ._http import HttpRequest, HttpResponse, HttpServer
+from ._render import Ids
+from ._respond import error_response, json_response, respond
 from ._script import (
     Disconnect,
     ErrorReply,
     MalformedReply,
-    Reply,
     ScriptItem,
     make_error,
     make_reply,
@@ -365,13 +365,13 @@ class FakeLLMServer:
         path = request.path.rstrip("/")
         if path in _CHAT_PATHS or _AZURE_CHAT.match(path):
             if request.method != "POST":
-                return _error_response(
+                return error_response(
                     make_error(405, f"Method {request.method} not allowed on {path}"), request_id
                 )
             return await self._chat(request, request_id)
         if path in _MODEL_PATHS or any(path.startswith(p + "/") for p in _MODEL_PATHS):
             return self._models(request, path, request_id)
-        return _error_response(
+        return error_response(
             make_error(
                 404, f"Unknown request URL: {request.method} {request.path}.", code="unknown_url"
             ),
@@ -386,7 +386,7 @@ class FakeLLMServer:
             return None
         if request.headers.get("api-key") == self.api_key:
             return None
-        return _error_response(
+        return error_response(
             make_error(401, "Incorrect API key provided.", code="invalid_api_key"), request_id
         )
 
@@ -399,12 +399,12 @@ class FakeLLMServer:
             for m in self.models
         ]
         if path in _MODEL_PATHS:
-            return _json_response({"object": "list", "data": data}, request_id)
+            return json_response({"object": "list", "data": data}, request_id)
         wanted = path.rsplit("/", 1)[1]
         for model in data:
             if model["id"] == wanted:
-                return _json_response(model, request_id)
-        return _error_response(make_error(404, f"The model '{wanted}' does not exist"), request_id)
+                return json_response(model, request_id)
+        return error_response(make_error(404, f"The model '{wanted}' does not exist"), request_id)
 
     async def _chat(self, request: HttpRequest, request_id: str) -> HttpResponse:
         try:
@@ -439,7 +439,7 @@ class FakeLLMServer:
             except RequestError as e:
                 error = make_error(400, e.message, param=e.param, code=e.code)
         if error is not None:
-            return _error_response(error, request_id)
+            return error_response(error, request_id)
         try:
             item = await self._next_item(body)
             if item.delay:
@@ -450,7 +450,7 @@ class FakeLLMServer:
                     self._abandoned.append(record)
                     self._arrived.notify_all()
             raise
-        return self._answer(item, body, request_id)
+        return respond(item, body, self._ids, request_id)
 
     async def _next_item(self, body: dict[str, Any]) -> ScriptItem:
         with self._lock:
@@ -484,45 +484,3 @@ class FakeLLMServer:
             type="script_exhausted",
             headers={"x-should-retry": "false"},
         )
-
-    def _answer(self, item: ScriptItem, body: dict[str, Any], request_id: str) -> HttpResponse:
-        if isinstance(item, Disconnect):
-            return HttpResponse(drop=True)
-        if isinstance(item, ErrorReply):
-            return _error_response(item, request_id)
-        if isinstance(item, MalformedReply):
-            headers = {"Content-Type": item.content_type, "x-request-id": request_id}
-            return HttpResponse(item.status, headers, item.body.encode())
-        if body.get("stream") is True:
-            return self._stream(item, body, request_id)
-        return _json_response(completion_body(item, body, self._ids), request_id)
-
-    def _stream(self, reply: Reply, body: dict[str, Any], request_id: str) -> HttpResponse:
-        chunks = [sse(e) for e in stream_events(reply, body, self._ids)] + [sse("[DONE]")]
-        headers = {
-            "Content-Type": "text/event-stream",
-            "Cache-Control": "no-cache",
-            "x-request-id": request_id,
-        }
-        if reply.chunk_delay == 0 and reply.drop_after_chunks is None:
-            return HttpResponse(200, headers, b"".join(chunks))
-
-        async def paced() -> AsyncIterator[bytes]:
-            for i, chunk in enumerate(chunks):
-                if reply.drop_after_chunks is not None and i >= reply.drop_after_chunks:
-                    raise DropConnection
-                if i and reply.chunk_delay:
-                    await asyncio.sleep(reply.chunk_delay)
-                yield chunk
-
-        return HttpResponse(200, headers, stream=paced())
-
-
-def _json_response(payload: Any, request_id: str) -> HttpResponse:
-    headers = {"Content-Type": "application/json", "x-request-id": request_id}
-    return HttpResponse(200, headers, json.dumps(payload).encode())
-
-
-def _error_response(error: ErrorReply, request_id: str) -> HttpResponse:
-    headers = {"Content-Type": "application/json", "x-request-id": request_id, **error.headers}
-    return HttpResponse(error.status, headers, error_body(error))
