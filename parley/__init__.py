@@ -59,6 +59,7 @@ else:
             "function_utils",
             "io",
             "oai",
+            "token_count_utils",
             "types",
             "version",
         ),
