@@ -17,6 +17,7 @@ Where parley differs from AutoGen 0.2 on purpose (README, "Differences from Auto
 - Text that contains special-token strings such as ``<|endoftext|>`` is counted as plain text
   instead of raising ``ValueError``.
 - ``percentile_used`` counts with the ``model`` it is given.
+- A model tiktoken does not know is warned about once per process, not on every count.
 """
 
 from __future__ import annotations
@@ -197,12 +198,22 @@ def num_tokens_from_functions(functions: list[dict[str, Any]], model: str = _DEF
 # -- counting ------------------------------------------------------------------------------
 
 
+# model -> its encoding, so that counting many small texts does not pay for tiktoken's
+# model-name lookup every time (it is a third of the cost of counting a short message).
+_by_model: dict[str, tiktoken.Encoding] = {}
+
+
 def _text_encoding(model: str) -> tiktoken.Encoding:
-    try:
-        return encoding_for_model(model)
-    except KeyError:
-        logger.warning("Model %s not found. Using cl100k_base encoding.", model)
-        return get_encoding("cl100k_base")
+    encoding = _by_model.get(model)
+    if encoding is None:
+        try:
+            encoding = encoding_for_model(model)
+        except KeyError:
+            # Said once per model and process, not once per count.
+            logger.warning("Model %s not found. Using cl100k_base encoding.", model)
+            encoding = get_encoding("cl100k_base")
+        _by_model[model] = encoding
+    return encoding
 
 
 def _encode(encoding: tiktoken.Encoding, text: str) -> list[int]:
@@ -237,11 +248,14 @@ def _overheads(model: str) -> tuple[int, int]:
 
 
 def _message_encoding(model: str) -> tiktoken.Encoding:
-    try:
-        return encoding_for_model(model)
-    except KeyError:
-        # Models whose tokenizer is not public are counted with gpt-4's, as AutoGen does.
-        return get_encoding("cl100k_base")
+    encoding = _by_model.get(model)
+    if encoding is None:
+        try:
+            encoding = encoding_for_model(model)
+        except KeyError:
+            # Models whose tokenizer is not public are counted with gpt-4's, as AutoGen does.
+            encoding = get_encoding("cl100k_base")
+    return encoding
 
 
 def _num_token_from_messages(messages: list[Any], model: str = _DEFAULT_MODEL) -> int:
