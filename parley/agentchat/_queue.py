@@ -96,7 +96,8 @@ def has_repeated_recipients(chat_queue: Sequence[Mapping[str, Any]]) -> bool:
     recipients = set()
     for entry in chat_queue:
         recipient = entry.get("recipient")
-        assert recipient is not None, "recipient must be provided."
+        if recipient is None:
+            raise AssertionError("recipient must be provided.")
         recipients.add(id(recipient))
     return len(recipients) < len(chat_queue)
 

@@ -71,20 +71,25 @@ def consolidate_chat_info(
     recipient.
     """
     chats = [chat_info] if isinstance(chat_info, Mapping) else chat_info
+    # Raised, not asserted: the checks hold under ``python -O`` too, and the texts stay
+    # exactly AutoGen's (pytest rewrites asserts in plugins' packages, parley's included).
     for chat in chats:
         sender = uniform_sender
         if sender is None:
             sender = chat.get("sender")
-            assert sender is not None, "sender must be provided."
+            if sender is None:
+                raise AssertionError("sender must be provided.")
         recipient = chat.get("recipient")
-        assert recipient is not None, "recipient must be provided."
+        if recipient is None:
+            raise AssertionError("recipient must be provided.")
         method = chat.get("summary_method")
-        assert method is None or callable(method) or method in SUMMARY_METHODS, (
-            "summary_method must be a string chosen from 'reflection_with_llm' or 'last_msg' "
-            "or a callable, or None."
-        )
-        if method == "reflection_with_llm":
-            assert _has_client(sender) or _has_client(recipient), (
+        if not (method is None or callable(method) or method in SUMMARY_METHODS):
+            raise AssertionError(
+                "summary_method must be a string chosen from 'reflection_with_llm' or "
+                "'last_msg' or a callable, or None."
+            )
+        if method == "reflection_with_llm" and not (_has_client(sender) or _has_client(recipient)):
+            raise AssertionError(
                 "llm client must be set in either the recipient or sender when summary_method "
                 "is reflection_with_llm."
             )

@@ -210,7 +210,10 @@ def test_suspicious_graphs_are_logged(caplog: pytest.LogCaptureFixture) -> None:
             "Warning: The set of agents in allowed_speaker_transitions do not match agents. "
             "Offending agents: ['carol']",
         ),
-        ("root", "Agent 'alice' has duplicate elements: ['bob']. Please remove duplicates manually."),
+        (
+            "root",
+            "Agent 'alice' has duplicate elements: ['bob']. Please remove duplicates manually.",
+        ),
     ]
 
 

@@ -68,7 +68,11 @@ def test_existing_variables_are_kept(
     env_file = tmp_path / ".env"
     env_file.write_text(f"{a}=from file\n{b}=from file\n{c}=from file\n", encoding="utf-8")
     load_env_file(str(env_file))
-    assert (os.environ[a], os.environ[b], os.environ[c]) == ("from file", "from the environment", "")
+    assert (os.environ[a], os.environ[b], os.environ[c]) == (
+        "from file",
+        "from the environment",
+        "",
+    )
 
 
 def test_a_bare_key_sets_nothing(tmp_path: Path, scratch_env: list[str]) -> None:
@@ -149,6 +153,11 @@ def test_python_dotenv_is_imported_on_first_use_only(tmp_path: Path) -> None:
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=env,
     )
     assert result.stdout.split() == ["False", "True", "True"]
