@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 __all__ = [
+    "evaluate_annotation",
     "get_typed_annotation",
     "get_typed_return_annotation",
     "get_typed_signature",
@@ -22,21 +23,28 @@ __all__ = [
 _EMPTY = inspect.Parameter.empty
 
 
-def _evaluate(annotation: str, globalns: dict[str, Any]) -> Any:
-    # get_type_hints on a throwaway function evaluates the string and the forward references
-    # nested in it (``List["Pt"]``; ``list["Pt"]`` from Python 3.11 on) with the same rules as
-    # for any function; it has no defaults, so Python 3.10's implicit Optional for ``= None``
-    # never applies.
+def evaluate_annotation(
+    annotation: Any, globalns: dict[str, Any] | None = None, localns: dict[str, Any] | None = None
+) -> Any:
+    """The type a string, a ``typing.ForwardRef`` or a type holding them (``list["Pt"]``)
+    names in ``globalns``/``localns``; ``None`` is ``NoneType``. Raises what evaluating it
+    raises (``NameError`` for an unknown name)."""
+
+    # get_type_hints on a throwaway function evaluates the annotation and the forward
+    # references nested in it (``List["Pt"]``; ``list["Pt"]`` from Python 3.11 on) with the
+    # same rules as for any function; it has no defaults, so Python 3.10's implicit Optional
+    # for ``= None`` never applies.
     def holder() -> None: ...
 
     holder.__annotations__ = {"value": annotation}
-    return typing.get_type_hints(holder, globalns, globalns, include_extras=True)["value"]
+    globalns = {} if globalns is None else globalns
+    return typing.get_type_hints(holder, globalns, localns, include_extras=True)["value"]
 
 
 def get_typed_annotation(annotation: Any, globalns: dict[str, Any]) -> Any:
     """The annotation itself, or the object a string annotation names in ``globalns``."""
     if isinstance(annotation, str):
-        return _evaluate(annotation, globalns)
+        return evaluate_annotation(annotation, globalns, globalns)
     return annotation
 
 

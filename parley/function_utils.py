@@ -23,9 +23,11 @@ import types
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, Field, TypeAdapter
-from pydantic.json_schema import JsonSchemaValue
+from pydantic import BaseModel, Field
 from pydantic_core import to_jsonable_python
+
+# AutoGen's pydantic helpers, which the schemas and results below are built with.
+from ._pydantic import JsonSchemaValue, model_dump, model_dump_json, type2schema
 
 # The typed-signature helpers are public here, as in AutoGen; validation has its own module.
 from ._signatures import (
@@ -152,7 +154,7 @@ def get_parameter_json_schema(k: str, v: Any, default_values: dict[str, Any]) ->
     """JSON schema of one parameter: pydantic's schema of the type, then ``default`` (if any) and
     ``description`` (the ``Annotated`` text, else the parameter name)."""
     description = _description(k, v)
-    schema: dict[str, Any] = TypeAdapter(v).json_schema()
+    schema: dict[str, Any] = type2schema(v)
     if k in default_values:
         schema["default"] = _jsonable_default(default_values[k])
     schema["description"] = description
@@ -245,7 +247,7 @@ def get_function_schema(
             parameters=Parameters(properties=properties, required=required),
         )
     )
-    return tool.model_dump()
+    return model_dump(tool)
 
 
 # --- Loading pydantic models ---------------------------------------------------------------------
@@ -339,5 +341,5 @@ def serialize_to_str(x: Any) -> str:
     if isinstance(x, str):
         return x
     if isinstance(x, BaseModel):
-        return x.model_dump_json()
+        return model_dump_json(x)
     return json.dumps(x, ensure_ascii=False)

@@ -18,7 +18,7 @@ from ..oai._streaming import echo_silenced
 from . import _delivery
 from ._chat_result import ChatResult
 from ._messages import check_agent_names
-from .utils import gather_usage_summary
+from .utils import SUMMARY_METHODS, consolidate_chat_info, gather_usage_summary
 
 if TYPE_CHECKING:
     from ._core import AgentCore
@@ -27,33 +27,18 @@ __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
     "SUMMARY_METHODS",
     "apply_carryover",
+    "carryover_item_text",
     "carryover_text",
     "check_names",
-    "check_summary_method",
     "run_chat",
     "summarize",
 ]
 
 logger = logging.getLogger(__name__)
 
-SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
 DEFAULT_SUMMARY_PROMPT = (
     "Summarize the takeaway from the conversation. Do not add any introductory phrases."
 )
-
-
-def check_summary_method(method: Any, sender: Any, recipient: Any) -> None:
-    """AutoGen's validation of ``summary_method`` at the start of a chat (AssertionError)."""
-    assert method is None or callable(method) or method in SUMMARY_METHODS, (
-        f"summary_method must be None, a callable, or one of {SUMMARY_METHODS}; got {method!r}"
-    )
-    if method == "reflection_with_llm":
-        assert (
-            getattr(sender, "client", None) is not None
-            or getattr(recipient, "client", None) is not None
-        ), (
-            "summary_method='reflection_with_llm' needs an LLM: give the sender or the recipient an llm_config"
-        )
 
 
 def _participants(sender: Any, recipient: Any) -> list[Any]:
@@ -92,19 +77,21 @@ def check_names(sender: Any, recipient: Any, summary_method: Any = None) -> None
         check_agent_names(agents, reader)
 
 
+def carryover_item_text(item: Any) -> str:
+    """One carryover item as text: a str itself, a message dict its ``content``, anything else
+    ``str(item)``."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and "content" in item:
+        return str(item["content"])
+    return str(item)
+
+
 def carryover_text(carryover: Any) -> str:
     if isinstance(carryover, str):
         return carryover
     if isinstance(carryover, list):
-        parts = []
-        for item in carryover:
-            if isinstance(item, str):
-                parts.append(item)
-            elif isinstance(item, dict) and "content" in item:
-                parts.append(str(item["content"]))
-            else:
-                parts.append(str(item))
-        return "\n".join(parts)
+        return "\n".join(carryover_item_text(item) for item in carryover)
     raise InvalidCarryOverType("Carryover should be a string or a list of strings.")
 
 
@@ -207,7 +194,9 @@ async def run_chat(
     kwargs: dict[str, Any],
 ) -> ChatResult:
     """The body of ``a_initiate_chat``: check, exchange messages, summarize."""
-    check_summary_method(summary_method, sender, recipient)
+    consolidate_chat_info(
+        {"recipient": recipient, "summary_method": summary_method}, uniform_sender=sender
+    )
     check_names(sender, recipient, summary_method)
     agents = [sender, recipient]
     for agent in agents:

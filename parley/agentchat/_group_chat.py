@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from .._agent_protocol import is_agent as _is_agent
 from ..exceptions import AgentNameConflict, UndefinedNextAgent
+from ..graph_utils import check_graph_shape, check_graph_validity, invert_disallowed_to_allowed
 from ._auto_selection import mentioned_agents
-from ._group_graph import check_graph_validity, full_transitions, invert_disallowed_to_allowed
 from ._messages import check_message, content_text
-from ._registry import _is_agent
 from ._speaker_selection import (
     SPEAKER_SELECTION_METHODS,
     SPEAKER_TRANSITIONS_TYPES,
@@ -62,6 +62,22 @@ _TEMPLATES = (
     "select_speaker_auto_none_template",
 )
 _MANUAL_TRIES = 3
+
+
+def _full_transitions(
+    agents: list[Agent], allow_repeat: bool | list[Agent]
+) -> dict[Any, list[Any]]:
+    """Every agent may follow every other one; itself too when repeats are allowed for it."""
+    return {
+        a: [
+            b
+            for b in agents
+            if b is not a
+            or allow_repeat is True
+            or (isinstance(allow_repeat, list) and a in allow_repeat)
+        ]
+        for a in agents
+    }
 
 
 @dataclass
@@ -154,7 +170,7 @@ class GroupChat:
             )
         if graph is None:
             assert repeat is not None
-            return full_transitions(self.agents, repeat)
+            return _full_transitions(self.agents, repeat)
         if kind is None:
             raise ValueError(
                 "GroupChat allowed_or_disallowed_speaker_transitions is given, but "
@@ -164,7 +180,9 @@ class GroupChat:
         if kind == "allowed":
             check_graph_validity(graph, self.agents)
             return {k: list(v) for k, v in graph.items()}
-        check_graph_validity(graph, self.agents, what="disallowed graph", warn=False)
+        # Checked before it is inverted: a malformed one would fail there with a bare
+        # KeyError or TypeError.
+        check_graph_shape(graph, self.agents, "allowed_or_disallowed_speaker_transitions")
         allowed = invert_disallowed_to_allowed(graph, self.agents)
         check_graph_validity(allowed, self.agents)
         return allowed

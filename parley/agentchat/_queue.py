@@ -13,7 +13,10 @@ Differences from AutoGen, on purpose:
   layer by layer), and a prerequisite cycle, an unknown prerequisite id or a duplicate chat id
   raises ``ValueError`` (AutoGen silently ran nothing and returned ``{}``). If a chat fails,
   the chats still running are cancelled and the error propagates.
-- Warnings (a repeated recipient, a missing message) are logged, not ``warnings.warn``-ed.
+- Warnings (a repeated recipient, a missing message) are logged, not ``warnings.warn``-ed:
+  Python shows a warning once per place in the code, so a program running many queues would
+  hear of the first only, and under ``-W error`` a legitimate queue would fail. AutoGen's own
+  helpers in ``parley.agentchat.chat`` (``_validate_recipients``...) still warn.
 - Agent names the model would refuse are checked for every chat of the queue before the first
   one starts (``_chat_flow.check_names``), so a bad name in the third chat does not cost the
   requests of the first two.
@@ -23,16 +26,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _delivery
-from ._chat_flow import carryover_text, check_names, check_summary_method
+from ._chat_flow import carryover_text, check_names
+from .utils import consolidate_chat_info
 
 if TYPE_CHECKING:
     from ._chat_result import ChatResult
 
-__all__ = ["prepare", "run_concurrent", "run_sequential"]
+__all__ = [
+    "REPEATED_RECIPIENTS",
+    "Prerequisite",
+    "chat_order",
+    "has_repeated_recipients",
+    "missing_message",
+    "prepare",
+    "prerequisite_pairs",
+    "print_header",
+    "run_concurrent",
+    "run_sequential",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -55,26 +70,36 @@ def prepare(chat_queue: Any, sender: Any = None) -> list[dict[str, Any]]:
         entry = dict(entry)
         if sender is not None and entry.get("sender") is None:
             entry["sender"] = sender
-        assert entry.get("sender") is not None, "sender must be provided."
-        assert entry.get("recipient") is not None, "recipient must be provided."
-        method = entry.get("summary_method", "last_msg")
-        check_summary_method(method, entry["sender"], entry["recipient"])
-        check_names(entry["sender"], entry["recipient"], method)
+        consolidate_chat_info(entry)
+        check_names(entry["sender"], entry["recipient"], entry.get("summary_method", "last_msg"))
         if "message" not in entry:
-            logger.warning(
-                "message is not provided in chat_queue[%d]: the human will be asked for the "
-                "initial message.",
-                i,
-            )
+            logger.warning(missing_message(f"chat_queue[{i}]"))
         entries.append(entry)
-    recipients = [e["recipient"] for e in entries]
-    if len({id(r) for r in recipients}) < len(recipients):
-        logger.warning(
-            "Repetitive recipients detected: the chat history is cleared by default when a "
-            "recipient appears more than once. To keep it, set 'clear_history=False' in the "
-            "entries of the repeating agent."
-        )
+    if has_repeated_recipients(entries):
+        logger.warning(REPEATED_RECIPIENTS)
     return entries
+
+
+REPEATED_RECIPIENTS = (
+    "Repetitive recipients detected: the chat history is cleared by default when a "
+    "recipient appears more than once. To keep it, set 'clear_history=False' in the "
+    "entries of the repeating agent."
+)
+
+
+def missing_message(where: str) -> str:
+    return f"message is not provided in {where}: the human will be asked for the initial message."
+
+
+def has_repeated_recipients(chat_queue: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether some recipient (the same object) has more than one chat in the queue."""
+    recipients = set()
+    for entry in chat_queue:
+        recipient = entry.get("recipient")
+        if recipient is None:
+            raise AssertionError("recipient must be provided.")
+        recipients.add(id(recipient))
+    return len(recipients) < len(chat_queue)
 
 
 def _own_carryover(entry: Mapping[str, Any]) -> list[Any]:
@@ -82,9 +107,8 @@ def _own_carryover(entry: Mapping[str, Any]) -> list[Any]:
     return [carryover] if isinstance(carryover, str) else list(carryover)
 
 
-def _print_header(entry: Mapping[str, Any]) -> None:
-    if entry.get("silent"):
-        return
+def print_header(entry: Mapping[str, Any]) -> None:
+    """The "Starting a new chat...." banner; with ``verbose``, the message and carryover."""
     from ..io import IOStream
 
     out = IOStream.get_default()
@@ -106,7 +130,8 @@ def _print_header(entry: Mapping[str, Any]) -> None:
 
 
 async def _run_one(entry: dict[str, Any]) -> ChatResult:
-    _print_header(entry)
+    if not entry.get("silent"):
+        print_header(entry)
     # A subclass that overrides only the sync initiate_chat is honoured (see _delivery).
     result: ChatResult = await _delivery.initiate_chat(entry["sender"], **entry)
     return result
@@ -125,46 +150,95 @@ async def run_sequential(chat_queue: Any, sender: Any = None) -> list[ChatResult
     return finished
 
 
-def _check_ids(entries: list[dict[str, Any]]) -> dict[Any, int]:
-    """chat id -> queue index, after checking ids and prerequisites (no cycles)."""
-    index: dict[Any, int] = {}
-    for i, entry in enumerate(entries):
+Prerequisite = tuple[int, int]  # (chat id, id of a chat that must finish before it)
+
+
+def prerequisite_pairs(chat_queue: Sequence[Mapping[str, Any]]) -> list[Prerequisite]:
+    """The queue's ``(chat_id, prerequisite_id)`` pairs, after checking that every chat has an
+    id and every prerequisite is an int."""
+    pairs = []
+    for i, entry in enumerate(chat_queue):
         chat_id = entry.get("chat_id")
         if chat_id is None:
             raise ValueError(
-                f"Each chat must have a unique id for async multi-chat execution: chat_queue[{i}] "
-                "has no 'chat_id'."
+                "Each chat must have a unique id for async multi-chat execution. "
+                f"chat_queue[{i}] has no 'chat_id'."
             )
+        for pre in entry.get("prerequisites") or ():
+            if not isinstance(pre, int):
+                raise ValueError(
+                    f"Prerequisite chat id is not int. Chat {chat_id!r} has the prerequisite "
+                    f"{pre!r}."
+                )
+            pairs.append((chat_id, pre))
+    return pairs
+
+
+def _layers(
+    chat_ids: Iterable[Any], prerequisites: Iterable[Prerequisite]
+) -> tuple[list[Any], list[Any]]:
+    """Kahn's topological order, layer by layer: first the chats without prerequisites (in
+    ``chat_ids`` order), then those whose prerequisites are all in earlier layers, and so on.
+    Returns the order and the chats that can never start (in a cycle, after one, or waiting
+    for an unknown id)."""
+    waiting_on: dict[Any, set[Any]] = {chat: set() for chat in chat_ids}
+    followers: dict[Any, list[Any]] = {}
+    for chat, pre in prerequisites:
+        pending = waiting_on.setdefault(chat, set())
+        if pre not in pending:
+            pending.add(pre)
+            followers.setdefault(pre, []).append(chat)
+    layer = [chat for chat, pending in waiting_on.items() if not pending]
+    order: list[Any] = []
+    while layer:
+        order += layer
+        following = []
+        for done in layer:
+            for chat in followers.pop(done, ()):
+                waiting_on[chat].discard(done)
+                if not waiting_on[chat]:
+                    following.append(chat)
+        layer = following
+    started = set(order)
+    return order, [chat for chat in waiting_on if chat not in started]
+
+
+def chat_order(chat_ids: Iterable[Any], prerequisites: Iterable[Prerequisite]) -> list[Any]:
+    """The chats in an order that runs every chat after its prerequisites (breadth-first
+    layers); ``[]`` when some chat can never start."""
+    order, stuck = _layers(chat_ids, prerequisites)
+    return [] if stuck else order
+
+
+def _check_ids(entries: list[dict[str, Any]]) -> dict[Any, int]:
+    """chat id -> queue index, after checking ids and prerequisites (no cycles)."""
+    pairs = prerequisite_pairs(entries)
+    index: dict[Any, int] = {}
+    for i, entry in enumerate(entries):
+        chat_id = entry["chat_id"]
         if chat_id in index:
             raise ValueError(
                 f"Each chat must have a unique id for async multi-chat execution: chat_id "
                 f"{chat_id!r} is used by chat_queue[{index[chat_id]}] and chat_queue[{i}]."
             )
         index[chat_id] = i
-    for entry in entries:
-        for pre in entry.get("prerequisites") or ():
-            if not isinstance(pre, int):
-                raise ValueError("prerequisite chat id is not int.")
-            if pre not in index:
-                raise ValueError(
-                    f"chat {entry['chat_id']!r} has the prerequisite {pre!r}, which is not the "
-                    f"chat_id of any chat in the queue ({list(index)})."
-                )
-    state: dict[Any, int] = {}  # 1: being visited, 2: done
-
-    def visit(chat_id: Any, path: list[Any]) -> None:
-        if state.get(chat_id) == 2:
-            return
-        if state.get(chat_id) == 1:
-            cycle = " -> ".join(map(repr, [*path[path.index(chat_id) :], chat_id]))
-            raise ValueError(f"the chat prerequisites form a cycle: {cycle}")
-        state[chat_id] = 1
-        for pre in entries[index[chat_id]].get("prerequisites") or ():
-            visit(pre, [*path, chat_id])
-        state[chat_id] = 2
-
-    for chat_id in index:
-        visit(chat_id, [])
+    for chat_id, pre in pairs:
+        if pre not in index:
+            raise ValueError(
+                f"chat {chat_id!r} has the prerequisite {pre!r}, which is not the "
+                f"chat_id of any chat in the queue ({list(index)})."
+            )
+    _, stuck = _layers(index, pairs)
+    if stuck:
+        # Every stuck chat waits for another stuck one: follow them until one comes back.
+        path = [stuck[0]]
+        while True:
+            prerequisites = entries[index[path[-1]]].get("prerequisites") or ()
+            nxt = next(pre for pre in prerequisites if pre in stuck)
+            if nxt in path:
+                cycle = " -> ".join(map(repr, [*path[path.index(nxt) :], nxt]))
+                raise ValueError(f"the chat prerequisites form a cycle: {cycle}")
+            path.append(nxt)
     return index
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._agent_protocol import is_agent as _is_agent
 from .._calls import call_user, is_async_callable
 from ..exceptions import SenderRequired
 
@@ -39,36 +40,6 @@ HOOKABLE = {
     "process_message_before_send": "process_message_before_send",
     "a_process_message_before_send": "process_message_before_send",
 }
-
-
-_agent_classes: dict[type, bool] = {}
-
-
-def _is_agent_class(cls: type) -> bool:
-    # The structural check of a runtime Protocol is slow (tens of microseconds, on every reply
-    # function of every turn); what a class defines does not change, so ask once per class.
-    known = _agent_classes.get(cls)
-    if known is None:
-        known = _agent_classes[cls] = all(hasattr(cls, member) for member in _AGENT_MEMBERS)
-    return known
-
-
-def _is_agent(obj: Any) -> bool:
-    from .agent import Agent
-
-    return _is_agent_class(type(obj)) or isinstance(obj, Agent)
-
-
-_AGENT_MEMBERS = (
-    "name",
-    "description",
-    "send",
-    "a_send",
-    "receive",
-    "a_receive",
-    "generate_reply",
-    "a_generate_reply",
-)
 
 
 def match_trigger(trigger: Any, sender: Any) -> bool:

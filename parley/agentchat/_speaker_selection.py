@@ -19,10 +19,10 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from .._agent_protocol import is_agent as _is_agent
 from .._calls import call_user
 from ..exceptions import NoEligibleSpeaker
 from ._auto_selection import ModelSelection
-from ._registry import _is_agent
 from .agent import Agent
 
 if TYPE_CHECKING:

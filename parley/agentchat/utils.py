@@ -1,11 +1,29 @@
-"""Helpers AutoGen exposes from ``autogen.agentchat.utils``."""
+"""Helpers AutoGen exposes from ``autogen.agentchat.utils``: usage totals, the check of a
+chat's arguments, and HTML-like tags in message content.
+
+Differences from AutoGen, on purpose, in :func:`parse_tags_from_content`:
+
+- The tag name is matched literally (``re.escape``); AutoGen inserted it into the regex
+  unescaped, so a name such as ``"a.b"`` also matched ``<axb ...>``.
+- A quoted attribute value ends at its closing quote. AutoGen glued every later word into
+  it and then cut its first and last character, so ``<img src="q.png" width=3>`` gave
+  ``{"src": 'q.png" width='}``; parley gives ``{"src": "q.png width=3"}`` (an unquoted word
+  joins ``src``, as everywhere in a tag). Quoted values keep their spaces as written and an
+  unclosed quote runs to the end of the tag, so no character is ever lost.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["gather_usage_summary"]
+__all__ = ["consolidate_chat_info", "gather_usage_summary", "parse_tags_from_content"]
+
+SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
+
+
+# --- usage ---------------------------------------------------------------------------------------
 
 
 def _add(total: dict[str, Any], summary: dict[str, Any] | None) -> None:
@@ -36,3 +54,98 @@ def gather_usage_summary(agents: Iterable[Any]) -> dict[str, dict[str, Any]]:
         "usage_including_cached_inference": including,
         "usage_excluding_cached_inference": excluding,
     }
+
+
+# --- chat arguments ------------------------------------------------------------------------------
+
+
+def consolidate_chat_info(
+    chat_info: Mapping[str, Any] | Iterable[Mapping[str, Any]], uniform_sender: Any = None
+) -> None:
+    """Check the arguments of one chat (a dict) or of a queue of chats (a list of dicts);
+    ``AssertionError`` on the first problem. Nothing is changed.
+
+    Each chat needs a ``sender`` (unless ``uniform_sender`` is the sender of them all) and a
+    ``recipient``; ``summary_method`` must be ``None``, a callable, ``"last_msg"`` or
+    ``"reflection_with_llm"``, and the last needs a model client on the sender or the
+    recipient.
+    """
+    chats = [chat_info] if isinstance(chat_info, Mapping) else chat_info
+    # Raised, not asserted: the checks hold under ``python -O`` too, and the texts stay
+    # exactly AutoGen's (pytest rewrites asserts in plugins' packages, parley's included).
+    for chat in chats:
+        sender = uniform_sender
+        if sender is None:
+            sender = chat.get("sender")
+            if sender is None:
+                raise AssertionError("sender must be provided.")
+        recipient = chat.get("recipient")
+        if recipient is None:
+            raise AssertionError("recipient must be provided.")
+        method = chat.get("summary_method")
+        if not (method is None or callable(method) or method in SUMMARY_METHODS):
+            raise AssertionError(
+                "summary_method must be a string chosen from 'reflection_with_llm' or "
+                "'last_msg' or a callable, or None."
+            )
+        if method == "reflection_with_llm" and not (_has_client(sender) or _has_client(recipient)):
+            raise AssertionError(
+                "llm client must be set in either the recipient or sender when summary_method "
+                "is reflection_with_llm."
+            )
+
+
+def _has_client(agent: Any) -> bool:
+    return getattr(agent, "client", None) is not None
+
+
+# --- tags ----------------------------------------------------------------------------------------
+
+# One piece of a tag's inner text: a quoted attribute (key="value" or key='value'; an unclosed
+# quote runs to the end), or a word. Words are what lies between spaces, as in AutoGen.
+_PIECE = re.compile(
+    r"""(?P<key>[^ =]+)=(?P<quote>["'])(?P<value>.*?)(?:(?P=quote)|$)|(?P<word>[^ ]+)"""
+)
+
+
+def parse_tags_from_content(tag: str, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``<tag ...>`` tags in ``content``, in order: ``{"tag": tag, "attr": {...}, "match":
+    re.Match}`` each, the match spanning the whole tag in the text it was found in.
+
+    ``content`` is a str, or a list of content parts of which the ``type == "text"`` ones are
+    searched. A tag is ``<``, the name (case-sensitive), exactly one space, and everything up
+    to the first ``>``. Inside, ``key="value"`` and ``key='value'`` are attributes; every other
+    word, ``k=v`` included, is joined with single spaces into ``attr["src"]``:
+    ``<img http://x/y.png>`` -> ``{"src": "http://x/y.png"}``.
+    """
+    if isinstance(content, str):
+        return _tags_in(tag, content)
+    if isinstance(content, list):
+        found = []
+        for part in content:
+            # A part that is not a dict fails here with AttributeError, as in AutoGen.
+            if part.get("type") == "text":
+                found += _tags_in(tag, part["text"])
+        return found
+    raise ValueError(f"content must be str or list, but got {type(content)}")
+
+
+def _tags_in(tag: str, text: str) -> list[dict[str, Any]]:
+    pattern = re.compile(f"<{re.escape(tag)} (.*?)>")
+    return [
+        {"tag": tag, "attr": _attributes(match.group(1)), "match": match}
+        for match in pattern.finditer(text)
+    ]
+
+
+def _attributes(inner: str) -> dict[str, str]:
+    attr: dict[str, str] = {}
+    for piece in _PIECE.finditer(inner):
+        word = piece.group("word")
+        if word is None:
+            attr[piece.group("key")] = piece.group("value")
+        elif "src" in attr:
+            attr["src"] += " " + word
+        else:
+            attr["src"] = word
+    return attr

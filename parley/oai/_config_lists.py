@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._dotenv import find_dotenv, load_dotenv
+from ._dotenv import find_env_file, load_env_file
 
 __all__ = [
     "config_list_from_dotenv",
@@ -293,15 +293,15 @@ def config_list_from_dotenv(
     """
     if dotenv_file_path:
         if Path(dotenv_file_path).exists():
-            load_dotenv(dotenv_file_path)
+            load_env_file(dotenv_file_path)
         else:
             logger.warning("The .env file %s does not exist.", dotenv_file_path)
     else:
-        found = find_dotenv()
+        found = find_env_file()
         if found is None:
             logger.warning("No .env file found; building configs from the environment only.")
         else:
-            load_dotenv(found)
+            load_env_file(found)
 
     key_map = dict(model_api_key_map or {})
     for model in ("gpt-4", "gpt-3.5-turbo"):

@@ -26,7 +26,8 @@ from . import _cache_io
 from ._cache_key import KeyHasher
 from ._cost import compute_cost
 from ._retry import RetryPolicy, call_with_retries
-from ._slot import Attempt, RateLimiter, Slot
+from ._slot import Attempt, Slot
+from .rate_limiters import TimeRateLimiter
 
 __all__ = [
     "Cached",
@@ -68,12 +69,12 @@ class ClientCall:
 
 
 class RateLimited:
-    def __init__(self, inner: Layer, limiter: RateLimiter) -> None:
+    def __init__(self, inner: Layer, limiter: TimeRateLimiter) -> None:
         self._inner = inner
         self._limiter = limiter
 
     async def __call__(self, attempt: Attempt) -> Outcome:
-        await self._limiter.wait()
+        await self._limiter.a_sleep()
         return await self._inner(attempt)
 
 

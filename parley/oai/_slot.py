@@ -8,8 +8,6 @@ arguments when a request is made for this config. The entry wins over the call, 
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +16,9 @@ from ..exceptions import ConfigError
 from . import _templating
 from ._config import split_config
 from ._retry import RetryPolicy
+from .rate_limiters import TimeRateLimiter
 
-__all__ = ["Attempt", "RateLimiter", "Slot"]
+__all__ = ["Attempt", "Slot"]
 
 
 @dataclass(slots=True)
@@ -29,22 +28,6 @@ class Attempt:
     slot: Slot
     params: dict[str, Any]
     extras: dict[str, Any]
-
-
-class RateLimiter:
-    """At most ``rate`` requests per second (AutoGen's ``api_rate_limit``)."""
-
-    def __init__(self, rate: float) -> None:
-        self._interval = 1.0 / rate
-        self._next = 0.0
-
-    async def wait(self) -> None:
-        """Return when the next request may go."""
-        now = time.monotonic()
-        start = max(now, self._next)
-        self._next = start + self._interval
-        if start > now:
-            await asyncio.sleep(start - now)
 
 
 class Slot:
@@ -77,7 +60,7 @@ class Slot:
             budget=RetryPolicy.budget if budget is None else float(budget),
         )
         rate = entry.get("api_rate_limit")
-        self.limiter = RateLimiter(float(rate)) if rate else None
+        self.limiter = TimeRateLimiter(float(rate)) if rate else None
 
     def attempt(self, config: Mapping[str, Any]) -> Attempt:
         """The request ``create(**config)`` makes of this config: templates filled, a prompt

@@ -36,7 +36,7 @@ from ._config import (
     validate_config_list,
     validate_entry,
 )
-from ._cost import format_usage_summary, update_usage_summary
+from ._cost import OAI_PRICE1K, format_usage_summary, update_usage_summary
 from ._fallback import Completed, Fallback
 from ._layers import stack
 from ._slot import Slot
@@ -45,6 +45,7 @@ from .model_client import ModelClient
 __all__ = [
     "LEGACY_CACHE_DIR",
     "LEGACY_DEFAULT_CACHE_SEED",
+    "OAI_PRICE1K",  # imported there in AutoGen, and read from there by some code
     "OPEN_API_BASE_URL_PREFIX",
     "TOOL_ENABLED",
     "ModelClient",

@@ -17,8 +17,9 @@ Differences from AutoGen, each on purpose:
   logged warning (AutoGen reuses the previous model's config, or crashes on the first entry). It
   copies ``model_api_key_map`` instead of adding the default models to the caller's dict, and it
   filters in memory instead of writing the API keys to a temporary file. ``.env`` files are read
-  by parley's own parser (:mod:`parley.oai._dotenv`, no interpolation); the upward search for a
-  ``.env`` starts at the current directory.
+  with python-dotenv, as in AutoGen, but a line it cannot parse is an error naming the file and
+  line (python-dotenv skips it with a logged warning), and the upward search for a ``.env``
+  starts at the current directory (AutoGen's started beside its own source file).
 * ``get_key`` leaves credentials out of the cache key: besides ``NON_CACHE_KEY`` at the top level,
   any key at any depth whose name looks like a credential (its words include ``token``,
   ``secret``, ``password``, ``credential(s)``, ``auth``, ``authorization``, ``cookie``,
