@@ -4,6 +4,7 @@ The basic checks (a JSON object with ``model`` and ``messages``) always run. The
 checks catch what a real API rejects but a lenient fake would let through, so a test fails on
 the fake exactly where production would fail: message ``name`` fields OpenAI refuses
 (AutoGen #941), tool results separated from their tool call (AutoGen #3164), bad tool names.
+:func:`check_context_window` refuses a prompt longer than a model's context window.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RequestError", "validate_chat_request"]
+__all__ = ["RequestError", "check_context_window", "validate_chat_request"]
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -65,6 +66,26 @@ def validate_chat_request(body: Any, *, strict: bool = True) -> None:
         _check_messages(messages)
         _check_tools(body)
         _check_options(body)
+
+
+def check_context_window(body: Mapping[str, Any], window: int) -> None:
+    """Refuse, as OpenAI does, a request whose messages count more than ``window`` tokens
+    (counted with :func:`parley.token_count_utils.count_token` for the request's model, or as
+    ``gpt-4-0613`` when that model's chat format is unknown, such as ``fake-model``)."""
+    from ..token_count_utils import count_token
+
+    messages = body["messages"]
+    try:
+        tokens = count_token(messages, model=body["model"])
+    except NotImplementedError:
+        tokens = count_token(messages, model="gpt-4-0613")
+    if tokens > window:
+        raise RequestError(
+            f"This model's maximum context length is {window} tokens. However, your messages "
+            f"resulted in {tokens} tokens. Please reduce the length of the messages.",
+            "messages",
+            "context_length_exceeded",
+        )
 
 
 def _check_messages(messages: list[Any]) -> None:

@@ -71,7 +71,7 @@ from ._script import (
     make_reply,
     to_item,
 )
-from ._validation import RequestError, validate_chat_request
+from ._validation import RequestError, check_context_window, validate_chat_request
 
 __all__ = ["FakeLLMServer", "RecordedRequest", "Responder"]
 
@@ -118,6 +118,9 @@ class FakeLLMServer:
         api_key: when set, requests must carry ``Authorization: Bearer <api_key>`` or get 401.
         models: the ids listed by ``GET /v1/models``.
         responder: see :attr:`responder`.
+        context_window: when set, a request whose messages count more tokens (as
+            ``parley.token_count_utils.count_token`` counts them) gets OpenAI's 400
+            ``context_length_exceeded``.
     """
 
     def __init__(
@@ -130,6 +133,7 @@ class FakeLLMServer:
         api_key: str | None = None,
         models: Iterable[str] = ("fake-model",),
         responder: Responder | None = None,
+        context_window: int | None = None,
     ) -> None:
         self.host = host
         self.strict = strict
@@ -137,6 +141,7 @@ class FakeLLMServer:
         self.api_key = api_key
         self.models = tuple(models)
         self.responder: Responder | None = responder
+        self.context_window = context_window
         self.errors: list[BaseException] = []
         self._requested_port = port
         self._lock = threading.Lock()
@@ -436,6 +441,8 @@ class FakeLLMServer:
         if error is None:
             try:
                 validate_chat_request(body, strict=self.strict)
+                if self.context_window is not None:
+                    check_context_window(body, self.context_window)
             except RequestError as e:
                 error = make_error(400, e.message, param=e.param, code=e.code)
         if error is not None:

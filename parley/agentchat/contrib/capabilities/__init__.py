@@ -1,0 +1,58 @@
+"""Agent capabilities (AutoGen's ``autogen.agentchat.contrib.capabilities``).
+
+Import from the modules as in AutoGen (``from parley.agentchat.contrib.capabilities import
+transform_messages, transforms``). As an extension (AutoGen's package is empty) the public names
+can also be imported from the package itself; each module is loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...._lazy import lazy_exports
+
+__all__ = [
+    "AgentCapability",
+    "LLMLingua",
+    "MessageHistoryLimiter",
+    "MessageTokenLimiter",
+    "MessageTransform",
+    "TextCompressor",
+    "TextMessageCompressor",
+    "TextMessageContentName",
+    "TransformMessages",
+]
+
+if TYPE_CHECKING:
+    from .agent_capability import AgentCapability
+    from .text_compressors import LLMLingua, TextCompressor
+    from .transform_messages import TransformMessages
+    from .transforms import (
+        MessageHistoryLimiter,
+        MessageTokenLimiter,
+        MessageTransform,
+        TextMessageCompressor,
+        TextMessageContentName,
+    )
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "AgentCapability": ".agent_capability",
+            "LLMLingua": ".text_compressors",
+            "TextCompressor": ".text_compressors",
+            "TransformMessages": ".transform_messages",
+            "MessageHistoryLimiter": ".transforms",
+            "MessageTokenLimiter": ".transforms",
+            "MessageTransform": ".transforms",
+            "TextMessageCompressor": ".transforms",
+            "TextMessageContentName": ".transforms",
+        },
+        submodules=(
+            "agent_capability",
+            "text_compressors",
+            "transform_messages",
+            "transforms",
+            "transforms_util",
+        ),
+    )

@@ -1,0 +1,454 @@
+"""Message transforms (AutoGen's ``transforms``): limit, truncate, compress and label a history
+before an agent replies to it. Use them through :class:`.transform_messages.TransformMessages`
+or call ``apply_transform`` directly.
+
+Where parley differs from AutoGen 0.2 on purpose (README, "Differences from AutoGen 0.2"):
+
+- **Tool calls stay with their results.** The limiters keep or drop an assistant message with
+  ``tool_calls`` (or a legacy ``function_call``) together with the results that answer it, as
+  one unit (:mod:`._units`), in both stored forms (parley's ``{"role": "tool",
+  "tool_responses": [...]}`` and one ``{"role": "tool", "tool_call_id": ...}`` message per
+  call). A result whose call is not before it is dropped. AutoGen cut between a call and its
+  results and then, when a result led the history, removed the *newest* message instead, so
+  the request failed with OpenAI's 400.
+- **No transform changes the caller's messages**; a changed message is a new dict, unchanged ones
+  are shared (AutoGen's ``TextMessageCompressor`` rewrote the caller's dicts).
+- ``MessageTokenLimiter(max_tokens=N)`` without ``max_tokens_per_message`` fills the budget
+  (AutoGen kept only the newest message); the texts of a stored tool result, which are what the
+  model reads, are the ones counted and cut.
+- ``TextMessageContentName`` labels multimodal (list) content too (AutoGen raised), and
+  ``TextMessageCompressor`` keeps compressed plain-string items of list content (AutoGen dropped
+  them) and compresses the tool results the model reads.
+- Capping and "model not found" lines are printed through the current ``IOStream``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import transforms_util
+from ._output import say
+from ._texts import (
+    DEFAULT_MODEL,
+    Slot,
+    content_tokens,
+    replace_texts,
+    sent_texts,
+    truncate_content,
+)
+from ._units import first_unit, units_newest_first
+
+if TYPE_CHECKING:
+    from ....cache.abstract_cache_base import AbstractCache
+    from .text_compressors import TextCompressor
+
+__all__ = [
+    "MessageHistoryLimiter",
+    "MessageTokenLimiter",
+    "MessageTransform",
+    "TextMessageCompressor",
+    "TextMessageContentName",
+]
+
+
+class MessageTransform(Protocol):
+    """What :class:`.transform_messages.TransformMessages` needs of a transform."""
+
+    def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The transformed messages."""
+        ...
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        """A line describing the change, and whether there was one."""
+        ...
+
+
+class MessageHistoryLimiter:
+    """Keeps the newest messages, at most ``max_messages`` of them.
+
+    A tool call and the results that answer it are kept or dropped together: the newest units
+    that fit are kept, and the walk stops at the first unit that does not (the history stays
+    contiguous). ``max_messages`` counts the messages of the list given: a stored tool result
+    (``tool_responses``) is one message however many calls it answers, the request form one per
+    call. With ``keep_first_message`` the first unit is kept first (unless it is a lone result,
+    or does not fit) and the newest units fill the rest. Results whose call is not before them
+    are dropped. The result never holds more than ``max_messages`` messages; when even the
+    newest unit does not fit it is empty.
+    """
+
+    def __init__(self, max_messages: int | None = None, keep_first_message: bool = False):
+        self._validate_max_messages(max_messages)
+        self._max_messages = max_messages
+        self._keep_first_message = keep_first_message
+
+    def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The last units within ``max_messages``; ``messages`` itself when it fits."""
+        limit = self._max_messages
+        if limit is None or len(messages) <= limit:
+            return messages
+        first: list[dict[str, Any]] = []
+        floor = 0  # the walk from the newest end stops here
+        if self._keep_first_message:
+            unit = first_unit(messages)
+            floor = unit.stop
+            if not unit.orphan and len(unit) <= limit:
+                first = messages[unit.start : unit.stop]
+        slots = limit - len(first)
+        kept: list[list[dict[str, Any]]] = []  # newest first
+        for unit in units_newest_first(messages):
+            if unit.start < floor or len(unit) > slots:
+                break
+            if not unit.orphan:  # a result without its call: no request can carry it
+                kept.append(messages[unit.start : unit.stop])
+                slots -= len(unit)
+        kept.reverse()
+        return first + [m for unit_messages in kept for m in unit_messages]
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        pre, post = len(pre_transform_messages), len(post_transform_messages)
+        if post < pre:
+            return (
+                f"Removed {pre - post} messages. Number of messages reduced from {pre} to {post}.",
+                True,
+            )
+        return "No messages were removed.", False
+
+    def _validate_max_messages(self, max_messages: int | None) -> None:
+        if max_messages is not None and max_messages < 1:
+            # AutoGen's text; 1 is accepted.
+            raise ValueError("max_messages must be None or greater than 1")
+
+
+class MessageTokenLimiter:
+    """Truncates text to ``max_tokens_per_message`` tokens a message and ``max_tokens`` in all,
+    keeping the newest text (counted as tiktoken counts for ``model``).
+
+    The walk goes from the newest message back. When the budget runs out inside a unit, that
+    unit is kept with its text cut to what is left (a tool call's ``tool_calls`` are never cut;
+    its results may be cut down to ``""``) and every older unit is dropped. A message that
+    ``filter_dict``/``exclude_filter`` leave alone is kept whole and its tokens count. Nothing
+    happens while the history's text is under ``min_tokens``.
+    """
+
+    def __init__(
+        self,
+        max_tokens_per_message: int | None = None,
+        max_tokens: int | None = None,
+        min_tokens: int | None = None,
+        model: str = DEFAULT_MODEL,
+        filter_dict: dict[str, Any] | None = None,
+        exclude_filter: bool = True,
+    ):
+        self._model = model
+        self._per_message_given = max_tokens_per_message is not None
+        self._max_tokens_per_message = self._validate_max_tokens(max_tokens_per_message)
+        self._max_tokens = self._validate_max_tokens(max_tokens)
+        self._min_tokens = self._validate_min_tokens(min_tokens, max_tokens)
+        self._filter_dict = filter_dict
+        self._exclude_filter = exclude_filter
+
+    def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The newest messages within the token budget; ``messages`` itself while the history
+        holds fewer than ``min_tokens`` text tokens."""
+        if not transforms_util.min_tokens_reached(messages, self._min_tokens, model=self._model):
+            return messages
+        spent = [0]  # text tokens kept so far
+        kept: list[list[dict[str, Any]]] = []  # units, newest first
+        for unit in units_newest_first(messages):
+            if unit.orphan:
+                continue
+            out = []
+            over = False
+            for i in range(unit.stop - 1, unit.start - 1, -1):
+                message, full = self._limit(messages[i], spent)
+                over = over or full
+                out.append(message)
+            out.reverse()
+            kept.append(out)
+            if over:
+                break
+        kept.reverse()
+        return [m for unit_messages in kept for m in unit_messages]
+
+    def _limit(self, message: dict[str, Any], spent: list[int]) -> tuple[dict[str, Any], bool]:
+        """``message`` with its texts cut to the budget; whether the budget ran out on it."""
+        texts = sent_texts(message)
+        if not any(transforms_util.is_content_right_type(c) for _, c in texts):
+            return message, False  # a tool call without text: kept, not counted
+        model = self._model
+        if not transforms_util.should_transform_message(
+            message, self._filter_dict, self._exclude_filter
+        ):
+            spent[0] += sum(content_tokens(c, model) for _, c in texts)
+            return message, False
+        over = False
+        new: dict[Slot, Any] = {}
+        for slot, content in reversed(texts):  # newest text first, as the model reads back
+            if not transforms_util.is_content_right_type(content):
+                continue
+            own = content_tokens(content, model)
+            # AutoGen reserved the per-message limit even when none was given (sys.maxsize),
+            # so max_tokens alone kept one message; without a limit a text takes its own size.
+            expected = self._max_tokens_per_message if self._per_message_given else own
+            left = self._max_tokens - spent[0]
+            if left - expected < 0:
+                cut = truncate_content(content, left, model)
+                over = True
+            else:
+                cut = truncate_content(content, self._max_tokens_per_message, model)
+            spent[0] += content_tokens(cut, model) if cut is not content else own
+            if cut is not content:
+                new[slot] = cut
+        return (replace_texts(message, new) if new else message), over
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        pre = self._count(pre_transform_messages)
+        post = self._count(post_transform_messages)
+        if post < pre:
+            return (
+                f"Truncated {pre - post} tokens. Number of tokens reduced from {pre} to {post}",
+                True,
+            )
+        return "No tokens were truncated.", False
+
+    def _count(self, messages: list[dict[str, Any]]) -> int:
+        model = self._model
+        return sum(content_tokens(m["content"], model) for m in messages if "content" in m)
+
+    def _validate_max_tokens(self, max_tokens: int | None = None) -> int:
+        if max_tokens is not None and max_tokens < 0:
+            raise ValueError(
+                "max_tokens and max_tokens_per_message must be None or greater than or equal to 0"
+            )
+        from ....token_count_utils import get_max_token_limit
+
+        try:
+            allowed_tokens: int | None = get_max_token_limit(self._model)
+        except Exception:
+            say(f"Model {self._model} not found in token_count_utils.")
+            allowed_tokens = None
+        if max_tokens is not None and allowed_tokens is not None and max_tokens > allowed_tokens:
+            say(
+                f"Max token was set to {max_tokens}, but {self._model} can only accept "
+                f"{allowed_tokens} tokens. Capping it to {allowed_tokens}."
+            )
+            return allowed_tokens
+        return max_tokens if max_tokens is not None else sys.maxsize
+
+    def _validate_min_tokens(self, min_tokens: int | None, max_tokens: int | None) -> int:
+        if min_tokens is None:
+            return 0
+        if min_tokens < 0:
+            raise ValueError("min_tokens must be None or greater than or equal to 0.")
+        if max_tokens is not None and min_tokens > max_tokens:
+            raise ValueError("min_tokens must not be more than max_tokens.")
+        return min_tokens
+
+
+class TextMessageCompressor:
+    """Compresses message text with a :class:`.text_compressors.TextCompressor` (by default
+    :class:`.text_compressors.LLMLingua`, which needs ``pip install 'parley[long-context]'``).
+
+    Every message whose text is not empty and that the filter selects is compressed, once a
+    history holds ``min_tokens`` text tokens; results can be kept in ``cache`` (an
+    ``AbstractCache``) under the text and ``min_tokens``. For a stored tool result the texts the
+    model reads (each of ``tool_responses``) are compressed.
+    """
+
+    def __init__(
+        self,
+        text_compressor: TextCompressor | None = None,
+        min_tokens: int | None = None,
+        compression_params: dict[str, Any] = {},  # noqa: B006 - never mutated; AutoGen's signature
+        cache: AbstractCache | None = None,
+        filter_dict: dict[str, Any] | None = None,
+        exclude_filter: bool = True,
+    ):
+        if text_compressor is None:
+            from .text_compressors import LLMLingua
+
+            text_compressor = LLMLingua()
+        self._validate_min_tokens(min_tokens)
+        self._text_compressor = text_compressor
+        self._min_tokens = min_tokens
+        self._compression_args = compression_params
+        self._filter_dict = filter_dict
+        self._exclude_filter = exclude_filter
+        self._cache = cache
+        # Savings of the last apply_transform, for get_logs.
+        self._recent_tokens_savings = 0
+
+    def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with their text compressed (new dicts; the given ones are unchanged)."""
+        if not messages:
+            return messages
+        if not transforms_util.min_tokens_reached(messages, self._min_tokens):
+            return messages
+        total_savings = 0
+        out = list(messages)
+        for i, message in enumerate(messages):
+            if not transforms_util.should_transform_message(
+                message, self._filter_dict, self._exclude_filter
+            ):
+                continue
+            new: dict[Slot, Any] = {}
+            for slot, content in sent_texts(message):
+                if not transforms_util.is_content_right_type(
+                    content
+                ) or transforms_util.is_content_text_empty(content):
+                    continue
+                key = transforms_util.cache_key(content, self._min_tokens)
+                cached = transforms_util.cache_content_get(self._cache, key)
+                if cached is not None:
+                    compressed, savings = cached
+                else:
+                    compressed, savings = self._compress(content)
+                transforms_util.cache_content_set(self._cache, key, compressed, savings)
+                assert isinstance(savings, int)
+                total_savings += savings
+                if compressed != content:
+                    new[slot] = compressed
+            if new:
+                out[i] = replace_texts(message, new)
+        self._recent_tokens_savings = total_savings
+        return out
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        if self._recent_tokens_savings > 0:
+            return f"{self._recent_tokens_savings} tokens saved with text compression.", True
+        return "No tokens saved with text compression.", False
+
+    def _compress(self, content: Any) -> tuple[Any, int]:
+        if isinstance(content, str):
+            return self._compress_text(content)
+        savings = 0
+        parts: list[Any] = []
+        for item in content:
+            if isinstance(item, str):
+                text, saved = self._compress_text(item)
+                parts.append(text)
+                savings += saved
+            elif isinstance(item, Mapping) and "text" in item:
+                text, saved = self._compress_text(item["text"])
+                parts.append({**item, "text": text})
+                savings += saved
+            else:
+                parts.append(item)
+        return parts, savings
+
+    def _compress_text(self, text: str) -> tuple[str, int]:
+        result = self._text_compressor.compress_text(text, **self._compression_args)
+        savings = 0
+        if "origin_tokens" in result and "compressed_tokens" in result:
+            savings = result["origin_tokens"] - result["compressed_tokens"]
+        return result["compressed_prompt"], savings
+
+    def _validate_min_tokens(self, min_tokens: int | None) -> None:
+        if min_tokens is not None and min_tokens <= 0:
+            raise ValueError("min_tokens must be greater than 0 or None")
+
+
+class TextMessageContentName:
+    """Adds the speaker's ``name`` to the text of each named message (for models that do not
+    read the ``name`` field), at the ``"start"`` or the ``"end"``, formatted by
+    ``format_string``; ``deduplicate`` skips text that already carries it. In multimodal content
+    the first (or last) text part carries it; without a text part there, one is added."""
+
+    def __init__(
+        self,
+        position: str = "start",
+        format_string: str = "{name}:\n",
+        deduplicate: bool = True,
+        filter_dict: dict[str, Any] | None = None,
+        exclude_filter: bool = True,
+    ):
+        # AutoGen's asserts, raised so that they hold under ``python -O`` too.
+        if not (isinstance(position, str) and position in ("start", "end")):
+            raise AssertionError(f"position must be 'start' or 'end', got {position!r}")
+        if not (isinstance(format_string, str) and "{name}" in format_string):
+            raise AssertionError(
+                f"format_string must be a str holding '{{name}}', got {format_string!r}"
+            )
+        if not isinstance(deduplicate, bool):
+            raise AssertionError(f"deduplicate must be a bool, got {deduplicate!r}")
+        self._position = position
+        self._format_string = format_string
+        self._deduplicate = deduplicate
+        self._filter_dict = filter_dict
+        self._exclude_filter = exclude_filter
+        # Messages changed by the last apply_transform, for get_logs.
+        self._messages_changed = 0
+
+    def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The messages with names in their text (new dicts; the given ones are unchanged)."""
+        out = list(messages)
+        changed = 0
+        for i, message in enumerate(messages):
+            content, name = message.get("content"), message.get("name")
+            if not (
+                transforms_util.is_content_right_type(content)
+                and transforms_util.is_content_right_type(name)
+                and transforms_util.should_transform_message(
+                    message, self._filter_dict, self._exclude_filter
+                )
+                and not transforms_util.is_content_text_empty(content)
+                and not transforms_util.is_content_text_empty(name)
+            ):
+                continue
+            labelled = self._label(content, self._format_string.format(name=name))
+            if labelled is not content:
+                out[i] = {**message, "content": labelled}
+                changed += 1
+        self._messages_changed = changed
+        return out
+
+    def _label(self, content: Any, label: str) -> Any:
+        start = self._position == "start"
+        if isinstance(content, str):
+            if self._deduplicate and (
+                content.startswith(label) if start else content.endswith(label)
+            ):
+                return content
+            return label + content if start else content + label
+        parts = list(content)
+        at = 0 if start else len(parts) - 1
+        part = parts[at] if parts else None
+        if (
+            isinstance(part, Mapping)
+            and part.get("type") == "text"
+            and isinstance(part.get("text"), str)
+        ):
+            text = part["text"]
+            if self._deduplicate and (text.startswith(label) if start else text.endswith(label)):
+                return content
+            parts[at] = {**part, "text": label + text if start else text + label}
+        else:
+            parts.insert(0 if start else len(parts), {"type": "text", "text": label})
+        return parts
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        if self._messages_changed > 0:
+            return f"{self._messages_changed} message(s) changed to incorporate name.", True
+        return "No messages changed to incorporate name.", False
