@@ -193,8 +193,9 @@ def _build_agent(
 
 
 async def _repair_hook(messages: list[Any]) -> list[Any]:
-    # Runs after any message transforms: a transform that keeps the last N messages must not
-    # hand the model a tool result without its call.
+    # Runs after the message transforms. parley's own transforms keep tool calls with their
+    # results (agentchat/contrib/capabilities/_units.py); this is for user-written ones, which
+    # may cut anywhere. Where nothing is broken it returns the same messages, shared.
     return pair_tool_calls(messages)[0]
 
 
