@@ -63,6 +63,10 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "45" in text
         assert "summary: The sum is 45." in text
         assert "async turns: 2" in text
+    if notebook.name == "transform_messages.ipynb":
+        assert "400: Invalid parameter: messages with role 'tool'" in text
+        assert "4 ['assistant', 'tool', 'tool', 'user'] accepted" in text
+        assert "['system', 'assistant', 'tool']" in text
 
 
 def test_there_are_notebooks() -> None:

@@ -47,4 +47,7 @@ def test_a_longer_prompt_gets_openais_error(model: str) -> None:
 def test_no_window_by_default() -> None:
     with FakeLLMServer(default="ok") as server:
         assert server.context_window is None
-        assert ask(server, [{"role": "user", "content": "x " * 50_000}]).choices[0].message.content == "ok"
+        assert (
+            ask(server, [{"role": "user", "content": "x " * 50_000}]).choices[0].message.content
+            == "ok"
+        )

@@ -22,7 +22,6 @@ helpers of :mod:`parley.agentchat._group_history`, shared with group chats.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..._group_history import call_ids, is_tool_result, result_ids
@@ -30,16 +29,31 @@ from ..._group_history import call_ids, is_tool_result, result_ids
 __all__ = ["Unit", "first_unit", "is_call", "is_result", "units", "units_newest_first"]
 
 
-@dataclass(frozen=True)
 class Unit:
     """``messages[start:stop]``; ``orphan``: a result without its call."""
 
-    start: int
-    stop: int
-    orphan: bool = False
+    # A plain slotted class: limiters build one per message they look at, and a frozen
+    # dataclass costs several times more to create.
+    __slots__ = ("orphan", "start", "stop")
+
+    def __init__(self, start: int, stop: int, orphan: bool = False) -> None:
+        self.start = start
+        self.stop = stop
+        self.orphan = orphan
 
     def __len__(self) -> int:
         return self.stop - self.start
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Unit):
+            return NotImplemented
+        return (self.start, self.stop, self.orphan) == (other.start, other.stop, other.orphan)
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.stop, self.orphan))
+
+    def __repr__(self) -> str:
+        return f"Unit({self.start}, {self.stop}, orphan={self.orphan})"
 
 
 def is_call(message: Mapping[str, Any]) -> bool:
