@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
 import pytest
@@ -136,3 +138,44 @@ def test_llmlingua_missing_names_the_extra() -> None:
     assert str(raised.value) == message
     with pytest.raises(ImportError):
         TextMessageCompressor()  # the default compressor is LLMLingua
+
+
+class FakePromptCompressor:
+    """Stands in for llmlingua.PromptCompressor (the real one downloads a model)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+        self.calls: list[tuple[str, list[str], dict[str, Any]]] = []
+
+    def compress_prompt(self, texts: list[str], **params: Any) -> dict[str, Any]:
+        self.calls.append(("compress_prompt", texts, params))
+        return {"compressed_prompt": texts[0][:3], "origin_tokens": 9, "compressed_tokens": 3}
+
+    def structured_compress_prompt(self, texts: list[str], **params: Any) -> dict[str, Any]:
+        self.calls.append(("structured_compress_prompt", texts, params))
+        return {"compressed_prompt": texts[0][:1]}
+
+
+@pytest.mark.parametrize(
+    ("structured", "method"),
+    [(False, "compress_prompt"), (True, "structured_compress_prompt")],
+)
+def test_llmlingua_calls_the_prompt_compressor(
+    monkeypatch: pytest.MonkeyPatch, structured: bool, method: str
+) -> None:
+    module = types.ModuleType("llmlingua")
+    module.PromptCompressor = FakePromptCompressor  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "llmlingua", module)
+    lingua = LLMLingua(structured_compression=structured)
+    assert lingua._prompt_compressor.kwargs == {
+        "model_name": "microsoft/llmlingua-2-bert-base-multilingual-cased-meetingbank",
+        "use_llmlingua2": True,
+        "device_map": "cpu",
+    }
+    result = lingua.compress_text("abcdef", rate=0.3)
+    assert lingua._prompt_compressor.calls == [(method, ["abcdef"], {"rate": 0.3})]
+    assert result["compressed_prompt"] in ("abc", "a")
+    transform = TextMessageCompressor()  # the default compressor is LLMLingua
+    out = transform.apply_transform([{"role": "user", "content": "abcdef"}])
+    assert out[0]["content"] == "abc"
+    assert transform.get_logs([], out) == ("6 tokens saved with text compression.", True)
