@@ -63,6 +63,11 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "45" in text
         assert "summary: The sum is 45." in text
         assert "async turns: 2" in text
+    if notebook.name == "speaker_transitions.ipynb":
+        assert "has values that are not lists of Agents" in text
+        assert "PNG written: True" in text
+        assert "speakers: ['planner', 'engineer', 'reviewer', 'planner']" in text
+        assert "context window of gpt-4o-mini: 128000" in text
 
 
 def test_there_are_notebooks() -> None:
