@@ -198,9 +198,9 @@ def test_a_cache_still_works_after_a_lazy_import(tmp_path: Path) -> None:
         "import json, os, sys\n"
         f"os.chdir({str(tmp_path)!r})\n"
         "from parley import Cache\n"
-        "with Cache.disk(cache_seed=7) as cache:\n"
+        "with Cache.disk(cache_seed=7) as cache:\n"  # binds the backend, as in AutoGen
         "    cache.set('k', {'v': 1})\n"
-        "    print(json.dumps([cache.get('k'), type(cache.cache).__name__]))"
+        "    print(json.dumps([cache.get('k'), type(cache).__name__]))"
     )
     assert result == [{"v": 1}, "DiskCache"]
 

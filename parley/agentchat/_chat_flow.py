@@ -24,14 +24,15 @@ if TYPE_CHECKING:
     from ._core import AgentCore
 
 __all__ = [
+    "CARRYOVER_LABEL",
     "DEFAULT_SUMMARY_PROMPT",
     "SUMMARY_METHODS",
-    "apply_carryover",
     "carryover_item_text",
     "carryover_text",
     "check_names",
     "run_chat",
     "summarize",
+    "with_carryover",
 ]
 
 logger = logging.getLogger(__name__)
@@ -87,29 +88,27 @@ def carryover_item_text(item: Any) -> str:
     return str(item)
 
 
+CARRYOVER_LABEL = "\nContext: \n"
+"""What separates a first message from the carryover appended to it (AutoGen's text)."""
+
+
 def carryover_text(carryover: Any) -> str:
+    """The carryover as text: a str as is; a list's items joined by newlines, each a str as
+    is, a dict's ``content``, or ``str(item)``; InvalidCarryOverType for anything else."""
     if isinstance(carryover, str):
         return carryover
     if isinstance(carryover, list):
         return "\n".join(carryover_item_text(item) for item in carryover)
-    raise InvalidCarryOverType("Carryover should be a string or a list of strings.")
+    raise InvalidCarryOverType(
+        "Carryover should be a string or a list of strings. Not adding carryover to the message."
+    )
 
 
-def apply_carryover(message: Any, carryover: Any) -> Any:
-    """The first message with the carryover appended; the caller's dict is copied."""
+def with_carryover(content: str, carryover: Any) -> str:
+    """``content`` followed by the carryover (unchanged without one)."""
     if not carryover:
-        return message
-    suffix = "\nContext: \n" + carryover_text(carryover)
-    if isinstance(message, str):
-        return message + suffix
-    if isinstance(message, dict):
-        content = message.get("content")
-        if isinstance(content, str):
-            return {**message, "content": content + suffix}
-        if isinstance(content, list):
-            return {**message, "content": [{"type": "text", "text": suffix}, *content]}
-        return message
-    raise InvalidCarryOverType("Message should be a string or a dictionary.")
+        return content
+    return content + CARRYOVER_LABEL + carryover_text(carryover)
 
 
 def _last_msg_summary(recipient: Any, sender: Any) -> str:
@@ -231,7 +230,7 @@ async def _exchange(
 ) -> None:
     # What the sender writes is printed (by the recipient) as this silence says: so is what
     # it streams.
-    silenced = sender._effective_silent(sender, silent)
+    silenced = sender._is_silent(sender, silent)
     if not isinstance(max_turns, int):
         sender._prepare_chat(recipient, clear_history)
         with echo_silenced(silenced):

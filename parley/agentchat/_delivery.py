@@ -1,7 +1,8 @@
 """How the async core reaches an agent's steps, and message delivery without recursion.
 
 **Steps.** The core calls an agent's overridable steps through the functions here (``send``,
-``receive``, ``generate_reply``, ``initiate_chat``, ``get_human_input``), never through
+``receive``, ``generate_reply``, ``initiate_chat``, ``get_human_input``,
+``generate_init_message``), never through
 ``getattr`` on a method name. AutoGen code often customises an agent by overriding a *sync*
 step (``receive``, say) and not its async twin; the core then runs the override in a worker
 thread, so it takes effect in sync and async chats alike. Which form a class uses is decided
@@ -31,6 +32,7 @@ from .._runtime import to_thread
 
 __all__ = [
     "STEPS",
+    "generate_init_message",
     "generate_reply",
     "get_human_input",
     "initiate_chat",
@@ -41,7 +43,14 @@ __all__ = [
     "send_reply",
 ]
 
-STEPS = ("send", "receive", "generate_reply", "initiate_chat", "get_human_input")
+STEPS = (
+    "send",
+    "receive",
+    "generate_reply",
+    "initiate_chat",
+    "get_human_input",
+    "generate_init_message",
+)
 
 # For each class: the steps whose sync form the core must call.
 _sync_steps: dict[type, frozenset[str]] = {}
@@ -99,6 +108,10 @@ async def generate_reply(agent: Any, messages: Any = None, sender: Any = None) -
 
 async def initiate_chat(agent: Any, **chat: Any) -> Any:
     return await _run(agent, "initiate_chat", **chat)
+
+
+async def generate_init_message(agent: Any, message: Any, **kwargs: Any) -> Any:
+    return await _run(agent, "generate_init_message", message, **kwargs)
 
 
 async def get_human_input(agent: Any, prompt: str) -> str:

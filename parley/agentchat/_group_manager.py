@@ -112,6 +112,14 @@ class GroupChatManager(ConversableAgent):
         """The whole group transcript: what ``reflection_with_llm`` summarises."""
         return self._groupchat.messages
 
+    def _raise_exception_on_async_reply_functions(self) -> None:
+        """AutoGen's check (kept for compatibility, see ConversableAgent), for the manager and
+        every member."""
+        super()._raise_exception_on_async_reply_functions()
+        for agent in self._groupchat.agents:
+            if isinstance(agent, ConversableAgent):
+                agent._raise_exception_on_async_reply_functions()
+
     def _prepare_chat(self, recipient: Any, clear_history: bool, *args: Any, **kwargs: Any) -> None:
         """The base class's preparation, then the group's: the transcript is cleared with the
         history, and every member is prepared towards the manager."""

@@ -210,13 +210,16 @@ class _Checker:
         return message if repaired is None else repaired
 
 
-def check_message(message: Any, *, sending: bool, own_name: str, partner_name: str) -> Any:
+def check_message(
+    message: Any, *, sending: bool, own_name: str, partner_name: str, quiet: bool = False
+) -> Any:
     """``message`` if it can be stored as it is, or a copy with its lone surrogates replaced
-    (with a :class:`MessageRepairedWarning`); :class:`InvalidMessageError` if no model request
-    could carry it. A message that is neither a str nor a dict comes back as a dict."""
+    (with a :class:`MessageRepairedWarning`, unless ``quiet``: for a message already warned
+    about); :class:`InvalidMessageError` if no model request could carry it. A message that is
+    neither a str nor a dict comes back as a dict."""
     checker = _Checker(sending, own_name, partner_name)
     checked = checker.message(message)
-    if checker.repaired:
+    if checker.repaired and not quiet:
         warnings.warn(
             MessageRepairedWarning(
                 f"{_what(sending, own_name, partner_name)} held lone surrogates, which no model request can carry; "

@@ -32,10 +32,12 @@ __all__ = [
     "check_message",
     "content_text",
     "fill_template",
+    "invalid_text",
     "normalize",
     "render_message",
     "request_messages",
     "sanitize_name",
+    "stored_form",
 ]
 
 _API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -59,6 +61,36 @@ def normalize(
         )
     if isinstance(message, str):
         message = {"content": message}
+    stored = stored_form(
+        message, "assistant" if sending else "user", own_name if sending else partner_name
+    )
+    if stored is None:
+        fail(
+            sending,
+            own_name,
+            partner_name,
+            f"{invalid_text(sending)} Got {short_repr(dict(message))}",
+        )
+    return stored
+
+
+def invalid_text(sending: bool) -> str:
+    """AutoGen's words for a message with nothing to store, which user code may match."""
+    head = "Message" if sending else "Received message"
+    return (
+        f"{head} can't be converted into a valid ChatCompletion message. Either content or "
+        "function_call must be provided."
+    )
+
+
+def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> dict[str, Any] | None:
+    """What an agent stores for the message dict ``message`` (AutoGen's rule, spec part 1
+    0.2), or None when it has neither content nor a call (nothing is stored then).
+
+    ``role`` is the role of a message that names none it may keep (``"assistant"`` for the
+    agent's own, ``"user"`` for a received one); ``speaker`` the name given to a message
+    without one (the agent's own, or its partner's).
+    """
     # An empty tool_calls list is no tool call, and the API refuses an empty one.
     stored = {
         k: message[k]
@@ -67,26 +99,19 @@ def normalize(
     }
     if "content" not in stored:
         if not (stored.get("function_call") or stored.get("tool_calls")):
-            # AutoGen's wording, which user code may match.
-            fail(
-                sending,
-                own_name,
-                partner_name,
-                "Message can't be converted into a valid ChatCompletion message. Either content "
-                f"or function_call must be provided. Got {short_repr(dict(message))}",
-            )
+            return None
         stored["content"] = None
-    role = message.get("role")
-    if role in ("function", "tool"):
-        stored["role"] = role
+    own_role = message.get("role")
+    if own_role in ("function", "tool"):
+        stored["role"] = own_role
     elif "override_role" in message:
         stored["role"] = message["override_role"]
     else:
-        stored["role"] = "assistant" if sending else "user"
+        stored["role"] = role
     if stored.get("function_call") or stored.get("tool_calls"):
         stored["role"] = "assistant"
     elif "name" not in stored:
-        stored["name"] = own_name if sending else partner_name
+        stored["name"] = speaker
     return stored
 
 

@@ -62,9 +62,10 @@ def match_trigger(trigger: Any, sender: Any) -> bool:
         return bool(trigger == sender)
     if callable(trigger):
         verdict = trigger(sender)
-        assert isinstance(verdict, bool), f"trigger {trigger!r} must return a bool, got {verdict!r}"
+        if not isinstance(verdict, bool):
+            raise AssertionError(f"trigger {trigger} must return a boolean value.")
         return verdict
-    raise ValueError(f"Unsupported trigger type: {type(trigger).__name__}")
+    raise ValueError(f"Unsupported trigger type: {type(trigger)}")
 
 
 def check_trigger_type(trigger: Any) -> None:

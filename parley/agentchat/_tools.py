@@ -154,33 +154,49 @@ def register_for_llm(
 
 def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` taking a model's JSON arguments: validated and converted to the annotated types
-    (pydantic models included), the result serialised to a string."""
-    from ..function_utils import serialize_to_str, validate_arguments
+    (pydantic models included), the result serialised to a string. The wrapper is async when
+    ``func`` is a coroutine function, and its ``_origin`` is ``func`` (AutoGen's attribute,
+    which notebooks check).
+
+    A direct call with positional arguments (Python code, never a model) follows AutoGen's
+    rule instead: only keyword arguments annotated with a pydantic model are converted.
+    """
+    from ..function_utils import load_basemodels_if_needed, serialize_to_str, validate_arguments
+
+    def direct(*args: Any, **kwargs: Any) -> Any:
+        # Built per call: such calls are rare, and registering stays as cheap as it was.
+        return load_basemodels_if_needed(func)(*args, **kwargs)
 
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
-        async def a_wrapped(**kwargs: Any) -> str:
+        async def a_wrapped(*args: Any, **kwargs: Any) -> str:
+            if args:
+                return serialize_to_str(await direct(*args, **kwargs))
             return serialize_to_str(await func(**validate_arguments(func, kwargs)))
 
         wrapped: Callable[..., Any] = a_wrapped
     else:
 
         @functools.wraps(func)
-        def s_wrapped(**kwargs: Any) -> str:
+        def s_wrapped(*args: Any, **kwargs: Any) -> str:
+            if args:
+                return serialize_to_str(direct(*args, **kwargs))
             return serialize_to_str(func(**validate_arguments(func, kwargs)))
 
         wrapped = s_wrapped
     wrapped._parley_validates = True  # type: ignore[attr-defined]
+    wrapped._origin = func  # type: ignore[attr-defined]
     return wrapped
 
 
 def register_for_execution(agent: AgentCore, name: str | None = None) -> Callable[[F], F]:
-    """A decorator registering ``func`` in the agent's function map."""
+    """A decorator registering ``func``, wrapped by the agent's ``_wrap_function``, in the
+    agent's function map; it returns ``func`` itself."""
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
-        merge_functions(agent._function_map, {tool_name: execution_wrapper(func)})
+        merge_functions(agent._function_map, {tool_name: agent._wrap_function(func)})
         return func
 
     return decorator

@@ -16,16 +16,18 @@ import asyncio
 import copy
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
+from .._runtime import to_thread
 from ..code_utils import content_str
 from ..oai._streaming import echo_silenced
 from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
+from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._chat_result import ChatResult
 from ._core import AgentState, StateView
 from ._delivery import no_driver, send_reply
-from ._messages import check_message, normalize, render_message
+from ._messages import check_message, normalize
 from ._registry import (
     HookLists,
     ReplyEntry,
@@ -57,6 +59,11 @@ class ConversableAgent(LLMAgent):
     DEFAULT_SUMMARY_PROMPT = _chat_flow.DEFAULT_SUMMARY_PROMPT
     DEFAULT_SUMMARY_METHOD = "last_msg"
     llm_config: dict[str, Any] | Literal[False]
+    # Whether this class's send, receive and reply-function matching go through AutoGen's
+    # internal helpers (a subclass overrides one of them; see _compat_internals).
+    _send_chain: ClassVar[bool] = False
+    _receive_chain: ClassVar[bool] = False
+    _match_chain: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -106,6 +113,7 @@ class ConversableAgent(LLMAgent):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _delivery.register_class(cls, ConversableAgent)
+        _compat.decide_chains(cls, ConversableAgent)
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -176,11 +184,22 @@ class ConversableAgent(LLMAgent):
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self._name!r})"
 
-    # -- the turn: send -> receive -> generate_reply -> reply functions --------------------
+    # -- AutoGen's internal helpers, kept for compatibility: contrib modules and subclasses call
+    # and override them; parley's turn calls an override only (see _compat_internals) --------
 
-    def _effective_silent(self, sender: Any, silent: bool | None) -> bool:
-        agent_level = getattr(sender, "silent", None)
-        return bool(agent_level if agent_level is not None else silent)
+    _message_to_dict = staticmethod(_compat.message_to_dict)
+    _append_oai_message = _compat.append_oai_message
+    _process_received_message = _compat.process_received_message
+    _print_received_message = _compat.print_received_message
+    _is_silent = staticmethod(_compat.is_silent)
+    _match_trigger = _compat.match_trigger
+    _process_carryover = _compat.process_carryover
+    _process_multimodal_carryover = _compat.process_multimodal_carryover
+    _handle_carryover = _compat.handle_carryover
+    _wrap_function = _compat.wrap_function
+    _raise_exception_on_async_reply_functions = _compat.raise_exception_on_async_reply_functions
+
+    # -- the turn: send -> receive -> generate_reply -> reply functions --------------------
 
     async def a_send(
         self,
@@ -197,17 +216,20 @@ class ConversableAgent(LLMAgent):
                     sender=self,
                     message=message,
                     recipient=recipient,
-                    silent=self._effective_silent(self, silent),
+                    silent=self._is_silent(self, silent),
                 )
         # Checked once here, so that a message no request could carry is refused before either
         # side stores it, and a repaired one is what the recipient gets (one warning, not two).
         partner = getattr(recipient, "name", "")
         message = check_message(message, sending=True, own_name=self._name, partner_name=partner)
-        self.state.messages[recipient].append(
-            normalize(
-                message, sending=True, own_name=self._name, partner_name=partner, checked=True
+        if self._send_chain:
+            await to_thread(_compat.store_sent, self, message, recipient)
+        else:  # the same step, inline
+            self.state.messages[recipient].append(
+                normalize(
+                    message, sending=True, own_name=self._name, partner_name=partner, checked=True
+                )
             )
-        )
         await _delivery.receive(recipient, message, self, request_reply, silent)
 
     async def a_receive(
@@ -218,24 +240,17 @@ class ConversableAgent(LLMAgent):
         silent: bool | None = False,
     ) -> None:
         """Store ``message`` from ``sender``, show it, and answer it if a reply is wanted."""
-        stored = normalize(
-            message, sending=False, own_name=self._name, partner_name=getattr(sender, "name", "")
-        )
+        if self._receive_chain:
+            await to_thread(self._process_received_message, message, sender, silent)
+        else:  # the same step, inline
+            _compat.receive_inline(self, message, sender, silent)
         history = self.state.messages[sender]
-        history.append(stored)
-        if not self._effective_silent(sender, silent):
-            from ..io import IOStream
-
-            allow = bool(self.llm_config and self.llm_config.get("allow_format_str_template"))
-            IOStream.get_default().print(
-                render_message(stored, sender.name, self._name, allow_format=allow), flush=True
-            )
         if request_reply is False or (
             request_reply is None and not self.state.reply_at_receive[sender]
         ):
             return
         # The reply is printed (when this agent sends it) as this silence says: so is its stream.
-        with echo_silenced(self._effective_silent(self, silent)):
+        with echo_silenced(self._is_silent(self, silent)):
             reply = await _delivery.generate_reply(self, history, sender)
         if reply is not None:
             await send_reply(self, reply, sender, silent)
@@ -254,6 +269,7 @@ class ConversableAgent(LLMAgent):
             messages = self.state.messages[sender]
         exclude = kwargs.get("exclude") or ()
         sync_chat = in_sync_chat()
+        match = self._match_trigger if self._match_chain else match_trigger
         with no_driver():
             messages = await self._run_received_hooks(messages)
             for entry in list(self._reply_func_list):
@@ -261,7 +277,7 @@ class ConversableAgent(LLMAgent):
                     continue
                 if sync_chat and entry.ignore_async_in_sync_chat and entry.is_async:
                     continue
-                if not match_trigger(entry.trigger, sender):
+                if not match(entry.trigger, sender):
                     continue
                 final, reply = await entry.run(self, messages, sender)
                 if final:
@@ -521,7 +537,7 @@ class ConversableAgent(LLMAgent):
     ) -> str | dict[str, Any]:
         if message is None:
             message = await _human.ask_human(self, ">", {}, None)
-        return _chat_flow.apply_carryover(message, kwargs.get("carryover"))  # type: ignore[no-any-return]
+        return self._handle_carryover(message, kwargs)  # type: ignore[no-any-return]
 
     generate_init_message = sync_face(a_generate_init_message)
 
@@ -558,7 +574,7 @@ class ConversableAgent(LLMAgent):
             from .._calls import call_user
 
             return await call_user(message, self, recipient, kwargs)
-        return await self.a_generate_init_message(message, **kwargs)
+        return await _delivery.generate_init_message(self, message, **kwargs)
 
     initiate_chat = sync_face(a_initiate_chat)
 

@@ -25,9 +25,11 @@ class Cache(ClosingCache):
     (the completion client stores its responses as tagged JSON documents), and an entry parley
     did not write, AutoGen's pickles included, reads as a miss.
 
-    ``with Cache.disk() as cache:`` binds this ``Cache`` (AutoGen binds the backend), so
-    ``cache.config`` works inside the block; leaving the block closes the backend, and a
-    closed cache reopens on its next use.
+    ``cache`` (the backend) and ``config`` are AutoGen's public attributes. As in AutoGen,
+    ``with Cache.disk() as cache:`` binds the **backend** (a ``DiskCache``, ``RedisCache`` or
+    ``InMemoryCache``), so code written for AutoGen finds the backend's own attributes
+    (``cache.cache.clear()``); leaving the block closes it, and a closed cache reopens on its
+    next use.
     """
 
     ALLOWED_CONFIG_KEYS: ClassVar[list[str]] = [
@@ -107,6 +109,10 @@ class Cache(ClosingCache):
     def close(self) -> None:
         """Release the backend's resources; the cache reopens on its next use."""
         self.cache.close()
+
+    def __enter__(self) -> Any:
+        """The backend, as AutoGen's ``Cache.__enter__`` returns."""
+        return self.cache
 
     def __repr__(self) -> str:
         # The config is left out: a redis_url may carry a password.

@@ -51,6 +51,11 @@ class DiskCache(ClosingCache):
     directory's own settings table is not obeyed. The directory format is ``diskcache``'s, so
     diskcache can open it, but AutoGen and parley cannot read each other's entries.
 
+    ``cache`` is the ``diskcache.Cache`` underneath (AutoGen's attribute, kept for
+    compatibility: code calls ``cache.clear()`` or inspects entries), a subclass that keeps
+    parley's safety rules: its values are parley's JSON text, and storing anything but text
+    through it raises. It stays usable after ``close``.
+
     ``close`` releases the database connection; the next ``get`` or ``set`` opens a new one.
     Calls from threads other than the one that made the cache (``asyncio.to_thread``, thread
     pools) close their connection when they finish, so no connection outlives ``close``.

@@ -19,12 +19,16 @@ class InMemoryCache(ClosingCache):
     and ``get`` returns a new decoded copy each time (tuples come back as lists), so changing a
     value after ``set`` or after ``get`` does not change the cache. A stored ``None`` reads back
     as ``default``. ``close`` keeps the entries.
+
+    AutoGen's attribute names are kept for compatibility, as code reads them to see what was
+    cached: ``_seed`` (the seed as a str), ``_cache`` (the plain dict of entries, by prefixed
+    key; here its values are parley's JSON text) and ``_prefixed_key(key)``.
     """
 
     def __init__(self, seed: str | int = "") -> None:
         self._seed = str(seed)
         self._prefix = f"{self._seed}_" if self._seed else ""
-        self._entries: dict[str, str] = {}
+        self._cache: dict[str, str] = {}
 
     @property
     def seed(self) -> str:
@@ -32,12 +36,16 @@ class InMemoryCache(ClosingCache):
         return self._seed
 
     def get(self, key: str, default: Any = None) -> Any:
-        text = self._entries.get(self._prefix + key)
+        text = self._cache.get(self._prefixed_key(key))
         value = None if text is None else _json_values.loads(text)
         return default if value is None else value
 
     def set(self, key: str, value: Any) -> None:
-        self._entries[self._prefix + key] = _json_values.dumps(value, "InMemoryCache")
+        self._cache[self._prefixed_key(key)] = _json_values.dumps(value, "InMemoryCache")
+
+    def _prefixed_key(self, key: str) -> str:
+        """The dict key of ``key``: ``"<seed>_<key>"``, or ``key`` for an empty seed."""
+        return self._prefix + key
 
     def close(self) -> None:
         """Nothing to release; the entries stay available."""

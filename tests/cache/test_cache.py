@@ -17,7 +17,8 @@ def in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_disk_factory_defaults_to_seed_42_under_dot_cache(in_tmp_dir: Path) -> None:
-    with Cache.disk() as cache:
+    cache = Cache.disk()
+    with cache:
         cache.set("k", "v")
         assert cache.config == {"cache_seed": "42", "cache_path_root": ".cache"}
         assert isinstance(cache.cache, DiskCache)
@@ -25,7 +26,8 @@ def test_disk_factory_defaults_to_seed_42_under_dot_cache(in_tmp_dir: Path) -> N
 
 
 def test_seed_is_stored_as_a_string_and_names_the_directory(in_tmp_dir: Path) -> None:
-    with Cache.disk(cache_seed=7, cache_path_root="root") as cache:
+    cache = Cache.disk(cache_seed=7, cache_path_root="root")
+    with cache:
         assert cache.config["cache_seed"] == "7"
         cache.set("k", "v")
     assert (in_tmp_dir / "root" / "7").is_dir()
@@ -38,11 +40,12 @@ def test_absolute_root(tmp_path: Path) -> None:
     assert (root / "s").is_dir()
 
 
-def test_with_binds_the_cache_wrapper_and_closes_the_backend() -> None:
+def test_with_binds_the_backend_as_in_autogen_and_closes_it() -> None:
     cache = Cache.disk(cache_seed=1)
     with cache as entered:
-        assert entered is cache
-        assert entered.config["cache_seed"] == "1"
+        assert entered is cache.cache
+        assert isinstance(entered, DiskCache)
+        assert cache.config["cache_seed"] == "1"
         entered.set("k", "v")
         assert entered.get("k") == "v"
     # closed on exit, and it reopens on next use, as the completion client expects
@@ -85,16 +88,15 @@ def test_get_returns_default_for_missing_keys() -> None:
 def test_config_is_copied_not_mutated() -> None:
     config: dict[str, Any] = {"cache_seed": 3, "cache_path_root": ".cache"}
     original = dict(config)
-    with Cache(config) as cache:
-        assert cache.config == {"cache_seed": "3", "cache_path_root": ".cache"}
-        cache.config["cache_path_root"] = "changed"
+    cache = Cache(config)
+    assert cache.config == {"cache_seed": "3", "cache_path_root": ".cache"}
+    cache.config["cache_path_root"] = "changed"
     assert config == original
 
 
 def test_default_seed_is_not_added_to_the_callers_dict() -> None:
     config: dict[str, Any] = {"cache_path_root": ".cache"}
-    with Cache(config) as cache:
-        assert cache.config["cache_seed"] == "42"
+    assert Cache(config).config["cache_seed"] == "42"
     assert config == {"cache_path_root": ".cache"}
 
 
@@ -156,7 +158,8 @@ def test_cosmos_db_is_not_supported() -> None:
 
 
 def test_in_memory_factory() -> None:
-    with Cache.in_memory(cache_seed=3) as cache:
+    cache = Cache.in_memory(cache_seed=3)
+    with cache:
         assert cache.config == {"cache_seed": "3"}
         assert isinstance(cache.cache, InMemoryCache)
         value = ["stored", "as", "JSON"]
@@ -179,7 +182,8 @@ def test_in_memory_writes_nothing_to_disk(in_tmp_dir: Path) -> None:
 
 
 def test_cache_is_an_abstract_cache() -> None:
-    with Cache.disk() as cache:
+    cache = Cache.disk()
+    with cache:
         assert isinstance(cache, AbstractCache)
         assert repr(cache).startswith("Cache(DiskCache(")
 

@@ -140,7 +140,8 @@ def test_entries_survive_a_new_instance(redis_url: str) -> None:
 
 @pytest.mark.redis
 def test_cache_redis_factory(redis_url: str) -> None:
-    with Cache.redis(cache_seed=9, redis_url=redis_url) as cache:
+    cache = Cache.redis(cache_seed=9, redis_url=redis_url)
+    with cache:
         assert isinstance(cache.cache, RedisCache)
         assert cache.config == {"cache_seed": "9", "redis_url": redis_url}
         cache.set("k", "v")

@@ -67,6 +67,11 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "400: Invalid parameter: messages with role 'tool'" in text
         assert "4 ['assistant', 'tool', 'tool', 'user'] accepted" in text
         assert "['system', 'assistant', 'tool']" in text
+    if notebook.name == "speaker_transitions.ipynb":
+        assert "has values that are not lists of Agents" in text
+        assert "PNG written: True" in text
+        assert "speakers: ['planner', 'engineer', 'reviewer', 'planner']" in text
+        assert "context window of gpt-4o-mini: 128000" in text
 
 
 def test_there_are_notebooks() -> None:
