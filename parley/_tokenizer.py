@@ -77,21 +77,18 @@ class _Spec:
 
 
 _P50K_SHA = "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"
+_O200K_SHA = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
+# gpt2 is r50k_base under another name (tiktoken loads it from GPT-2's own files, same ranks).
+_R50K = _Spec(
+    "r50k_base",
+    "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    _R50K_PAT,
+    {_ENDOFTEXT: 50256},
+    50257,
+)
 _SPECS: dict[str, _Spec] = {
-    "gpt2": _Spec(
-        "r50k_base",
-        "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-        _R50K_PAT,
-        {_ENDOFTEXT: 50256},
-        50257,
-    ),
-    "r50k_base": _Spec(
-        "r50k_base",
-        "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
-        _R50K_PAT,
-        {_ENDOFTEXT: 50256},
-        50257,
-    ),
+    "gpt2": _R50K,
+    "r50k_base": _R50K,
     "p50k_base": _Spec("p50k_base", _P50K_SHA, _R50K_PAT, {_ENDOFTEXT: 50256}, 50281),
     "p50k_edit": _Spec(
         "p50k_base",
@@ -113,16 +110,11 @@ _SPECS: dict[str, _Spec] = {
     ),
     "o200k_base": _Spec(
         "o200k_base",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        _O200K_SHA,
         _O200K_PAT,
         {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
     ),
-    "o200k_harmony": _Spec(
-        "o200k_base",
-        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
-        _O200K_PAT,
-        _harmony_specials(),
-    ),
+    "o200k_harmony": _Spec("o200k_base", _O200K_SHA, _O200K_PAT, _harmony_specials()),
 }
 
 ENCODING_NAMES: tuple[str, ...] = tuple(_SPECS)

@@ -168,7 +168,7 @@ def num_tokens_from_functions(functions: list[dict[str, Any]], model: str = _DEF
     """An estimate of the prompt tokens that function definitions cost (OpenAI's billing of the
     ``functions`` field is not published; this is the community approximation AutoGen uses).
     Every function needs a ``description`` (``KeyError`` otherwise)."""
-    encoding = _text_encoding(model)
+    encoding = _model_encoding(model, warn_unknown=True)
     n = 0
     for function in functions:
         n += len(_encode(encoding, function["name"]))
@@ -198,21 +198,26 @@ def num_tokens_from_functions(functions: list[dict[str, Any]], model: str = _DEF
 # -- counting ------------------------------------------------------------------------------
 
 
-# model -> its encoding, so that counting many small texts does not pay for tiktoken's
-# model-name lookup every time (it is a third of the cost of counting a short message).
-_by_model: dict[str, tiktoken.Encoding] = {}
+# model -> (its encoding, whether tiktoken knows the model), so that counting many small texts
+# does not pay for tiktoken's model-name lookup every time (a third of the cost of counting a
+# short message); a model tiktoken does not know is counted with cl100k_base.
+_by_model: dict[str, tuple[tiktoken.Encoding, bool]] = {}
+_warned: set[str] = set()
 
 
-def _text_encoding(model: str) -> tiktoken.Encoding:
-    encoding = _by_model.get(model)
-    if encoding is None:
+def _model_encoding(model: str, *, warn_unknown: bool) -> tiktoken.Encoding:
+    entry = _by_model.get(model)
+    if entry is None:
         try:
-            encoding = encoding_for_model(model)
+            entry = (encoding_for_model(model), True)
         except KeyError:
-            # Said once per model and process, not once per count.
-            logger.warning("Model %s not found. Using cl100k_base encoding.", model)
-            encoding = get_encoding("cl100k_base")
-        _by_model[model] = encoding
+            entry = (get_encoding("cl100k_base"), False)
+        _by_model[model] = entry
+    encoding, known = entry
+    if not known and warn_unknown and model not in _warned:
+        # Said once per model and process, not once per count.
+        _warned.add(model)
+        logger.warning("Model %s not found. Using cl100k_base encoding.", model)
     return encoding
 
 
@@ -223,7 +228,7 @@ def _encode(encoding: tiktoken.Encoding, text: str) -> list[int]:
 
 
 def _num_token_from_text(text: str, model: str = _DEFAULT_MODEL) -> int:
-    return len(_encode(_text_encoding(model), text))
+    return len(_encode(_model_encoding(model, warn_unknown=True), text))
 
 
 def _overheads(model: str) -> tuple[int, int]:
@@ -247,20 +252,10 @@ def _overheads(model: str) -> tuple[int, int]:
     )
 
 
-def _message_encoding(model: str) -> tiktoken.Encoding:
-    encoding = _by_model.get(model)
-    if encoding is None:
-        try:
-            encoding = encoding_for_model(model)
-        except KeyError:
-            # Models whose tokenizer is not public are counted with gpt-4's, as AutoGen does.
-            encoding = get_encoding("cl100k_base")
-    return encoding
-
-
 def _num_token_from_messages(messages: list[Any], model: str = _DEFAULT_MODEL) -> int:
     per_message, per_name = _overheads(model)
-    encoding = _message_encoding(model)
+    # Models whose tokenizer is not public are counted with gpt-4's, as AutoGen does.
+    encoding = _model_encoding(model, warn_unknown=False)
     n = 0
     for message in messages:
         n += per_message
