@@ -8,9 +8,9 @@ Each is a thin face over the step parley already has (``_messages.stored_form``,
 ``_registry.match_trigger``, ``_tools.execution_wrapper``, ``_chat_flow.with_carryover``), so the
 rules exist once.
 
-**Overrides.** parley's own turn stores and prints messages with :func:`receive_inline` and
-``_messages.normalize``, the same steps without the method calls, which would cost every
-chat. A subclass that overrides one of
+**Overrides.** parley's own turn stores and prints messages through :func:`store_sent` and
+:func:`store_received`, which run the same steps without the method calls (they would cost
+every chat). A subclass that overrides one of
 :data:`OVERRIDABLE` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
 ``_message_to_dict``; ``a_receive`` -> ``_process_received_message`` -> ...), decided once per
 class by :func:`decide_chains` (called from ``ConversableAgent.__init_subclass__``), so only such
@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
 from . import _registry
 from ._chat_flow import with_carryover
@@ -44,8 +45,8 @@ __all__ = [
     "process_multimodal_carryover",
     "process_received_message",
     "raise_exception_on_async_reply_functions",
-    "receive_inline",
     "render",
+    "store_received",
     "store_sent",
     "wrap_function",
 ]
@@ -110,15 +111,38 @@ def append_oai_message(
     return True
 
 
-def store_sent(agent: Any, message: Any, recipient: Any) -> None:
-    """``send``'s storage step through the agent's ``_append_oai_message``."""
+async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
+    """``send``'s storage step for a message ``check_message`` has passed: inline, or through
+    the agent's ``_append_oai_message`` (in a worker thread) when its class overrides a helper
+    of that chain."""
+    if agent._send_chain:
+        await to_thread(_append_sent, agent, message, recipient)
+    else:
+        partner = getattr(recipient, "name", "")
+        agent.state.messages[recipient].append(
+            normalize(
+                message, sending=True, own_name=agent.name, partner_name=partner, checked=True
+            )
+        )
+
+
+def _append_sent(agent: Any, message: Any, recipient: Any) -> None:
     if not agent._append_oai_message(message, "assistant", recipient, True):
         fail(True, agent.name, getattr(recipient, "name", ""), invalid_text(True))
 
 
-def receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:
-    """``receive``'s first step as parley's turn runs it for a class that overrides none of
-    the helpers: :func:`process_received_message` without the method calls."""
+async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> None:
+    """``receive``'s first step (store, then print unless silent): inline, or through the
+    agent's ``_process_received_message`` (in a worker thread) when its class overrides a
+    helper of that chain."""
+    if agent._receive_chain:
+        await to_thread(agent._process_received_message, message, sender, silent)
+    else:
+        _receive_inline(agent, message, sender, silent)
+
+
+def _receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:
+    # process_received_message without the method calls.
     own, partner = agent.name, getattr(sender, "name", "")
     stored = normalize(message, sending=False, own_name=own, partner_name=partner)
     agent.state.messages[sender].append(stored)

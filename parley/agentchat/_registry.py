@@ -193,6 +193,24 @@ class HookLists:
                 value = await _call_hook(hook, **kwargs)
         return value
 
+    async def before_reply(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What the reply functions see of ``messages``: the last message's content through the
+        ``process_last_received_message`` hooks (skipped for function calls, templates,
+        non-text content and ``"exit"``), then the whole list through the
+        ``process_all_messages_before_reply`` hooks."""
+        if self.at("process_last_received_message") and messages:
+            last = messages[-1]
+            content = last.get("content")
+            hookable = not (last.get("function_call") or last.get("context"))
+            if hookable and isinstance(content, (str, list)) and content != "exit":
+                new = await self.run("process_last_received_message", content)
+                if new != content:
+                    # A copy: hooks change what the model sees, not the stored history.
+                    messages = [*messages[:-1], {**last, "content": new}]
+        if self.at("process_all_messages_before_reply"):
+            messages = await self.run("process_all_messages_before_reply", messages)
+        return messages
+
 
 async def _call_hook(hook: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     # A plain hook runs in a worker thread like any user callback: hooks such as AutoGen's

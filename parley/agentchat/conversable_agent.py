@@ -18,7 +18,6 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
-from .._runtime import to_thread
 from ..code_utils import content_str
 from ..oai._streaming import echo_silenced
 from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
@@ -27,7 +26,7 @@ from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._chat_result import ChatResult
 from ._core import AgentState, StateView
 from ._delivery import no_driver, send_reply
-from ._messages import check_message, normalize
+from ._messages import check_message
 from ._registry import (
     HookLists,
     ReplyEntry,
@@ -222,14 +221,7 @@ class ConversableAgent(LLMAgent):
         # side stores it, and a repaired one is what the recipient gets (one warning, not two).
         partner = getattr(recipient, "name", "")
         message = check_message(message, sending=True, own_name=self._name, partner_name=partner)
-        if self._send_chain:
-            await to_thread(_compat.store_sent, self, message, recipient)
-        else:  # the same step, inline
-            self.state.messages[recipient].append(
-                normalize(
-                    message, sending=True, own_name=self._name, partner_name=partner, checked=True
-                )
-            )
+        await _compat.store_sent(self, message, recipient)
         await _delivery.receive(recipient, message, self, request_reply, silent)
 
     async def a_receive(
@@ -240,10 +232,7 @@ class ConversableAgent(LLMAgent):
         silent: bool | None = False,
     ) -> None:
         """Store ``message`` from ``sender``, show it, and answer it if a reply is wanted."""
-        if self._receive_chain:
-            await to_thread(self._process_received_message, message, sender, silent)
-        else:  # the same step, inline
-            _compat.receive_inline(self, message, sender, silent)
+        await _compat.store_received(self, message, sender, silent)
         history = self.state.messages[sender]
         if request_reply is False or (
             request_reply is None and not self.state.reply_at_receive[sender]
@@ -271,7 +260,7 @@ class ConversableAgent(LLMAgent):
         sync_chat = in_sync_chat()
         match = self._match_trigger if self._match_chain else match_trigger
         with no_driver():
-            messages = await self._run_received_hooks(messages)
+            messages = await self._hooks.before_reply(messages)
             for entry in list(self._reply_func_list):
                 if exclude and any(entry.matches_func(f) for f in exclude):
                     continue
@@ -283,20 +272,6 @@ class ConversableAgent(LLMAgent):
                 if final:
                     return reply  # type: ignore[no-any-return]
         return self._default_auto_reply
-
-    async def _run_received_hooks(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if self._hooks.at("process_last_received_message") and messages:
-            last = messages[-1]
-            content = last.get("content")
-            hookable = not (last.get("function_call") or last.get("context"))
-            if hookable and isinstance(content, (str, list)) and content != "exit":
-                new = await self._hooks.run("process_last_received_message", content)
-                if new != content:
-                    # A copy: hooks change what the model sees, not the stored history.
-                    messages = [*messages[:-1], {**last, "content": new}]
-        if self._hooks.at("process_all_messages_before_reply"):
-            messages = await self._hooks.run("process_all_messages_before_reply", messages)
-        return messages
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)
