@@ -131,9 +131,8 @@ class FakeLLMServer:
         models: the ids listed by ``GET /v1/models``.
         responder: see :attr:`responder`.
         context_window: when set, a request whose messages (or longest prompt) count more
-            tokens (as
-            ``parley.token_count_utils.count_token`` counts them) gets OpenAI's 400
-            ``context_length_exceeded``.
+            tokens (as ``parley.token_count_utils.count_token`` counts them) gets OpenAI's
+            400 ``context_length_exceeded``.
     """
 
     def __init__(
