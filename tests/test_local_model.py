@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 
 from parley import AssistantAgent, OpenAIWrapper, UserProxyAgent
@@ -22,9 +24,11 @@ from parley.local import (
     INSTALL_HINT,
     MODEL_NAME,
     LocalLlamaClient,
+    LocalModelServer,
     LocalModelUnavailableError,
     find_model_file,
     local_config_list,
+    serve_local_model,
 )
 
 # -- units, without the model -------------------------------------------------------------
@@ -262,3 +266,170 @@ def _assert_a_clean_coding_chat(out: str) -> None:
     assert re.search(r"code executed: [1-9] time\(s\), last exitcode: \d", out)
     assert "\nsummary: " in out
     assert f"cost: $0.0000 ({MODEL_NAME}:" in out
+
+
+# -- the model behind an OpenAI-compatible endpoint ---------------------------------------
+
+
+class FakeCompletingLlama(FakeLlama):
+    """FakeLlama that also completes raw prompts: the reply names its prompt and seed."""
+
+    def create_completion(self, prompt: Any, **options: Any) -> Any:
+        self.calls.append({"prompt": prompt, **options})
+        if isinstance(prompt, str) and len(prompt) > 100:
+            raise ValueError("Requested tokens (101) exceed context window of 100")
+        return {
+            "id": "cmpl-1",
+            "object": "text_completion",
+            "created": 0,
+            "model": "/somewhere/model.gguf",
+            "choices": [
+                {
+                    "text": f" after {prompt!r} with seed {options.get('seed')}",
+                    "index": 0,
+                    "logprobs": None,
+                    "finish_reason": "length",
+                }
+            ],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
+        }
+
+
+@pytest.fixture
+def fake_model_server() -> Iterator[tuple[LocalModelServer, FakeCompletingLlama]]:
+    model = FakeCompletingLlama()
+    with LocalModelServer(_client_with(model), "smollm2", "127.0.0.1", 0) as server:
+        yield server, model
+        assert server.errors == []
+
+
+def _openai(server: LocalModelServer) -> openai.OpenAI:
+    return openai.OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+
+
+def test_server_batches_n_generations_with_a_seed_each(
+    fake_model_server: tuple[LocalModelServer, FakeCompletingLlama],
+) -> None:
+    server, model = fake_model_server
+    with _openai(server) as client:
+        r = client.completions.create(
+            model="smollm2", prompt=["a", "b"], n=2, seed=7, max_tokens=5, temperature=0.5
+        )
+    # OpenAI's batch order: the n choices of the first prompt, then the next's.
+    assert [c.text for c in r.choices] == [
+        " after 'a' with seed 7",
+        " after 'a' with seed 8",
+        " after 'b' with seed 7",
+        " after 'b' with seed 8",
+    ]
+    assert all(c.finish_reason == "length" for c in r.choices)
+    assert r.model == "smollm2"
+    assert r.usage is not None
+    # Each prompt counted once, every generation's tokens counted.
+    assert (r.usage.prompt_tokens, r.usage.completion_tokens) == (6, 20)
+    assert model.calls[0] == {"prompt": "a", "seed": 7, "max_tokens": 5, "temperature": 0.5}
+
+
+def test_server_answers_chat_n_times_with_different_seeds(
+    fake_model_server: tuple[LocalModelServer, FakeCompletingLlama],
+) -> None:
+    server, model = fake_model_server
+    with _openai(server) as client:
+        r = client.chat.completions.create(
+            model="smollm2", messages=[{"role": "user", "content": "hi"}], n=2
+        )
+    assert len(r.choices) == 2
+    assert r.usage is not None
+    assert (r.usage.prompt_tokens, r.usage.completion_tokens) == (20, 14)
+    first, second = (call["seed"] for call in model.calls)
+    assert second == first + 1  # no seed asked for: a random one, then the next
+
+
+@pytest.mark.parametrize(
+    ("options", "param"),
+    [({"logprobs": 1}, "logprobs"), ({"best_of": 3}, "best_of"), ({"max_tokens": 0}, "max_tokens")],
+)
+def test_server_refuses_what_the_local_model_cannot_do(
+    fake_model_server: tuple[LocalModelServer, FakeCompletingLlama],
+    options: dict[str, Any],
+    param: str,
+) -> None:
+    server, model = fake_model_server
+    with _openai(server) as client, pytest.raises(openai.BadRequestError) as info:
+        client.completions.create(model="smollm2", prompt="p", **options)
+    assert info.value.param == param
+    assert model.calls == []
+
+
+def test_server_reports_a_prompt_longer_than_the_context(
+    fake_model_server: tuple[LocalModelServer, FakeCompletingLlama],
+) -> None:
+    server, _ = fake_model_server
+    with _openai(server) as client, pytest.raises(openai.BadRequestError) as info:
+        client.completions.create(model="smollm2", prompt="x" * 101)
+    assert info.value.code == "context_length_exceeded"
+    assert "context window" in info.value.message
+
+
+def test_server_config_list(
+    fake_model_server: tuple[LocalModelServer, FakeCompletingLlama],
+) -> None:
+    server, _ = fake_model_server
+    assert server.base_url == f"http://127.0.0.1:{server.port}/v1"
+    (entry,) = server.config_list()
+    assert entry == {"model": "smollm2", "base_url": server.base_url, "api_key": "sk-parley-local"}
+    assert server.config_list(model="other", temperature=0)[0]["model"] == "other"
+    with _openai(server) as client:
+        assert [m.id for m in client.models.list()] == ["smollm2"]
+
+
+@pytest.fixture(scope="module")
+def local_server(model_file: Path) -> Iterator[LocalModelServer]:
+    with serve_local_model(model_path=str(model_file)) as server:
+        yield server
+        assert server.errors == []
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_the_served_model_answers_chat_and_completions(local_server: LocalModelServer) -> None:
+    with _openai(local_server) as client:
+        chat = client.chat.completions.create(
+            model="smollm2",
+            messages=[{"role": "user", "content": "Name a colour."}],
+            max_tokens=16,
+            temperature=0,
+        )
+        text = client.completions.create(
+            model="smollm2", prompt="The capital of France is", max_tokens=8, temperature=0
+        )
+    assert chat.choices[0].message.content
+    assert text.choices[0].text
+    for usage in (chat.usage, text.usage):
+        assert usage is not None
+        assert usage.prompt_tokens > 0
+        assert 0 < usage.completion_tokens <= 16
+        assert usage.total_tokens == usage.prompt_tokens + usage.completion_tokens
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+async def test_the_served_model_gives_n_different_choices(local_server: LocalModelServer) -> None:
+    async with openai.AsyncOpenAI(
+        base_url=local_server.base_url, api_key="unused", max_retries=0
+    ) as client:
+        r = await client.completions.create(
+            model="smollm2", prompt="Once upon a time", max_tokens=12, temperature=1, n=2, seed=3
+        )
+        streamed = await client.completions.create(
+            model="smollm2",
+            prompt="Once upon a time",
+            max_tokens=12,
+            temperature=1,
+            seed=3,
+            stream=True,
+        )
+        pieces = [c.choices[0].text async for c in streamed if c.choices]
+    assert [c.index for c in r.choices] == [0, 1]
+    assert r.choices[0].text != r.choices[1].text  # seeds 3 and 4
+    assert "".join(pieces) == r.choices[0].text  # the same seed, the same text

@@ -168,7 +168,10 @@ def test_private_probes_import_nothing() -> None:
     [
         ("parley.cache", ["diskcache", "redis", "sqlite3", "parley.cache.disk_cache"]),
         ("parley.io", ["websockets", "parley.io.scripted", "parley.io.websockets"]),
-        ("parley.local", ["llama_cpp", "openai", "parley.oai", "importlib.metadata"]),
+        (
+            "parley.local",
+            ["llama_cpp", "openai", "parley.oai", "parley.testing", "importlib.metadata"],
+        ),
         ("parley.types", ["parley.agentchat", "parley.oai", "pydantic"]),
     ],
 )

@@ -10,6 +10,7 @@ An in-process client was chosen over an OpenAI-compatible server that parley wou
 stop: no port, no child process to clean up, no HTTP in the way, and it exercises the same
 ``register_model_client`` path a user's own client takes. ``create`` blocks; parley runs it in
 a worker thread, and a lock per loaded model keeps concurrent chats from sharing its KV cache.
+Clients that only speak HTTP get the same model from :func:`parley.local.serve_local_model`.
 """
 
 from __future__ import annotations
@@ -103,6 +104,19 @@ class LocalLlamaClient:
         raw = dict(raw)
         raw["model"] = self._model_name  # llama.cpp reports the file path
         return ChatCompletion.model_validate(raw)
+
+    def complete(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """One raw text completion of ``params["prompt"]`` (a str, or token ids of this
+        model's vocabulary), with the generation options of :meth:`create`; llama.cpp's
+        OpenAI-shaped result (one choice, the model's own token counts in ``usage``)."""
+        self.load()
+        assert self._loaded is not None
+        model, lock = self._loaded
+        options = {k: params[k] for k in _GENERATION_KEYS if params.get(k) is not None}
+        with lock:
+            raw = dict(model.create_completion(prompt=params["prompt"], **options))
+        raw["model"] = self._model_name  # llama.cpp reports the file path
+        return raw
 
     def _fit(
         self, model: Any, messages: list[dict[str, str]], max_tokens: int

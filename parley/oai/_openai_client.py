@@ -6,7 +6,9 @@ already validated, so the body goes to ``AsyncOpenAI.post`` as it is: the openai
 supplies auth, headers, base URL, Azure routing, timeouts and its error types. A request's
 ``extra_headers``, ``extra_query`` and ``extra_body`` are applied as ``create`` applies them:
 HTTP headers (over the client's own, ``Authorization`` included), URL query parameters, and
-keys merged over the JSON body.
+keys merged over the JSON body. OpenAI's legacy text completions (``POST /completions``, with a
+``prompt``: the API of ``gpt-3.5-turbo-instruct``) take the same path, options and errors
+(:meth:`OpenAIClient.a_create_completion`).
 
 Clients are async only. An ``AsyncOpenAI`` (and its connection pool) belongs to the event loop
 that makes the request: async callers use one on their own loop, sync callers one on parley's
@@ -19,13 +21,16 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Mapping
-from typing import Any, ClassVar
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._runtime import loop_resource, run_sync
 from ..exceptions import ConfigError, MalformedResponseError
 from ._cost import USAGE_KEYS, compute_cost
-from ._streaming import collect_stream
+from ._streaming import collect_stream, collect_text_stream
+
+if TYPE_CHECKING:
+    from openai.types import Completion
 
 __all__ = ["OpenAIClient", "missing_credentials"]
 
@@ -75,6 +80,26 @@ def missing_credentials(kwargs: Mapping[str, Any], api_type: str | None) -> str 
     return "no api_key in the config and the OPENAI_API_KEY environment variable is not set"
 
 
+def _request_options(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split a request's params into its JSON body and the openai request options."""
+    body = dict(params)
+    options: dict[str, Any] = dict(_security_option())
+    if "timeout" in body:
+        options["timeout"] = body.pop("timeout")
+    # As chat.completions.create does: the headers and query go on the HTTP request (the
+    # request options' "headers" and "params"), extra_body is merged over the JSON body.
+    extra_headers = body.pop("extra_headers", None)
+    extra_query = body.pop("extra_query", None)
+    extra_body = body.pop("extra_body", None)
+    if extra_headers is not None:
+        options["headers"] = extra_headers
+    if extra_query is not None:
+        options["params"] = extra_query
+    if extra_body is not None:
+        body.update(extra_body)
+    return body, options
+
+
 class OpenAIClient:
     """The ModelClient for OpenAI and OpenAI-compatible endpoints, and Azure OpenAI."""
 
@@ -110,8 +135,44 @@ class OpenAIClient:
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         """Send one chat-completion request; a streamed one is collected into one response."""
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return await self._post(
+            "/chat/completions", params, ChatCompletion, ChatCompletionChunk, collect_stream
+        )
+
+    def create(self, params: dict[str, Any]) -> Any:
+        """The ModelClient protocol's blocking form."""
+        return run_sync(self.a_create(params))
+
+    async def a_create_completion(self, params: dict[str, Any]) -> Completion:
+        """Send one legacy text-completion request (``POST /completions``, with ``prompt``
+        instead of ``messages``); returns an ``openai.types.Completion``, a streamed one
+        collected into one."""
+        from openai.types import Completion
+
+        # A text completion's chunks have the shape of the whole response.
+        response: Completion = await self._post(
+            "/completions", params, Completion, Completion, collect_text_stream
+        )
+        return response
+
+    def create_completion(self, params: dict[str, Any]) -> Completion:
+        """:meth:`a_create_completion`'s blocking form."""
+        return run_sync(self.a_create_completion(params))
+
+    async def _post(
+        self,
+        path: str,
+        params: dict[str, Any],
+        cast_to: type[Any],
+        chunk_type: type[Any],
+        collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
+    ) -> Any:
+        """POST ``params`` to ``path``: a ``cast_to``, or a stream of ``chunk_type`` collected
+        into one by ``collect``. A body that is not JSON is a MalformedResponseError."""
         try:
-            return await self._send(params)
+            return await self._send(path, params, cast_to, chunk_type, collect)
         except json.JSONDecodeError as e:
             where = (
                 self._kwargs.get("base_url")
@@ -123,48 +184,34 @@ class OpenAIClient:
                 f"valid JSON: {e}"
             ) from e
 
-    async def _send(self, params: dict[str, Any]) -> Any:
+    async def _send(
+        self,
+        path: str,
+        params: dict[str, Any],
+        cast_to: type[Any],
+        chunk_type: type[Any],
+        collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
+    ) -> Any:
         from openai import AsyncStream
-        from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         client = self._async_client()
-        body = dict(params)
-        options: dict[str, Any] = dict(_security_option())
-        if "timeout" in body:
-            options["timeout"] = body.pop("timeout")
-        # As chat.completions.create does: the headers and query go on the HTTP request (the
-        # request options' "headers" and "params"), extra_body is merged over the JSON body.
-        extra_headers = body.pop("extra_headers", None)
-        extra_query = body.pop("extra_query", None)
-        extra_body = body.pop("extra_body", None)
-        if extra_headers is not None:
-            options["headers"] = extra_headers
-        if extra_query is not None:
-            options["params"] = extra_query
-        if extra_body is not None:
-            body.update(extra_body)
+        body, options = _request_options(params)
         if body.get("stream"):
             if not self.azure:
                 body.setdefault("stream_options", {"include_usage": True})
             stream = await client.post(
-                "/chat/completions",
+                path,
                 body=body,
-                cast_to=ChatCompletion,
+                cast_to=cast_to,
                 options=options,
                 stream=True,
-                stream_cls=AsyncStream[ChatCompletionChunk],
+                stream_cls=AsyncStream[chunk_type],  # type: ignore[valid-type]
             )
             try:
-                return await collect_stream(stream, body)
+                return await collect(stream, body)
             finally:
                 await stream.close()
-        return await client.post(
-            "/chat/completions", body=body, cast_to=ChatCompletion, options=options
-        )
-
-    def create(self, params: dict[str, Any]) -> Any:
-        """The ModelClient protocol's blocking form."""
-        return run_sync(self.a_create(params))
+        return await client.post(path, body=body, cast_to=cast_to, options=options)
 
     def message_retrieval(self, response: Any) -> list[Any]:
         """Per choice: the message object if it calls tools or a function, else its text."""

@@ -1,9 +1,11 @@
-"""Consume a streamed chat completion: print tokens as they arrive, return the whole message.
+"""Consume a streamed completion: print tokens as they arrive, return the whole response.
 
 Content deltas of the first choice go to the current IOStream the moment they arrive; tool-call
 and function-call deltas are merged by index; the result is an ordinary ``ChatCompletion``, so
 callers cannot tell a streamed response from another. Usage comes from the stream's usage
 chunk when the server sends one (parley asks OpenAI for it); otherwise it is estimated.
+A legacy text completion's stream (``text_completion`` chunks) is collected the same way into
+one ``Completion``: texts joined per choice, logprobs joined, its first choice's text echoed.
 
 Differences from AutoGen, on purpose:
 
@@ -18,11 +20,11 @@ Differences from AutoGen, on purpose:
 from __future__ import annotations
 
 import contextvars
-from collections.abc import AsyncIterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["collect_stream", "echo_silenced", "estimate_tokens"]
+__all__ = ["collect_stream", "collect_text_stream", "echo_silenced", "estimate_tokens"]
 
 _silenced: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "parley_stream_silenced", default=False
@@ -107,14 +109,32 @@ class _Choice:
         return msg
 
 
-async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) -> Any:
-    """Drain ``stream`` (ChatCompletionChunk objects), echoing content, into a ChatCompletion."""
-    from openai.types.chat import ChatCompletion
+class _Drained:
+    """What every stream gives besides its choices: the first chunk (id, model, time), the
+    usage chunk's usage, and how many choice chunks came."""
 
+    __slots__ = ("chunks", "head", "usage")
+
+    def __init__(self, head: Any, usage: Any, chunks: int) -> None:
+        self.head, self.usage, self.chunks = head, usage, chunks
+
+    def usage_dict(self, prompt: int) -> dict[str, Any]:
+        """The stream's usage, or an estimate: ``prompt`` tokens, a token per chunk."""
+        if self.usage is not None:
+            return dict(self.usage.model_dump())
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": self.chunks,
+            "total_tokens": prompt + self.chunks,
+        }
+
+
+async def _drain(stream: AsyncIterable[Any], add: Callable[[Any], str | None]) -> _Drained:
+    """Feed each choice of each chunk to ``add``, which returns the new text to echo (printed
+    for the first choice only)."""
     from ..io import IOStream
 
     out = None if _silenced.get() else IOStream.get_default()
-    choices: dict[int, _Choice] = {}
     head: Any = None
     usage: Any = None
     chunks = 0
@@ -126,12 +146,9 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
                 usage = chunk.usage
             for c in chunk.choices:
                 chunks += 1
-                choice = choices.setdefault(c.index, _Choice())
-                choice.add(c.delta)
-                if c.finish_reason is not None:
-                    choice.finish_reason = c.finish_reason
-                if out is not None and c.index == 0 and c.delta.content:
-                    out.print(c.delta.content, end="", flush=True)
+                text = add(c)
+                if out is not None and c.index == 0 and text:
+                    out.print(text, end="", flush=True)
                     printed = True
     except BaseException as e:
         if out is not None and printed:
@@ -146,15 +163,24 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
         out.print("", flush=True)
     if head is None:
         raise ValueError("the model's stream ended without a single chunk")
-    if usage is not None:
-        usage_dict = usage.model_dump()
-    else:
-        prompt = estimate_tokens(_prompt_text(params.get("messages") or []))
-        usage_dict = {
-            "prompt_tokens": prompt,
-            "completion_tokens": chunks,
-            "total_tokens": prompt + chunks,
-        }
+    return _Drained(head, usage, chunks)
+
+
+async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) -> Any:
+    """Drain ``stream`` (ChatCompletionChunk objects), echoing content, into a ChatCompletion."""
+    from openai.types.chat import ChatCompletion
+
+    choices: dict[int, _Choice] = {}
+
+    def add(c: Any) -> str | None:
+        choice = choices.setdefault(c.index, _Choice())
+        choice.add(c.delta)
+        if c.finish_reason is not None:
+            choice.finish_reason = c.finish_reason
+        return c.delta.content  # type: ignore[no-any-return]
+
+    drained = await _drain(stream, add)
+    head = drained.head
     return ChatCompletion.model_validate(
         {
             "id": head.id,
@@ -171,6 +197,74 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
                 }
                 for i in sorted(choices)
             ],
-            "usage": usage_dict,
+            "usage": drained.usage_dict(
+                estimate_tokens(_prompt_text(params.get("messages") or []))
+            ),
+        }
+    )
+
+
+class _TextChoice:
+    __slots__ = ("finish_reason", "logprobs", "text")
+
+    def __init__(self) -> None:
+        self.text: list[str] = []
+        self.finish_reason: str | None = None
+        self.logprobs: dict[str, list[Any]] | None = None
+
+    def add(self, c: Any) -> None:
+        self.text.append(c.text or "")
+        if c.finish_reason is not None:
+            self.finish_reason = c.finish_reason
+        if c.logprobs is not None:
+            # Each chunk carries the logprobs of its own tokens: the lists are joined.
+            joined = self.logprobs if self.logprobs is not None else {}
+            for key, values in c.logprobs.model_dump().items():
+                if values is not None:
+                    joined.setdefault(key, []).extend(values)
+            self.logprobs = joined
+
+    def choice(self, index: int) -> dict[str, Any]:
+        return {
+            "index": index,
+            "text": "".join(self.text),
+            "finish_reason": self.finish_reason or "stop",
+            "logprobs": self.logprobs,
+        }
+
+
+def _prompt_tokens(prompt: Any) -> int:
+    """An estimate of a text completion's prompt tokens: a text's, or a token list's length."""
+    if isinstance(prompt, str):
+        return estimate_tokens(prompt)
+    if isinstance(prompt, list) and all(isinstance(p, int) for p in prompt):
+        return len(prompt)
+    if isinstance(prompt, list):
+        return sum(_prompt_tokens(p) for p in prompt)
+    return 0
+
+
+async def collect_text_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) -> Any:
+    """Drain ``stream`` (a legacy text completion's chunks, each an ``openai.types.Completion``),
+    echoing the first choice's text, into one Completion."""
+    from openai.types import Completion
+
+    choices: dict[int, _TextChoice] = {}
+
+    def add(c: Any) -> str | None:
+        choices.setdefault(c.index, _TextChoice()).add(c)
+        return c.text  # type: ignore[no-any-return]
+
+    drained = await _drain(stream, add)
+    head = drained.head
+    return Completion.model_validate(
+        {
+            "id": head.id,
+            "object": "text_completion",
+            "created": head.created,
+            "model": head.model,
+            "system_fingerprint": getattr(head, "system_fingerprint", None),
+            "choices": [choices[i].choice(i) for i in sorted(choices)],
+            "usage": drained.usage_dict(_prompt_tokens(params.get("prompt"))),
         }
     )

@@ -1,4 +1,5 @@
-"""Turn a scripted :class:`Reply` into the JSON bodies and SSE events OpenAI's API sends."""
+"""Turn a scripted :class:`Reply` into the JSON bodies and SSE events OpenAI's chat API sends,
+and the pieces both completion endpoints share (ids, usage, stream pieces, SSE, error bodies)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,25 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ._script import Choice, ErrorReply, Reply
 
-__all__ = ["Ids", "approx_tokens", "completion_body", "error_body", "stream_events", "usage_for"]
+__all__ = [
+    "Frame",
+    "Ids",
+    "approx_tokens",
+    "chat_prompt_tokens",
+    "completion_body",
+    "error_body",
+    "frame_for",
+    "include_usage",
+    "pieces",
+    "stream_events",
+    "usage_for",
+]
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 _ARG_PIECE = 16  # characters of tool-call arguments per streamed chunk
@@ -39,6 +52,9 @@ class Ids:
 
     def completion(self) -> str:
         return f"chatcmpl-fake-{next(self._completions)}"
+
+    def text_completion(self) -> str:
+        return f"cmpl-fake-{next(self._completions)}"
 
     def call(self) -> str:
         return f"call_fake_{next(self._calls)}"
@@ -73,12 +89,15 @@ def _choice_text(choice: Choice) -> str:
     return "".join(parts)
 
 
-def usage_for(
-    reply: Reply, request: Mapping[str, Any], choices: tuple[Choice, ...]
-) -> dict[str, int]:
-    """Usage numbers: the reply's own where given, else approximations from the texts."""
+def chat_prompt_tokens(request: Mapping[str, Any]) -> int:
+    """The approximate prompt tokens of a chat request: its messages, with per-message overhead."""
     messages = request.get("messages") or []
-    prompt = 3 + sum(4 + approx_tokens(_message_text(m)) for m in messages)
+    return 3 + sum(4 + approx_tokens(_message_text(m)) for m in messages)
+
+
+def usage_for(reply: Reply, prompt: int, choices: Iterable[Choice]) -> dict[str, int]:
+    """Usage numbers: the reply's own where given, else ``prompt`` (the request's approximate
+    prompt tokens) and approximations from the choices' texts."""
     completion = sum(approx_tokens(_choice_text(c)) for c in choices)
     given = dict(reply.usage or {})
     prompt = int(given.get("prompt_tokens", prompt))
@@ -89,7 +108,7 @@ def usage_for(
 
 
 @dataclass(frozen=True)
-class _Frame:
+class Frame:
     """What every body or chunk of one completion shares."""
 
     id: str
@@ -114,11 +133,16 @@ def effective_choices(reply: Reply, request: Mapping[str, Any]) -> tuple[Choice,
     return reply.choices
 
 
-def _frame(reply: Reply, request: Mapping[str, Any], ids: Ids) -> _Frame:
+def frame_for(reply: Reply, request: Mapping[str, Any], completion_id: str) -> Frame:
+    """The id, time and model of one completion: the reply's model, else the request's."""
     model = reply.model or request.get("model")
-    return _Frame(
-        ids.completion(), int(time.time()), model if isinstance(model, str) else "fake-model"
-    )
+    return Frame(completion_id, int(time.time()), model if isinstance(model, str) else "fake-model")
+
+
+def include_usage(request: Mapping[str, Any]) -> bool:
+    """Whether a streamed answer ends with a usage chunk (``stream_options.include_usage``)."""
+    options = request.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
 
 
 def _call_ids(choices: tuple[Choice, ...], ids: Ids) -> list[list[str]]:
@@ -128,7 +152,7 @@ def _call_ids(choices: tuple[Choice, ...], ids: Ids) -> list[list[str]]:
 def completion_body(reply: Reply, request: Mapping[str, Any], ids: Ids) -> dict[str, Any]:
     """The JSON body of a non-streamed chat completion."""
     choices = effective_choices(reply, request)
-    frame = _frame(reply, request, ids)
+    frame = frame_for(reply, request, ids.completion())
     out = []
     for index, (choice, call_ids) in enumerate(zip(choices, _call_ids(choices, ids), strict=True)):
         message: dict[str, Any] = {
@@ -160,11 +184,13 @@ def completion_body(reply: Reply, request: Mapping[str, Any], ids: Ids) -> dict[
         )
     body = frame.head("chat.completion")
     body["choices"] = out
-    body["usage"] = usage_for(reply, request, choices)
+    body["usage"] = usage_for(reply, chat_prompt_tokens(request), choices)
     return body
 
 
-def _pieces(text: str, size: int | None = None) -> list[str]:
+def pieces(text: str, size: int | None = None) -> list[str]:
+    """``text`` cut for streaming: word by word (a word with the spaces after it), or in
+    pieces of ``size`` characters."""
     if not text:
         return []
     if size is None:
@@ -174,7 +200,7 @@ def _pieces(text: str, size: int | None = None) -> list[str]:
 
 def _choice_deltas(choice: Choice, call_ids: list[str]) -> Iterator[dict[str, Any]]:
     yield {"role": "assistant", "content": "" if choice.content is not None else None}
-    for piece in _pieces(choice.content or ""):
+    for piece in pieces(choice.content or ""):
         yield {"content": piece}
     for i, (tc, cid) in enumerate(zip(choice.tool_calls, call_ids, strict=True)):
         head = {
@@ -184,11 +210,11 @@ def _choice_deltas(choice: Choice, call_ids: list[str]) -> Iterator[dict[str, An
             "function": {"name": tc.name, "arguments": ""},
         }
         yield {"tool_calls": [head]}
-        for piece in _pieces(tc.arguments, _ARG_PIECE):
+        for piece in pieces(tc.arguments, _ARG_PIECE):
             yield {"tool_calls": [{"index": i, "function": {"arguments": piece}}]}
     if choice.function_call is not None:
         yield {"function_call": {"name": choice.function_call.name, "arguments": ""}}
-        for piece in _pieces(choice.function_call.arguments, _ARG_PIECE):
+        for piece in pieces(choice.function_call.arguments, _ARG_PIECE):
             yield {"function_call": {"arguments": piece}}
 
 
@@ -200,15 +226,14 @@ def stream_events(reply: Reply, request: Mapping[str, Any], ids: Ids) -> list[di
     with ``stream_options: {"include_usage": true}``, as OpenAI does.
     """
     choices = effective_choices(reply, request)
-    frame = _frame(reply, request, ids)
-    options = request.get("stream_options")
-    include_usage = isinstance(options, Mapping) and options.get("include_usage") is True
+    frame = frame_for(reply, request, ids.completion())
+    with_usage = include_usage(request)
     events = []
 
     def chunk(choice_list: list[dict[str, Any]]) -> dict[str, Any]:
         c = frame.head("chat.completion.chunk")
         c["choices"] = choice_list
-        if include_usage:
+        if with_usage:
             c["usage"] = None
         return c
 
@@ -224,9 +249,9 @@ def stream_events(reply: Reply, request: Mapping[str, Any], ids: Ids) -> list[di
             "logprobs": None,
         }
         events.append(chunk([end]))
-    if include_usage:
+    if with_usage:
         last = chunk([])
-        last["usage"] = usage_for(reply, request, choices)
+        last["usage"] = usage_for(reply, chat_prompt_tokens(request), choices)
         events.append(last)
     return events
 

@@ -9,15 +9,18 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from ._endpoints import Endpoint
 from ._http import DropConnection, HttpResponse
-from ._render import Ids, completion_body, error_body, sse, stream_events
+from ._render import Ids, error_body, sse
 from ._script import Disconnect, ErrorReply, MalformedReply, Reply, ScriptItem
 
 __all__ = ["error_response", "json_response", "respond"]
 
 
-def respond(item: ScriptItem, body: dict[str, Any], ids: Ids, request_id: str) -> HttpResponse:
-    """The response for ``item``, the scripted answer to the chat request ``body``."""
+def respond(
+    item: ScriptItem, body: dict[str, Any], ids: Ids, request_id: str, endpoint: Endpoint
+) -> HttpResponse:
+    """The response for ``item``, the scripted answer to the ``endpoint`` request ``body``."""
     if isinstance(item, Disconnect):
         return HttpResponse(drop=True)
     if isinstance(item, ErrorReply):
@@ -26,12 +29,12 @@ def respond(item: ScriptItem, body: dict[str, Any], ids: Ids, request_id: str) -
         headers = {"Content-Type": item.content_type, "x-request-id": request_id}
         return HttpResponse(item.status, headers, item.body.encode())
     if body.get("stream") is True:
-        return _stream(item, body, ids, request_id)
-    return json_response(completion_body(item, body, ids), request_id)
+        return _stream(item, endpoint.events(item, body, ids), request_id)
+    return json_response(endpoint.body(item, body, ids), request_id)
 
 
-def _stream(reply: Reply, body: dict[str, Any], ids: Ids, request_id: str) -> HttpResponse:
-    chunks = [sse(e) for e in stream_events(reply, body, ids)] + [sse("[DONE]")]
+def _stream(reply: Reply, events: list[dict[str, Any]], request_id: str) -> HttpResponse:
+    chunks = [sse(e) for e in events] + [sse("[DONE]")]
     headers = {
         "Content-Type": "text/event-stream",
         "Cache-Control": "no-cache",

@@ -1,6 +1,7 @@
-"""Reject chat-completion requests the way OpenAI's API does, with its error wording.
+"""Reject completion requests (chat and legacy text) the way OpenAI's API does, with its wording.
 
-The basic checks (a JSON object with ``model`` and ``messages``) always run. The strict
+The basic checks (a JSON object with ``model`` and ``messages``, or ``prompt`` for a text
+completion) always run. The strict
 checks catch what a real API rejects but a lenient fake would let through, so a test fails on
 the fake exactly where production would fail: message ``name`` fields OpenAI refuses
 (AutoGen #941), tool results separated from their tool call (AutoGen #3164), bad tool names.
@@ -13,7 +14,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RequestError", "check_context_window", "validate_chat_request"]
+__all__ = [
+    "RequestError",
+    "check_context_window",
+    "prompt_texts",
+    "validate_chat_request",
+    "validate_completion_request",
+]
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 NAME_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -35,17 +42,7 @@ class RequestError(Exception):
 
 def validate_chat_request(body: Any, *, strict: bool = True) -> None:
     """Raise :class:`RequestError` if OpenAI's API would answer ``body`` with a 400."""
-    if not isinstance(body, Mapping):
-        raise RequestError("The request body must be a JSON object.", None, "invalid_type")
-    model = body.get("model")
-    if model is None:
-        raise RequestError(
-            "you must provide a model parameter", "model", "missing_required_parameter"
-        )
-    if not isinstance(model, str) or not model:
-        raise RequestError(
-            f"Invalid type for 'model': expected a non-empty string, got {model!r}.", "model"
-        )
+    _check_model(body)
     if "messages" not in body:
         raise RequestError(
             "Missing required parameter: 'messages'.", "messages", "missing_required_parameter"
@@ -68,23 +65,74 @@ def validate_chat_request(body: Any, *, strict: bool = True) -> None:
         _check_options(body)
 
 
+def validate_completion_request(body: Any, *, strict: bool = True) -> None:
+    """Raise :class:`RequestError` if OpenAI's API would answer the legacy text-completion
+    request ``body`` (``POST /v1/completions``) with a 400."""
+    _check_model(body)
+    if "prompt" not in body:
+        raise RequestError(
+            "Missing required parameter: 'prompt'.", "prompt", "missing_required_parameter"
+        )
+    if strict:
+        _check_prompt(body["prompt"])
+        _check_options(body)
+        _check_completion_options(body)
+
+
+def prompt_texts(prompt: Any) -> list[str | list[int]]:
+    """The prompts of a text-completion request, one per batch entry: a string, or a list of
+    token ids. OpenAI's forms: a str, a list of str, a list of ints (one tokenised prompt), a
+    list of lists of ints. ``null`` is the empty document. Lenient with anything else (a
+    non-strict server lets it through), which becomes one prompt of its JSON text."""
+    if prompt is None:
+        return [""]
+    if isinstance(prompt, str) or _is_tokens(prompt):
+        return [prompt]
+    if isinstance(prompt, list) and prompt:
+        return [p if isinstance(p, str) or _is_tokens(p) else str(p) for p in prompt]
+    return [str(prompt)]
+
+
 def check_context_window(body: Mapping[str, Any], window: int) -> None:
-    """Refuse, as OpenAI does, a request whose messages count more than ``window`` tokens
-    (counted with :func:`parley.token_count_utils.count_token` for the request's model, or as
-    ``gpt-4-0613`` when that model's chat format is unknown, such as ``fake-model``)."""
+    """Refuse, as OpenAI does, a request whose messages (or longest prompt) count more than
+    ``window`` tokens (counted with :func:`parley.token_count_utils.count_token` for the
+    request's model, or as ``gpt-4-0613`` when that model's chat format is unknown, such as
+    ``fake-model``; a prompt of token ids counts its ids)."""
     from ..token_count_utils import count_token
 
-    messages = body["messages"]
-    try:
-        tokens = count_token(messages, model=body["model"])
-    except NotImplementedError:
-        tokens = count_token(messages, model="gpt-4-0613")
+    model = body["model"]
+    if "messages" in body:
+        what = "messages"
+        try:
+            tokens = count_token(body["messages"], model=model)
+        except NotImplementedError:
+            tokens = count_token(body["messages"], model="gpt-4-0613")
+    else:
+        what = "prompt"
+        tokens = max(
+            len(p) if isinstance(p, list) else count_token(p, model=model)
+            for p in prompt_texts(body["prompt"])
+        )
     if tokens > window:
         raise RequestError(
-            f"This model's maximum context length is {window} tokens. However, your messages "
-            f"resulted in {tokens} tokens. Please reduce the length of the messages.",
-            "messages",
+            f"This model's maximum context length is {window} tokens. However, your {what} "
+            f"resulted in {tokens} tokens. Please reduce the length of the {what}.",
+            what,
             "context_length_exceeded",
+        )
+
+
+def _check_model(body: Any) -> None:
+    if not isinstance(body, Mapping):
+        raise RequestError("The request body must be a JSON object.", None, "invalid_type")
+    model = body.get("model")
+    if model is None:
+        raise RequestError(
+            "you must provide a model parameter", "model", "missing_required_parameter"
+        )
+    if not isinstance(model, str) or not model:
+        raise RequestError(
+            f"Invalid type for 'model': expected a non-empty string, got {model!r}.", "model"
         )
 
 
@@ -228,21 +276,97 @@ def _check_tools(body: Mapping[str, Any]) -> None:
 
 
 def _check_options(body: Mapping[str, Any]) -> None:
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
+    """The options chat and text completions share."""
+    _check_bool(body, "stream")
+    _check_int(body, "n", 1, 128)
+    _check_number(body, "temperature", 0, 2)
+    _check_number(body, "top_p", 0, 1)
+
+
+def _check_completion_options(body: Mapping[str, Any]) -> None:
+    """The legacy text-completion options, with the ranges of OpenAI's API reference."""
+    _check_int(body, "best_of", 0, 20)
+    _check_int(body, "logprobs", 0, 5)
+    # 0 is allowed: echo=true with max_tokens=0 scores a prompt without generating.
+    _check_int(body, "max_tokens", 0, None)
+    _check_number(body, "presence_penalty", -2, 2)
+    _check_number(body, "frequency_penalty", -2, 2)
+    _check_bool(body, "echo")
+    stop = body.get("stop")
+    if stop is not None and not (
+        isinstance(stop, str)
+        or (isinstance(stop, list) and len(stop) <= 4 and all(isinstance(s, str) for s in stop))
+    ):
         raise RequestError(
-            "Invalid type for 'stream': expected a boolean.", "stream", "invalid_type"
+            f"Invalid 'stop': expected a string or an array of at most 4 strings, got {stop!r}.",
+            "stop",
+            "invalid_value",
         )
-    n = body.get("n")
-    if n is not None and (not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128):
-        raise RequestError(f"Invalid 'n': expected an integer from 1 to 128, got {n!r}.", "n")
-    for key, high in (("temperature", 2), ("top_p", 1)):
-        v = body.get(key)
-        if v is not None and (
-            isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= high
-        ):
-            raise RequestError(
-                f"Invalid '{key}': expected a number from 0 to {high}, got {v!r}.",
-                key,
-                "invalid_value",
-            )
+    best_of, n = body.get("best_of"), body.get("n")
+    if best_of is not None and best_of < (1 if n is None else n):
+        raise RequestError("best_of must be greater than or equal to n", "best_of")
+    if best_of is not None and best_of > 1 and body.get("stream") is True:
+        raise RequestError(
+            "Cannot stream results when best_of is greater than 1: the best of several "
+            "completions is known only once all of them are done.",
+            "best_of",
+        )
+
+
+def _check_prompt(prompt: Any) -> None:
+    if prompt is None or isinstance(prompt, str) or _is_tokens(prompt):
+        return
+    if isinstance(prompt, list) and prompt:
+        if all(isinstance(p, str) for p in prompt) or all(_is_tokens(p) for p in prompt):
+            return
+    elif isinstance(prompt, list):
+        raise RequestError(
+            "Invalid 'prompt': empty array. Expected an array with minimum length 1, "
+            "but got an empty array instead.",
+            "prompt",
+            "empty_array",
+        )
+    raise RequestError(
+        "Invalid type for 'prompt': expected one of a string, an array of strings, an array of "
+        f"integers (tokens) or an array of arrays of integers, but got {prompt!r} instead.",
+        "prompt",
+        "invalid_type",
+    )
+
+
+def _is_tokens(value: Any) -> bool:
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value)
+    )
+
+
+def _check_bool(body: Mapping[str, Any], key: str) -> None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise RequestError(f"Invalid type for '{key}': expected a boolean.", key, "invalid_type")
+
+
+def _check_int(body: Mapping[str, Any], key: str, low: int, high: int | None) -> None:
+    v = body.get(key)
+    if v is None:
+        return
+    if isinstance(v, int) and not isinstance(v, bool) and v >= low and (high is None or v <= high):
+        return
+    wanted = f"from {low} to {high}" if high is not None else f">= {low}"
+    raise RequestError(
+        f"Invalid '{key}': expected an integer {wanted}, got {v!r}.", key, "invalid_value"
+    )
+
+
+def _check_number(body: Mapping[str, Any], key: str, low: float, high: float) -> None:
+    v = body.get(key)
+    if v is not None and (
+        isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high
+    ):
+        raise RequestError(
+            f"Invalid '{key}': expected a number from {low} to {high}, got {v!r}.",
+            key,
+            "invalid_value",
+        )

@@ -1,4 +1,5 @@
-"""``FakeLLMServer``: a real HTTP server on loopback that speaks OpenAI's chat-completions protocol.
+"""``FakeLLMServer``: a real HTTP server on loopback that speaks OpenAI's chat-completions protocol
+(and its legacy text completions).
 
 It answers from a script, so agents can be tested through the real ``openai`` client without
 a model, a key or a network::
@@ -27,7 +28,18 @@ is *abandoned*: the server stops working on it and lists it in ``server.abandone
 ``server.open_connections`` counts the client connections open now (keep-alive connections
 included), to check that a client closes its connection pool.
 
-Where an answer comes from, for each chat-completion request:
+It also answers OpenAI's legacy text completions (``POST /v1/completions``, the API of
+``gpt-3.5-turbo-instruct``: ``client.completions.create(model=..., prompt=...)``) from the
+same script: a reply's text becomes the choice's ``text``. A list of k prompts with ``n``
+choices each gets k * n choices (choice ``i`` answers prompt ``i // n``; the scripted choices
+are repeated to fill them), ``echo`` puts the prompt before the text, ``logprobs=k`` gets
+OpenAI's logprobs object with made-up, deterministic values, and ``stream`` streams it as
+``text_completion`` chunks. A responder tells the two kinds apart by the body (``prompt``
+rather than ``messages``), a test by :attr:`RecordedRequest.path`. A reply with tool calls
+cannot answer a text completion: the server answers a 500 saying so and keeps the error in
+``server.errors``.
+
+Where an answer comes from, for each completion request (chat or text):
 
 1. the queue (``add_reply``, ``add_error``, ``add_disconnect``, ``add_malformed``), first in
    first out;
@@ -51,7 +63,6 @@ import asyncio
 import collections
 import inspect
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -59,6 +70,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from ._endpoints import ENDPOINTS, Endpoint
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
 from ._respond import error_response, json_response, respond
@@ -66,21 +78,19 @@ from ._script import (
     Disconnect,
     ErrorReply,
     MalformedReply,
+    Reply,
     ScriptItem,
     make_error,
     make_reply,
     to_item,
 )
-from ._validation import RequestError, check_context_window, validate_chat_request
+from ._validation import RequestError, check_context_window
 
 __all__ = ["FakeLLMServer", "RecordedRequest", "Responder"]
 
 Responder = Callable[[dict[str, Any]], Any]
 DEFAULT_API_KEY = "sk-parley-fake"
 _START_TIMEOUT = 10.0
-_CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
-# Azure OpenAI: /openai/deployments/<deployment>/chat/completions?api-version=...
-_AZURE_CHAT = re.compile(r"^/openai/deployments/[^/]+/chat/completions$")
 _MODEL_PATHS = ("/v1/models", "/models")
 
 
@@ -105,22 +115,24 @@ class RecordedRequest:
 
 
 class FakeLLMServer:
-    """A scripted OpenAI-compatible chat-completions server on ``host`` (loopback by default).
+    """A scripted OpenAI-compatible server of chat (and legacy text) completions on ``host``
+    (loopback by default).
 
     Args:
         host: interface to bind; keep the default loopback address in tests.
         port: 0 picks a free port.
         strict: reject what OpenAI's API rejects (bad ``name`` fields, tool results without
             their tool call, bad tool names, out-of-range options), with OpenAI's wording.
-            Missing ``model``/``messages`` and bad JSON are always rejected.
+            Missing ``model``/``messages`` (``prompt`` for a text completion) and bad JSON
+            are always rejected.
         default: the answer when the queue is empty and no responder answers (see the module
             docstring); ``None`` answers with an explicit "script exhausted" error.
         api_key: when set, requests must carry ``Authorization: Bearer <api_key>`` or get 401.
         models: the ids listed by ``GET /v1/models``.
         responder: see :attr:`responder`.
-        context_window: when set, a request whose messages count more tokens (as
-            ``parley.token_count_utils.count_token`` counts them) gets OpenAI's 400
-            ``context_length_exceeded``.
+        context_window: when set, a request whose messages (or longest prompt) count more
+            tokens (as ``parley.token_count_utils.count_token`` counts them) gets OpenAI's
+            400 ``context_length_exceeded``.
     """
 
     def __init__(
@@ -317,14 +329,15 @@ class FakeLLMServer:
 
     @property
     def received(self) -> list[RecordedRequest]:
-        """Every chat-completion request received, in order, as :class:`RecordedRequest`:
-        method, path, query string, headers (lower-cased names) and body."""
+        """Every completion request received (chat and text, told apart by ``path``), in
+        order, as :class:`RecordedRequest`: method, path, query string, headers (lower-cased
+        names) and body."""
         with self._lock:
             return list(self._received)
 
     @property
     def requests(self) -> list[Any]:
-        """The parsed body of every chat-completion request received, in order."""
+        """The parsed body of every completion request (chat or text) received, in order."""
         with self._lock:
             return [r.json for r in self._received if r.json is not None]
 
@@ -332,17 +345,17 @@ class FakeLLMServer:
     def last_request(self) -> Any:
         requests = self.requests
         if not requests:
-            raise LookupError("FakeLLMServer has received no chat-completion request yet")
+            raise LookupError("FakeLLMServer has received no completion request yet")
         return requests[-1]
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[Any]:
-        """Block until ``count`` chat-completion requests have arrived (or raise TimeoutError)."""
+        """Block until ``count`` completion requests have arrived (or raise TimeoutError)."""
         self._wait_for(self._received, count, timeout, "requests arrived")
         return self.requests
 
     @property
     def abandoned(self) -> list[RecordedRequest]:
-        """The chat-completion requests whose client closed the connection before the answer
+        """The completion requests whose client closed the connection before the answer
         was sent (while the server waited for a ``delay``, say), in order."""
         with self._lock:
             return list(self._abandoned)
@@ -368,12 +381,14 @@ class FakeLLMServer:
     async def _handle(self, request: HttpRequest) -> HttpResponse:
         request_id = self._ids.request()
         path = request.path.rstrip("/")
-        if path in _CHAT_PATHS or _AZURE_CHAT.match(path):
-            if request.method != "POST":
-                return error_response(
-                    make_error(405, f"Method {request.method} not allowed on {path}"), request_id
-                )
-            return await self._chat(request, request_id)
+        for endpoint in ENDPOINTS:
+            if endpoint.matches(path):
+                if request.method != "POST":
+                    return error_response(
+                        make_error(405, f"Method {request.method} not allowed on {path}"),
+                        request_id,
+                    )
+                return await self._complete(request, request_id, endpoint)
         if path in _MODEL_PATHS or any(path.startswith(p + "/") for p in _MODEL_PATHS):
             return self._models(request, path, request_id)
         return error_response(
@@ -411,7 +426,9 @@ class FakeLLMServer:
                 return json_response(model, request_id)
         return error_response(make_error(404, f"The model '{wanted}' does not exist"), request_id)
 
-    async def _chat(self, request: HttpRequest, request_id: str) -> HttpResponse:
+    async def _complete(
+        self, request: HttpRequest, request_id: str, endpoint: Endpoint
+    ) -> HttpResponse:
         try:
             body: Any = json.loads(request.body)
         except (ValueError, UnicodeDecodeError) as e:
@@ -440,7 +457,7 @@ class FakeLLMServer:
             return denied
         if error is None:
             try:
-                validate_chat_request(body, strict=self.strict)
+                endpoint.validate(body, strict=self.strict)
                 if self.context_window is not None:
                     check_context_window(body, self.context_window)
             except RequestError as e:
@@ -448,7 +465,7 @@ class FakeLLMServer:
         if error is not None:
             return error_response(error, request_id)
         try:
-            item = await self._next_item(body)
+            item = self._sendable(await self._next_item(body, endpoint), endpoint)
             if item.delay:
                 await asyncio.sleep(item.delay)
         except asyncio.CancelledError:
@@ -457,9 +474,19 @@ class FakeLLMServer:
                     self._abandoned.append(record)
                     self._arrived.notify_all()
             raise
-        return respond(item, body, self._ids, request_id)
+        return respond(item, body, self._ids, request_id, endpoint)
 
-    async def _next_item(self, body: dict[str, Any]) -> ScriptItem:
+    def _sendable(self, item: ScriptItem, endpoint: Endpoint) -> ScriptItem:
+        """``item``, or a 500 saying why it cannot answer ``endpoint`` (a script mistake, kept
+        in :attr:`errors` as a responder's exception is)."""
+        problem = endpoint.unsendable(item) if isinstance(item, Reply) else None
+        if problem is None:
+            return item
+        with self._lock:
+            self.errors.append(ValueError(problem))
+        return make_error(500, problem, type="script_error", headers={"x-should-retry": "false"})
+
+    async def _next_item(self, body: dict[str, Any], endpoint: Endpoint) -> ScriptItem:
         with self._lock:
             if self._queue:
                 return self._queue.popleft()
@@ -485,7 +512,7 @@ class FakeLLMServer:
             count = len(self._received)
         return make_error(
             500,
-            f"FakeLLMServer: no scripted answer left for chat-completion request #{count} "
+            f"FakeLLMServer: no scripted answer left for {endpoint.what} request #{count} "
             "(the queue is empty and no responder answered). Queue more with "
             "server.add_reply(...), set server.responder, or pass default= to FakeLLMServer.",
             type="script_exhausted",

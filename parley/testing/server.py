@@ -49,7 +49,10 @@ def load_script(path: str | Path) -> tuple[list[Any], Any]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m parley.testing.server",
-        description="Serve scripted OpenAI chat completions on loopback (see parley.testing).",
+        description=(
+            "Serve scripted OpenAI chat (and legacy text) completions on loopback "
+            "(see parley.testing)."
+        ),
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="interface to bind (default: 127.0.0.1)"
