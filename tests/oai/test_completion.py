@@ -414,3 +414,51 @@ def test_test_requests_run_concurrently(fake_llm: FakeLLMServer) -> None:
     )
     arrivals = sorted(r.time for r in fake_llm.received)
     assert arrivals[-1] - arrivals[0] < 0.3  # all six were in flight together
+
+
+def test_completion_models_use_the_text_endpoint(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply(choices=[" four", " 4"])
+    response = Completion.create(
+        {"q": "2 + 2"},
+        prompt="Q: {q}\nA:",
+        allow_format_str_template=True,
+        n=2,
+        logprobs=1,
+        max_tokens=5,
+        **entry(fake_llm, "text-davinci-003"),
+    )
+    (request,) = fake_llm.received
+    assert request.path.endswith("/completions")
+    assert not request.path.endswith("/chat/completions")
+    assert request.json == {
+        "model": "text-davinci-003",
+        "prompt": "Q: 2 + 2\nA:",
+        "n": 2,
+        "logprobs": 1,
+        "max_tokens": 5,
+    }
+    assert Completion.extract_text(response) == [" four", " 4"]
+    assert Completion.extract_text_or_function_call(response) == [" four", " 4"]
+    assert response["choices"][0]["logprobs"]["tokens"]
+    assert response["cost"] == pytest.approx(0.02 * response["usage"]["total_tokens"] / 1000)
+
+
+def test_instruct_and_streamed_completions(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply("streamed text")
+    response = Completion.create(
+        prompt="go", stream=True, **entry(fake_llm, "gpt-3.5-turbo-instruct")
+    )
+    assert fake_llm.received[0].path.endswith("/v1/completions")
+    assert Completion.extract_text(response) == ["streamed text"]
+    assert response["usage"]["completion_tokens"] > 0
+    # the same model through ChatCompletion goes to the chat endpoint
+    fake_llm.add_reply("chat text")
+    ChatCompletion.create(prompt="go", **entry(fake_llm, "gpt-3.5-turbo-instruct"))
+    assert fake_llm.received[1].path.endswith("/chat/completions")
+
+
+def test_completion_history_is_keyed_by_prompt_and_texts(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply("done")
+    Completion.start_logging()
+    Completion.create(prompt="p", **entry(fake_llm, "text-ada-001"))
+    assert list(Completion.logged_history) == [json.dumps(["p", "done"], sort_keys=True)]
