@@ -64,7 +64,7 @@ class _SearchSpace:
 
             space = default_search_space(chat=owner._chat_only)
             type.__setattr__(owner, "_search_space", space)
-        return space  # type: ignore[no-any-return]
+        return space
 
 
 def _as_dict(response: Any) -> dict[str, Any]:
@@ -418,10 +418,20 @@ class Completion(metaclass=_CompletionType):
         optimization_budget: float | None = None,
         num_samples: int | None = 1,
         logging_level: int | None = logging.WARNING,
+        *,
+        search_seed: int = 20,
+        max_concurrency: int = 8,
         **config: Any,
     ) -> tuple[dict[str, Any], Any]:
         """Search inference settings for the best ``metric`` on ``data``; returns
-        ``(best config, flaml's analysis)``. See :mod:`parley.oai._tune`."""
+        ``(best config, flaml's analysis)``. See :mod:`parley.oai._tune`.
+
+        ``config`` overrides :attr:`default_search_space` (constants or ``flaml.tune``
+        domains; a list of prompts, messages or stops is a choice). parley's additions:
+        ``search_seed`` (the same call proposes the same trials), ``max_concurrency``
+        (requests in flight within a trial); ``log_file_name`` is a JSON-lines trial log
+        from which an interrupted run resumes.
+        """
         from ._tune import tune
 
         return tune(
@@ -435,6 +445,8 @@ class Completion(metaclass=_CompletionType):
             optimization_budget=optimization_budget,
             num_samples=num_samples,
             logging_level=logging_level,
+            search_seed=search_seed,
+            max_concurrency=max_concurrency,
             **config,
         )
 
