@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -131,7 +132,10 @@ class _Trials:
 
 
 def _qualified_name(func: Any) -> str:
-    return f"{getattr(func, '__module__', '?')}.{getattr(func, '__qualname__', repr(func))}"
+    # A callable object is named by its class: its repr may hold an address that changes
+    # from run to run, which would make every log look like another problem's.
+    named = func if hasattr(func, "__qualname__") else type(func)
+    return f"{named.__module__}.{named.__qualname__}"
 
 
 def tune(
@@ -216,7 +220,7 @@ def tune(
                 num_samples=samples,
                 verbose=0,
             )
-        best_trial = analysis.best_trial
+        best_trial = analysis.best_trial if _any_scored(analysis, metric) else None
         if best_trial is None:
             logger.warning(
                 "no trial of tune() produced a %s within the budgets; returning an empty config "
@@ -230,6 +234,14 @@ def tune(
         return best, analysis
     finally:
         logger.setLevel(old_level)
+
+
+def _any_scored(analysis: Any, metric: str) -> bool:
+    # flaml warns when asked for the best of trials that were all rejected (metric +-inf).
+    return any(
+        math.isfinite(float((trial.last_result or {}).get(metric, math.nan)))
+        for trial in analysis.trials
+    )
 
 
 def _remember(cls: Any, settings: TuneSettings, problem: SearchProblem) -> None:
