@@ -31,6 +31,9 @@ __all__ = ["FORMAT", "Record", "TrialLog", "describe", "fingerprint", "loggable"
 logger = logging.getLogger("parley.oai.completion")
 
 FORMAT = "parley.tune/1"
+# The attributes that define a flaml domain (bounds, categories) and its sampler (log base,
+# quantisation, the sampler it quantises).
+_DOMAIN_FIELDS = ("lower", "upper", "categories", "sampler", "base", "q")
 
 
 def describe(value: Any) -> Any:
@@ -44,8 +47,10 @@ def describe(value: Any) -> Any:
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     module = getattr(type(value), "__module__", "")
-    if module.startswith("flaml") and hasattr(value, "__dict__"):
-        return {"__type__": type(value).__qualname__, **describe(dict(sorted(vars(value).items())))}
+    if module.startswith("flaml"):
+        # Only what defines a domain: flaml adds bookkeeping attributes while it searches.
+        defining = {k: getattr(value, k) for k in _DOMAIN_FIELDS if hasattr(value, k)}
+        return {"__type__": type(value).__qualname__, **describe(defining)}
     if callable(value) and hasattr(value, "__qualname__"):
         return f"{getattr(value, '__module__', '?')}.{value.__qualname__}"
     return repr(value)

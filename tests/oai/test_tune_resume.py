@@ -13,11 +13,13 @@ import pytest
 
 from parley.oai import ChatCompletion
 from parley.oai._tune_log import loggable
+from parley.oai._tune_space import flaml_modules
 from parley.testing import FakeLLMServer
 
 from .tune_support import asked, endpoint, question_data, solver, success
 
 pytestmark = pytest.mark.usefixtures("tuning")
+tune = flaml_modules().tune
 DATA = question_data(4)
 PROMPTS = ["{question}", "Think step by step. {question}"]
 
@@ -99,6 +101,25 @@ def test_an_interrupted_run_resumes_from_its_log(fake_llm: FakeLLMServer, tuning
     again_best, _ = _tune(fake_llm, tuning / "copy.jsonl")
     assert len(fake_llm.requests) < fresh_requests
     assert again_best == best
+
+
+def test_a_finished_run_replays_in_full_from_its_log(
+    fake_llm: FakeLLMServer, tuning: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = tuning / "tune.jsonl"
+    # A search space of its own: flaml adds attributes to the domains it has searched, which
+    # must not make the second run look like another problem.
+    best, first = _tune(fake_llm, log, num_samples=4, n=tune.randint(1, 8))
+    fake_llm.reset()
+    _eval["calls"] = 0
+    _fresh_cache(tuning, "empty")
+    again, second = _tune(fake_llm, log, num_samples=4, n=tune.randint(1, 8))
+    assert (fake_llm.requests, _eval["calls"]) == ([], 0)
+    assert again == best
+    assert [t.last_result["cost"] for t in second.trials] == [
+        t.last_result["cost"] for t in first.trials
+    ]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
 def test_the_log_format(fake_llm: FakeLLMServer, tuning: Path) -> None:
