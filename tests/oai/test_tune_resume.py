@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +20,16 @@ from parley.oai._tune_log import loggable
 from parley.oai._tune_space import flaml_modules
 from parley.testing import FakeLLMServer
 
-from .tune_support import asked, endpoint, question_data, solver, success
+from . import tune_support
+from .tune_support import (
+    KILL_AT,
+    asked,
+    endpoint,
+    question_data,
+    solver,
+    success,
+    tune_to_kill,
+)
 
 pytestmark = pytest.mark.usefixtures("tuning")
 tune = flaml_modules().tune
@@ -101,6 +114,35 @@ def test_an_interrupted_run_resumes_from_its_log(fake_llm: FakeLLMServer, tuning
     again_best, _ = _tune(fake_llm, tuning / "copy.jsonl")
     assert len(fake_llm.requests) < fresh_requests
     assert again_best == best
+
+
+def test_a_run_killed_with_sigkill_resumes(fake_llm: FakeLLMServer, tuning: Path) -> None:
+    scored = tune_support.scored_calls
+    scored[0] = 0
+    best, analysis = tune_to_kill(fake_llm.base_url, str(tuning / "ref.jsonl"), str(tuning / "a"))
+    fresh_requests, fresh_scored = len(fake_llm.requests), scored[0]
+    fake_llm.reset()
+    log, cache = str(tuning / "killed.jsonl"), str(tuning / "b")
+    child = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+        "from tests.oai.tune_support import tune_to_kill\n"
+        f"tune_to_kill({fake_llm.base_url!r}, {log!r}, {cache!r})\n"
+    )
+    # Killed while scoring its second scored trial: no cleanup ran, the log is as it was.
+    env = {**os.environ, KILL_AT: "5"}
+    done = subprocess.run([sys.executable, "-c", child], env=env, capture_output=True, timeout=60)
+    assert done.returncode == -signal.SIGKILL, done.stderr.decode()
+    killed_requests = len(fake_llm.requests)
+    assert 0 < killed_requests < fresh_requests
+    assert len(_lines(Path(log))) > 1
+    fake_llm.reset()
+    scored[0] = 0
+    resumed_best, resumed = tune_to_kill(fake_llm.base_url, log, cache)
+    assert killed_requests + len(fake_llm.requests) == fresh_requests
+    assert scored[0] == fresh_scored - 4  # the one trial scored before the kill is replayed
+    assert resumed_best == best
+    assert [t.config for t in resumed.trials] == [t.config for t in analysis.trials]
 
 
 def test_a_finished_run_replays_in_full_from_its_log(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from collections.abc import Callable
 from typing import Any
 
@@ -53,3 +55,37 @@ def success(responses: list[Any], question: str, answer: str) -> dict[str, Any]:
         "success": float(any(right)),
         "voted_answer": max(set(responses), key=responses.count),
     }
+
+
+# -- a tuning run killed with SIGKILL (tests/oai/test_tune_resume.py) ---------------------------
+
+KILL_AT = "PARLEY_TEST_TUNE_KILL_AT"
+scored_calls = [0]  # success_or_die's calls in this process
+
+
+def success_or_die(responses: list[Any], question: str, answer: str) -> dict[str, Any]:
+    """``success``; with ``$PARLEY_TEST_TUNE_KILL_AT=k`` the process kills itself (SIGKILL: no
+    cleanup, no finally) on the k-th call."""
+    scored_calls[0] += 1
+    if scored_calls[0] == int(os.environ.get(KILL_AT, "0")):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return success(responses, question, answer)
+
+
+def tune_to_kill(base_url: str, log: str, cache_root: str) -> tuple[dict[str, Any], Any]:
+    """The run the SIGKILL test interrupts (in a child process) and resumes (in the test)."""
+    from parley.oai import ChatCompletion
+
+    ChatCompletion.set_cache(41, cache_root)
+    return ChatCompletion.tune(
+        question_data(4),
+        "success",
+        "max",
+        success_or_die,
+        log_file_name=log,
+        inference_budget=0.003,
+        num_samples=6,
+        prompt=["{question}", "Think step by step. {question}"],
+        allow_format_str_template=True,
+        config_list=[{"base_url": base_url, "api_key": "sk-tune-test"}],
+    )
