@@ -424,3 +424,16 @@ def test_completions_run_in_docker_by_default(workspace: Path) -> None:
         [BROKEN, in_container], DEFINITION, TEST, "add_one", assertions=ASSERTIONS
     )
     assert (metrics["index_selected"], metrics["success"]) == (1, True)
+
+
+def test_setting_code_utils_working_dir_moves_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import parley.code_utils as code_utils
+
+    monkeypatch.setattr(code_utils, "WORKING_DIR", str(tmp_path / "elsewhere"))
+    exit_code, logs, _ = code_utils.execute_code(
+        "open('marker.txt', 'w').write('x')", use_docker=False
+    )
+    assert exit_code == 0, logs
+    assert (tmp_path / "elsewhere" / "marker.txt").exists()

@@ -42,6 +42,15 @@ logger = logging.getLogger("parley.code_utils")
 SENTINEL = object()
 # AutoGen's was a folder inside its installed package, where code could rewrite the package.
 WORKING_DIR = DEFAULT_WORK_DIR
+
+
+def _default_work_dir() -> str:
+    """``parley.code_utils.WORKING_DIR``, read when code runs: AutoGen users set that module
+    global to move the default work dir, and code_utils is where they set it."""
+    face = sys.modules.get("parley.code_utils")
+    return str(getattr(face, "WORKING_DIR", WORKING_DIR))
+
+
 DEFAULT_TIMEOUT = 600
 PATH_SEPARATOR = "\\" if WIN32 else "/"
 
@@ -85,7 +94,7 @@ def execute_code(
     generated = filename is None
     if filename is None:
         filename = default_filename(code or "", "py" if is_python else lang)
-    work_dir = WORKING_DIR if work_dir is None else work_dir
+    work_dir = _default_work_dir() if work_dir is None else work_dir
     check_work_dir(work_dir)
     # An unknown language raises NotImplementedError before anything is looked at or written.
     program = None if docker else sys.executable if is_python else _interpreter(lang)
