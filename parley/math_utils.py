@@ -29,13 +29,19 @@ _PROMPT = (
 
 
 def solve_problem(problem: str, **config: Any) -> tuple[Any, Any]:
-    """Ask ``Completion.create`` to solve ``problem`` with answers boxed; ``(voted answer,
-    cost)``. The legacy ``Completion`` API it uses raises ``AssertionError`` today."""
+    """Ask ``Completion.create`` to solve ``problem`` with the answer boxed (default
+    ``model="gpt-4"``; ``config`` overrides it and may add ``n`` for a vote); returns ``(the
+    voted response, cost)``.
+
+    Unlike AutoGen, the prompt's ``{problem}`` is filled (AutoGen sent it to the model
+    literally, as it did not pass ``allow_format_str_template``); an
+    ``allow_format_str_template`` in ``config`` still wins.
+    """
     from .code_utils import DEFAULT_MODEL
     from .oai.completion import Completion
 
-    params = {"model": DEFAULT_MODEL, "prompt": _PROMPT, **config}
-    response = Completion.create({"problem": problem}, **params)
+    params = {"model": DEFAULT_MODEL, "prompt": _PROMPT, "allow_format_str_template": True}
+    response = Completion.create({"problem": problem}, **{**params, **config})
     results = eval_math_responses(Completion.extract_text(response))
     return results.get("voted_answer"), response["cost"]
 

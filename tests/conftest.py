@@ -4,6 +4,9 @@
 session on a free loopback port, flushed before each test. Tests using it must be marked
 ``@pytest.mark.redis``. Without redis-server the test fails (it is not skipped): run
 ``scripts/install-system-deps.sh``.
+
+``legacy_completion`` gives the legacy ``Completion`` API a cache root of the test's own and
+puts the class state back afterwards.
 """
 
 from __future__ import annotations
@@ -17,6 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+_COMPLETION_STATE = (
+    "cache_seed",
+    "cache_path",
+    "_history_dict",
+    "_history_compact",
+    "_count_create",
+)
 
 _REDIS_START_TIMEOUT = 10.0
 _REDIS_START_ATTEMPTS = 3
@@ -81,6 +92,25 @@ def redis_url(redis_server: RedisServer, request: pytest.FixtureRequest) -> str:
     reply = redis_server.command("FLUSHALL")
     assert reply == b"+OK", f"FLUSHALL answered {reply!r}"
     return redis_server.url
+
+
+@pytest.fixture
+def legacy_completion(tmp_path: Path) -> Iterator[Path]:
+    """``Completion`` caching under ``<tmp_path>/cache`` (returned) for one test, so that tests
+    share no cached responses; ``Completion`` and ``ChatCompletion`` are restored afterwards."""
+    from parley.oai import ChatCompletion, Completion
+
+    classes = (Completion, ChatCompletion)
+    saved = {cls: dict(cls.__dict__) for cls in classes}
+    root = tmp_path / "cache"
+    Completion.set_cache(41, str(root))
+    yield root
+    for cls in classes:
+        for name in _COMPLETION_STATE:
+            if name in saved[cls]:
+                setattr(cls, name, saved[cls][name])
+            elif name in cls.__dict__:
+                delattr(cls, name)
 
 
 def _free_port() -> int:

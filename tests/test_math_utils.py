@@ -15,6 +15,7 @@ from parley.math_utils import (
     remove_boxed,
     voting_counts,
 )
+from parley.testing import FakeLLMServer
 
 
 @pytest.mark.parametrize(
@@ -128,6 +129,40 @@ def test_eval_math_responses_edge_cases() -> None:
     assert no_box["success"] is False
 
 
-def test_solve_problem_needs_the_legacy_completion_api() -> None:
-    with pytest.raises(AssertionError, match=r"Completion\.create"):
-        math_utils.solve_problem("1 + 1 = ?")
+@pytest.mark.usefixtures("legacy_completion")
+def test_solve_problem_votes_over_the_completions(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply(
+        choices=["so \\boxed{2}", "it is \\boxed{3}", "\\boxed{2.0}", "\\boxed{3}"],
+        usage={"prompt_tokens": 100, "completion_tokens": 40},
+    )
+    answer, cost = math_utils.solve_problem(
+        "What is 1 + 1?", n=4, base_url=fake_llm.base_url, api_key="sk-test"
+    )
+    # the first response of the largest group; 2 and 2.0 differ, so 3 wins
+    assert answer == "it is \\boxed{3}"
+    assert cost == pytest.approx((0.03 * 100 + 0.06 * 40) / 1000)
+    sent = fake_llm.last_request
+    assert (sent["model"], sent["n"]) == ("gpt-4", 4)
+    assert sent["messages"] == [
+        {
+            "role": "user",
+            "content": "What is 1 + 1? Solve the problem carefully. Simplify your answer as much "
+            "as possible. Put the final answer in \\boxed{}.",
+        }
+    ]
+
+
+@pytest.mark.usefixtures("legacy_completion")
+def test_solve_problem_options(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply("no box here")
+    fake_llm.add_reply("\\boxed{4}")
+    # without a boxed answer the vote falls on the first response
+    answer, _ = math_utils.solve_problem("2 + 2", config_list=fake_llm.config_list("gpt-4o"))
+    assert answer == "no box here"
+    assert fake_llm.last_request["model"] == "gpt-4o"
+    # AutoGen's literal template on request
+    answer, _ = math_utils.solve_problem(
+        "2 + 2", allow_format_str_template=False, config_list=fake_llm.config_list("gpt-4")
+    )
+    assert answer == "\\boxed{4}"
+    assert fake_llm.last_request["messages"][0]["content"].startswith("{problem} Solve")

@@ -1,14 +1,16 @@
 """The vocabulary of code in messages, shared by ``code_utils`` and the executors.
 
-The fence pattern, the text of a message's content, the language guess, the spellings of a
-language, the word a timed-out result ends with. Data flows one way: ``parley.code_utils``
-re-exports these names and imports the rest of this package only where it runs code; nothing in
+The fence pattern, finding fenced blocks in a text, the text of a message's content, the
+language guess, the spellings of a language, the word a timed-out result ends with. Data flows
+one way: ``parley.code_utils`` re-exports these names (and ``execute_code`` from
+``_legacy_execute``, which loads the rest of this package only where it runs code); nothing in
 this package imports ``code_utils``. Importing this module is cheap (``re`` and ``sys``), since
 ``import parley`` imports it through ``code_utils``.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -24,6 +26,7 @@ __all__ = [
     "WIN32",
     "content_str",
     "content_text",
+    "extract_code",
     "infer_lang",
     "legacy_timeout_logs",
 ]
@@ -83,6 +86,30 @@ def _text_of(content: Any, *, strict: bool) -> str:
         else:
             parts.append(f"<{item.get('type')}>")
     return "".join(parts)
+
+
+def extract_code(
+    text: str | list[Any],
+    pattern: str = CODE_BLOCK_PATTERN,
+    detect_single_line_code: bool = False,
+) -> list[tuple[str, str]]:
+    """The ``(language, code)`` pairs of the fenced blocks in ``text``.
+
+    Without blocks: ``[("unknown", text)]``. With ``detect_single_line_code``, inline
+    `` `code` `` spans are returned too, as ``("", code)``, everything stripped, and no match
+    gives ``[]``.
+    """
+    text = content_str(text)
+    if not detect_single_line_code:
+        matches: list[tuple[str, str]] = re.findall(pattern, text, flags=re.DOTALL)
+        return matches if matches else [(UNKNOWN, text)]
+    found: list[tuple[str, str]] = []
+    for lang, fenced, inline in re.findall(pattern + r"|`([^`]+)`", text, flags=re.DOTALL):
+        if fenced:
+            found.append((lang.strip(), fenced.strip()))
+        elif inline:
+            found.append(("", inline.strip()))
+    return found
 
 
 def infer_lang(code: str) -> str:
