@@ -122,21 +122,15 @@ class TrialEvaluator:
             tokens = self.input_estimates.get(request.template, 0.0)
         return target_output_tokens(budget, tokens, self._price(request))
 
-    def _first_n(self, request: TrialRequest, target: float, max_tokens: float) -> int | None:
-        """Where the trial's ``n`` starts, or None when it is proven over budget already."""
-        wanted = request.completions
+    def _affordable(self, request: TrialRequest, target: float, max_tokens: float) -> int:
+        """The largest ``n`` proven within budget for this request's region and max_tokens."""
         valid = self.state.largest_valid(request.region, max_tokens)
-        if math.isfinite(max_tokens) and max_tokens > 0 and math.isfinite(target):
+        if target == math.inf:
+            return request.completions
+        if math.isfinite(max_tokens) and max_tokens > 0:
             # n answers of at most max_tokens each cannot cost more than the target.
             valid = max(valid, int(target // max_tokens))
-        elif target == math.inf:
-            valid = wanted
-        if wanted <= valid:
-            return wanted
-        invalid = self.state.smallest_invalid(request.region, max_tokens)
-        if invalid is not None and wanted >= invalid:
-            return None
-        return valid + 1
+        return valid
 
     async def _collect(self, request: TrialRequest, spent: list[float]) -> list[_Answers]:
         data = self.settings.data
@@ -146,15 +140,18 @@ class TrialEvaluator:
         target = self._target(request)
         if self._over_budget():
             raise _Stop(self._rejected(0.0))
-        n: int | None = wanted
-        if target is not None:
-            n = None if target <= 0 else self._first_n(request, target, max_tokens)
-            if n is None:
-                raise _Stop(self._rejected(0.0))
         # Read the data progressively only while the cost is in doubt: a config already proven
         # within budget asks for every instance at once (all of them concurrently).
-        progressive = target is not None and n != wanted
-        assert n is not None
+        n, progressive = wanted, False
+        if target is not None:
+            if target <= 0:
+                raise _Stop(self._rejected(0.0))  # the input alone costs the budget
+            valid = self._affordable(request, target, max_tokens)
+            if wanted > valid:
+                invalid = self.state.smallest_invalid(request.region, max_tokens)
+                if invalid is not None and wanted >= invalid:
+                    raise _Stop(self._rejected(0.0))  # proven over budget: no request
+                n, progressive = valid + 1, True
         answers = [_Answers() for _ in data]
         while True:
             used = 1 if progressive else total

@@ -114,6 +114,29 @@ def test_a_config_proven_too_costly_is_pruned_without_requests(
     assert any("no trial of tune() produced" in m for m in caplog.messages)
 
 
+def test_a_config_not_yet_proven_affordable_reads_the_data_progressively(
+    fake_llm: FakeLLMServer,
+) -> None:
+    # max_tokens=100 proves at most 7 completions affordable (about 750 tokens bought); the
+    # 8 wanted are asked for at once, on the first instance only, until the cost is known.
+    fake_llm.responder = solver(lambda body: True, output_tokens=200)
+    ChatCompletion.tune(
+        question_data(4),
+        "success",
+        "max",
+        success,
+        inference_budget=0.0015225,
+        model="gpt-3.5-turbo",
+        prompt="{question}",
+        allow_format_str_template=True,
+        n=8,
+        max_tokens=100,
+        temperature=0.5,
+        config_list=endpoint(fake_llm),
+    )
+    assert _by_question(fake_llm.requests) == {"What is 0 + 0?": [8]}
+
+
 def test_the_instances_of_a_round_are_requested_concurrently(fake_llm: FakeLLMServer) -> None:
     fake_llm.responder = solver(lambda body: True, delay=0.2)
     common: dict[str, Any] = {
