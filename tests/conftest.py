@@ -21,14 +21,6 @@ from pathlib import Path
 
 import pytest
 
-_COMPLETION_STATE = (
-    "cache_seed",
-    "cache_path",
-    "_history_dict",
-    "_history_compact",
-    "_count_create",
-)
-
 _REDIS_START_TIMEOUT = 10.0
 _REDIS_START_ATTEMPTS = 3
 _REDIS_STOP_TIMEOUT = 10.0
@@ -105,12 +97,13 @@ def legacy_completion(tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "cache"
     Completion.set_cache(41, str(root))
     yield root
+    # Everything set on the classes (cache, logging, what tune leaves for test) goes back.
     for cls in classes:
-        for name in _COMPLETION_STATE:
-            if name in saved[cls]:
-                setattr(cls, name, saved[cls][name])
-            elif name in cls.__dict__:
-                delattr(cls, name)
+        for name in set(cls.__dict__) - set(saved[cls]):
+            delattr(cls, name)
+        for name, value in saved[cls].items():
+            if cls.__dict__.get(name) is not value and not name.startswith("__"):
+                setattr(cls, name, value)
 
 
 def _free_port() -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,21 +15,11 @@ import parley
 from parley.oai import ChatCompletion, Completion
 from parley.testing import FakeLLMServer
 
-_CLASS_STATE = ("cache_seed", "cache_path", "_history_dict", "_history_compact", "_count_create")
-
 
 @pytest.fixture(autouse=True)
-def legacy(tmp_path: Path) -> Iterator[Path]:
+def legacy(legacy_completion: Path) -> Path:
     """Each test gets its own cache root; class state is put back afterwards."""
-    saved = {cls: dict(cls.__dict__) for cls in (Completion, ChatCompletion)}
-    Completion.set_cache(41, str(tmp_path))
-    yield tmp_path
-    for cls in (Completion, ChatCompletion):
-        for name in _CLASS_STATE:
-            if name in saved[cls]:
-                setattr(cls, name, saved[cls][name])
-            elif name in cls.__dict__:
-                delattr(cls, name)
+    return legacy_completion
 
 
 def entry(server: FakeLLMServer, model: str = "gpt-4", **extra: Any) -> dict[str, Any]:
