@@ -44,10 +44,12 @@ from .._runtime import after_fork, dedicated_worker, keep_until_exit
 __all__ = [
     "LEGACY_CACHE_DIR",
     "Unstorable",
+    "close_disks_under",
     "decode_response",
     "encode_response",
     "location",
     "lookup",
+    "open_disk",
     "store",
 ]
 
@@ -92,6 +94,26 @@ def _open(where: Any) -> Any:
 
         cache = _seed_caches[path] = Cache.disk(where.seed, LEGACY_CACHE_DIR)
     return cache
+
+
+def open_disk(path: str) -> Any:
+    """The disk cache in directory ``path``, opened once per process like the seed caches
+    (closed at exit, dropped in a forked child). Call it on the cache worker only."""
+    key = os.path.abspath(path)
+    cache = _seed_caches.get(key)
+    if cache is None:
+        from ..cache.disk_cache import DiskCache
+
+        cache = _seed_caches[key] = DiskCache(path)
+    return cache
+
+
+def close_disks_under(root: str) -> None:
+    """Close the disk caches opened below directory ``root`` (before it is deleted). Call it on
+    the cache worker only."""
+    top = os.path.abspath(root)
+    for path in [p for p in _seed_caches if p == top or p.startswith(top + os.sep)]:
+        _seed_caches.pop(path).close()
 
 
 async def lookup(where: Any, key: str) -> tuple[Any, float | None] | None:

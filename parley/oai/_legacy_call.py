@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._runtime import dedicated_worker
+from ._cache_io import close_disks_under, open_disk
 from ._cache_key import cache_key
 from ._legacy_params import Request
 from ._retry import error_status, parse_retry_after
@@ -36,8 +37,7 @@ __all__ = ["GAVE_UP", "cache_lookup", "cache_store", "clear_cache_dir", "next_wa
 logger = logging.getLogger("parley.oai.completion")
 
 GAVE_UP = -1
-_worker = dedicated_worker("parley-cache")
-_open_caches: dict[str, Any] = {}  # path -> DiskCache; only touched on the worker
+_worker = dedicated_worker("parley-cache")  # the thread that owns the open disk caches
 
 
 def next_wait(
@@ -136,16 +136,7 @@ async def send(
         return dict(response.model_dump(mode="json", exclude_none=True))
 
 
-# -- the disk cache: <root>/<seed>, on parley's cache thread -------------------------------------
-
-
-def _open(path: str) -> Any:
-    cache = _open_caches.get(path)
-    if cache is None:
-        from ..cache.disk_cache import DiskCache
-
-        cache = _open_caches[path] = DiskCache(path)
-    return cache
+# -- the disk cache: <root>/<seed>, opened by _cache_io on parley's cache thread -------------
 
 
 def _key(request: Request) -> str:
@@ -154,17 +145,11 @@ def _key(request: Request) -> str:
 
 async def cache_lookup(path: str, request: Request) -> Any:
     """The cached response to ``request`` under ``path`` (a dict, or -1), or None."""
-    return await _worker.run(lambda: _open(path).get(_key(request), None))
+    return await _worker.run(lambda: open_disk(path).get(_key(request), None))
 
 
 async def cache_store(path: str, request: Request, response: dict[str, Any] | int) -> None:
-    await _worker.run(lambda: _open(path).set(_key(request), response))
-
-
-def _forget(root: str) -> None:
-    prefix = os.path.abspath(root)
-    for path in [p for p in _open_caches if os.path.abspath(p).startswith(prefix)]:
-        _open_caches.pop(path).close()
+    await _worker.run(lambda: open_disk(path).set(_key(request), response))
 
 
 async def clear_cache_dir(root: str, seed: Any) -> None:
@@ -174,9 +159,9 @@ async def clear_cache_dir(root: str, seed: Any) -> None:
         if seed is None:
             import shutil
 
-            _forget(root)
+            close_disks_under(root)
             shutil.rmtree(root, ignore_errors=True)
         else:
-            _open(os.path.join(root, str(seed))).cache.clear()
+            open_disk(os.path.join(root, str(seed))).cache.clear()
 
     await _worker.run(clear)
