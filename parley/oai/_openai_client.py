@@ -171,32 +171,13 @@ class OpenAIClient:
     ) -> Any:
         """POST ``params`` to ``path``: a ``cast_to``, or a stream of ``chunk_type`` collected
         into one by ``collect``. A body that is not JSON is a MalformedResponseError."""
-        try:
-            return await self._send(path, params, cast_to, chunk_type, collect)
-        except json.JSONDecodeError as e:
-            where = (
-                self._kwargs.get("base_url")
-                or self._kwargs.get("azure_endpoint")
-                or "the model server"
-            )
-            raise MalformedResponseError(
-                f"{where} answered model {params.get('model')!r} with a body that is not "
-                f"valid JSON: {e}"
-            ) from e
-
-    async def _send(
-        self,
-        path: str,
-        params: dict[str, Any],
-        cast_to: type[Any],
-        chunk_type: type[Any],
-        collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
-    ) -> Any:
         from openai import AsyncStream
 
         client = self._async_client()
         body, options = _request_options(params)
-        if body.get("stream"):
+        try:
+            if not body.get("stream"):
+                return await client.post(path, body=body, cast_to=cast_to, options=options)
             if not self.azure:
                 body.setdefault("stream_options", {"include_usage": True})
             stream = await client.post(
@@ -211,7 +192,16 @@ class OpenAIClient:
                 return await collect(stream, body)
             finally:
                 await stream.close()
-        return await client.post(path, body=body, cast_to=cast_to, options=options)
+        except json.JSONDecodeError as e:
+            where = (
+                self._kwargs.get("base_url")
+                or self._kwargs.get("azure_endpoint")
+                or "the model server"
+            )
+            raise MalformedResponseError(
+                f"{where} answered model {params.get('model')!r} with a body that is not "
+                f"valid JSON: {e}"
+            ) from e
 
     def message_retrieval(self, response: Any) -> list[Any]:
         """Per choice: the message object if it calls tools or a function, else its text."""
