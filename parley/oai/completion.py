@@ -39,6 +39,7 @@ from typing import Any, ClassVar
 
 from .._runtime import run_sync
 from . import _legacy_call, _legacy_history, _legacy_test, _templating
+from ._cost import compute_cost
 from ._legacy_params import CHAT_MODELS, PRICE_1K, build_request, looks_like_chat_model
 
 __all__ = ["ChatCompletion", "Completion"]
@@ -279,9 +280,12 @@ class Completion(metaclass=_CompletionType):
         if rates is None:
             return 0.0
         usage = response.get("usage") or {}
-        prompt = usage.get("prompt_tokens") or 0
-        completion = usage.get("completion_tokens") or 0
-        return (rates[0] * prompt + rates[1] * completion) / 1000
+        return compute_cost(
+            response.get("model"),
+            usage.get("prompt_tokens") or 0,
+            usage.get("completion_tokens") or 0,
+            rates,
+        )
 
     @classmethod
     def cost(cls, response: Any) -> float:
