@@ -1,36 +1,17 @@
 """``Completion.test``: a config's metrics over a data set, aggregated as AutoGen's ``test`` did.
 
-The instances' requests run concurrently (at most ``max_concurrency`` in flight); ``eval_func``
-is then called for each instance in data order, so its results never depend on which reply came
+``test`` requests the instances concurrently (:mod:`parley.oai._gather`) and then calls
+``eval_func`` for each instance in data order, so its results never depend on which reply came
 first. Means and medians use :mod:`statistics` (AutoGen used numpy; the values are the same).
 """
 
 from __future__ import annotations
 
-import asyncio
 import statistics
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["aggregate", "metric_names", "respond_all"]
-
-
-async def respond_all(
-    create: Callable[[Mapping[str, Any]], Awaitable[Any]],
-    data: Sequence[Mapping[str, Any]],
-    max_concurrency: int,
-) -> list[Any]:
-    """``await create(instance)`` for every instance, in data order, with at most
-    ``max_concurrency`` in flight."""
-    if max_concurrency < 1:
-        raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
-    gate = asyncio.Semaphore(max_concurrency)
-
-    async def one(instance: Mapping[str, Any]) -> Any:
-        async with gate:
-            return await create(instance)
-
-    return list(await asyncio.gather(*(one(instance) for instance in data)))
+__all__ = ["aggregate", "metric_names"]
 
 
 def metric_names(first: Mapping[str, Any]) -> list[str]:

@@ -14,14 +14,14 @@ which reply came first. ``eval_func`` (user code, maybe slow) runs in the caller
 
 from __future__ import annotations
 
-import asyncio
 import math
 import numbers
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._runtime import run_sync
+from ._gather import gather_bounded
 from ._tune_prune import PruneState, sample_margin, target_output_tokens
 from ._tune_space import SearchProblem, TrialRequest, plain
 
@@ -185,20 +185,18 @@ class TrialEvaluator:
     ) -> None:
         """Bring every instance of ``answers`` to ``n`` completions, concurrently."""
         jobs = [(i, a.count, n - a.count) for i, a in enumerate(answers) if a.count < n]
-        gate = asyncio.Semaphore(self.settings.max_concurrency)
 
-        async def ask(index: int, held: int, count: int) -> Any:
-            async with gate:
-                if self._over_budget():
-                    return None  # not sent: the optimization budget is spent
-                response = await self._ask(request, index, held, count)
-                if isinstance(response, Mapping):
-                    cost = float(response.get("cost", 0.0))
-                    self.state.total_cost += cost
-                    spent[0] += cost
-                return response
+        async def ask(job: tuple[int, int, int]) -> Any:
+            if self._over_budget():
+                return None  # not sent: the optimization budget is spent
+            response = await self._ask(request, *job)
+            if isinstance(response, Mapping):
+                cost = float(response.get("cost", 0.0))
+                self.state.total_cost += cost
+                spent[0] += cost
+            return response
 
-        responses = await _all([ask(*job) for job in jobs])
+        responses = await gather_bounded(ask, jobs, self.settings.max_concurrency)
         # In instance order, after every reply is in: the outcome does not depend on timing.
         for (index, _, count), response in zip(jobs, responses, strict=True):
             if response is None:
@@ -260,18 +258,6 @@ class TrialEvaluator:
             "total_cost": self.state.total_cost,
             "cost": spent,
         }
-
-
-async def _all(jobs: list[Awaitable[Any]]) -> list[Any]:
-    """The jobs' results in order; when one fails, the others are cancelled, not left behind."""
-    tasks = [asyncio.ensure_future(job) for job in jobs]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 def _average(results: list[Mapping[str, Any]], metric: str) -> dict[str, float]:

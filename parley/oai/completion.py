@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from .._runtime import run_sync
 from . import _legacy_call, _legacy_history, _legacy_test, _templating
 from ._cost import compute_cost
+from ._gather import gather_bounded
 from ._legacy_params import CHAT_MODELS, PRICE_1K, build_request, looks_like_chat_model
 
 __all__ = ["ChatCompletion", "Completion"]
@@ -397,7 +398,7 @@ class Completion(metaclass=_CompletionType):
             async def one(instance: Mapping[str, Any]) -> Any:
                 return await cls.a_create(dict(instance), use_cache, **config)
 
-            responses = run_sync(_legacy_test.respond_all(one, data, max_concurrency))
+            responses = run_sync(gather_bounded(one, data, max_concurrency))
         finally:
             logger.setLevel(old_level)
         results, texts, cost = [], [], 0.0
