@@ -65,14 +65,14 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
 from ._endpoints import ENDPOINTS, Endpoint
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
+from ._request_log import RecordedRequest, RequestLog
 from ._respond import error_response, json_response, respond
 from ._script import (
     Disconnect,
@@ -92,26 +92,6 @@ Responder = Callable[[dict[str, Any]], Any]
 DEFAULT_API_KEY = "sk-parley-fake"
 _START_TIMEOUT = 10.0
 _MODEL_PATHS = ("/v1/models", "/models")
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    """One HTTP request as the server saw it, from :attr:`FakeLLMServer.received`.
-
-    ``headers`` maps lower-cased header names to values (to check ``extra_headers``, auth,
-    ``api-key``); ``query`` is the raw query string, e.g. ``"api-version=2024-02-01"`` (parse
-    it with ``urllib.parse.parse_qs``); ``raw`` is the body's bytes and ``json`` its parsed
-    value, None when it did not parse; ``time`` is when it arrived (``time.monotonic()``), to
-    check waits such as Retry-After.
-    """
-
-    method: str
-    path: str
-    headers: Mapping[str, str]
-    raw: bytes
-    json: Any
-    time: float
-    query: str = ""
 
 
 class FakeLLMServer:
@@ -158,9 +138,7 @@ class FakeLLMServer:
         self._requested_port = port
         self._lock = threading.Lock()
         self._queue: collections.deque[ScriptItem] = collections.deque()
-        self._received: list[RecordedRequest] = []
-        self._abandoned: list[RecordedRequest] = []
-        self._arrived = threading.Condition(self._lock)
+        self._log = RequestLog()
         self._ids = Ids()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -321,9 +299,8 @@ class FakeLLMServer:
         """Forget the queue, the request logs and recorded responder errors."""
         with self._lock:
             self._queue.clear()
-            self._received.clear()
-            self._abandoned.clear()
             self.errors.clear()
+        self._log.clear()
 
     # -- what was received ----------------------------------------------------------------
 
@@ -332,14 +309,12 @@ class FakeLLMServer:
         """Every completion request received (chat and text, told apart by ``path``), in
         order, as :class:`RecordedRequest`: method, path, query string, headers (lower-cased
         names) and body."""
-        with self._lock:
-            return list(self._received)
+        return self._log.received
 
     @property
     def requests(self) -> list[Any]:
         """The parsed body of every completion request (chat or text) received, in order."""
-        with self._lock:
-            return [r.json for r in self._received if r.json is not None]
+        return [r.json for r in self._log.received if r.json is not None]
 
     @property
     def last_request(self) -> Any:
@@ -350,25 +325,19 @@ class FakeLLMServer:
 
     def wait_for_requests(self, count: int, timeout: float = 5.0) -> list[Any]:
         """Block until ``count`` completion requests have arrived (or raise TimeoutError)."""
-        self._wait_for(self._received, count, timeout, "requests arrived")
+        self._log.wait_for_received(count, timeout)
         return self.requests
 
     @property
     def abandoned(self) -> list[RecordedRequest]:
         """The completion requests whose client closed the connection before the answer
         was sent (while the server waited for a ``delay``, say), in order."""
-        with self._lock:
-            return list(self._abandoned)
+        return self._log.abandoned
 
     def wait_for_abandoned(self, count: int = 1, timeout: float = 5.0) -> list[RecordedRequest]:
         """Block until ``count`` requests were abandoned (or raise TimeoutError)."""
-        self._wait_for(self._abandoned, count, timeout, "requests were abandoned")
+        self._log.wait_for_abandoned(count, timeout)
         return self.abandoned
-
-    def _wait_for(self, log: list[RecordedRequest], count: int, timeout: float, what: str) -> None:
-        with self._arrived:
-            if not self._arrived.wait_for(lambda: len(log) >= count, timeout):
-                raise TimeoutError(f"{len(log)} of {count} {what} within {timeout} s")
 
     @property
     def open_connections(self) -> int:
@@ -449,9 +418,7 @@ class FakeLLMServer:
             time.monotonic(),
             request.query,
         )
-        with self._arrived:
-            self._received.append(record)
-            self._arrived.notify_all()
+        self._log.receive(record)
         denied = self._unauthorized(request, request_id)
         if denied is not None:
             return denied
@@ -470,9 +437,7 @@ class FakeLLMServer:
                 await asyncio.sleep(item.delay)
         except asyncio.CancelledError:
             if request.abandoned:
-                with self._arrived:
-                    self._abandoned.append(record)
-                    self._arrived.notify_all()
+                self._log.abandon(record)
             raise
         return respond(item, body, self._ids, request_id, endpoint)
 
@@ -508,8 +473,7 @@ class FakeLLMServer:
                 )
         if self.default is not None:
             return self.default
-        with self._lock:
-            count = len(self._received)
+        count = len(self._log.received)
         return make_error(
             500,
             f"FakeLLMServer: no scripted answer left for {endpoint.what} request #{count} "
