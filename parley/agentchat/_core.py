@@ -191,6 +191,9 @@ class AgentCore(Protocol):
     def human_input_mode(self) -> str: ...
 
     @property
+    def _tools_in_requests(self) -> bool: ...
+
+    @property
     def _is_silent(self) -> Callable[[Any, bool | None], bool]: ...
 
     @property

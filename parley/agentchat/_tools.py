@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from .conversable_agent import ConversableAgent
 
 __all__ = [
+    "build_client",
     "execution_wrapper",
     "merge_functions",
     "register_for_execution",
@@ -56,11 +57,27 @@ def merge_functions(
             function_map[name] = func
 
 
-def _rebuild_client(agent: AgentCore) -> None:
+# The keys that describe tools to a model's tool-calling API.
+_TOOL_KEYS = ("tools", "functions")
+
+
+def build_client(llm_config: Any, tools_in_requests: bool) -> Any:
+    """The agent's ``OpenAIWrapper`` for ``llm_config`` (None without one). An agent whose tools
+    are described in its prompt instead (``tools_in_requests`` False: the single-agent loops of
+    :mod:`parley.agents`) keeps their schemas in ``llm_config`` but out of every request."""
+    if not llm_config:
+        return None
     from ..oai import OpenAIWrapper
 
+    config = llm_config
+    if not tools_in_requests:
+        config = {k: v for k, v in llm_config.items() if k not in _TOOL_KEYS}
+    return OpenAIWrapper(**config)
+
+
+def _rebuild_client(agent: AgentCore) -> None:
     old = agent.client
-    agent.client = OpenAIWrapper(**agent.llm_config) if agent.llm_config else None
+    agent.client = build_client(agent.llm_config, agent._tools_in_requests)
     if old is None or agent.client is None:
         return
     agent.client.total_usage_summary = old.total_usage_summary

@@ -63,6 +63,9 @@ class ConversableAgent(LLMAgent):
     _send_chain: ClassVar[bool] = False
     _receive_chain: ClassVar[bool] = False
     _match_chain: ClassVar[bool] = False
+    # Whether the tool schemas in llm_config go into each request (the tool-calling API); the
+    # loops of parley.agents describe their tools in the prompt instead.
+    _tools_in_requests: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -118,11 +121,7 @@ class ConversableAgent(LLMAgent):
 
     def _init_llm(self, llm_config: Any) -> None:
         self.llm_config = copy_llm_config(self.DEFAULT_CONFIG if llm_config is None else llm_config)
-        self.client: Any = None
-        if self.llm_config is not False:
-            from ..oai import OpenAIWrapper
-
-            self.client = OpenAIWrapper(**self.llm_config)
+        self.client: Any = _tools.build_client(self.llm_config, self._tools_in_requests)
 
     def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
         """(public method, implementation) of each built-in reply, first tried first."""

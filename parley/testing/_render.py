@@ -3,6 +3,7 @@ and the pieces both completion endpoints share (ids, usage, stream pieces, SSE, 
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -126,11 +127,36 @@ class Frame:
 
 
 def effective_choices(reply: Reply, request: Mapping[str, Any]) -> tuple[Choice, ...]:
-    # A real server answers n>1 with n choices; a single scripted choice is repeated.
+    """The choices sent: a single scripted choice repeated for ``n`` > 1, as a real server
+    answers with n choices; each text cut before the first of the request's ``stop``
+    sequences, where a real model stops generating."""
     n = request.get("n")
-    if isinstance(n, int) and n > 1 and len(reply.choices) == 1:
-        return reply.choices * n
-    return reply.choices
+    choices = reply.choices
+    if isinstance(n, int) and n > 1 and len(choices) == 1:
+        choices = choices * n
+    stops = stop_sequences(request)
+    if not stops:
+        return choices
+    return tuple(
+        dataclasses.replace(c, content=cut_at_stop(c.content, stops)) if c.content else c
+        for c in choices
+    )
+
+
+def stop_sequences(request: Mapping[str, Any]) -> tuple[str, ...]:
+    """The request's ``stop`` as a tuple of non-empty strings."""
+    stop = request.get("stop")
+    if isinstance(stop, str):
+        stop = [stop]
+    if not isinstance(stop, list):
+        return ()
+    return tuple(s for s in stop if isinstance(s, str) and s)
+
+
+def cut_at_stop(text: str, stops: Iterable[str]) -> str:
+    """``text`` up to (not including) the earliest of ``stops``."""
+    end = min((i for i in (text.find(s) for s in stops) if i >= 0), default=len(text))
+    return text[:end]
 
 
 def frame_for(reply: Reply, request: Mapping[str, Any], completion_id: str) -> Frame:

@@ -14,7 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._render import Frame, Ids, approx_tokens, frame_for, include_usage, pieces, usage_for
+from ._render import (
+    Frame,
+    Ids,
+    approx_tokens,
+    cut_at_stop,
+    frame_for,
+    include_usage,
+    pieces,
+    stop_sequences,
+    usage_for,
+)
 from ._script import Choice, Reply
 from ._validation import prompt_texts
 
@@ -63,10 +73,11 @@ def _answers(reply: Reply, request: Mapping[str, Any]) -> list[_Answer]:
     if wanted % len(choices) == 0:
         choices = choices * (wanted // len(choices))
     echo = request.get("echo") is True
+    stops = stop_sequences(request)
     answers = []
     for index, choice in enumerate(choices):
         prompt = prompts[min(index // n, len(prompts) - 1)]
-        text = choice.content or ""
+        text = cut_at_stop(choice.content or "", stops)
         answers.append(
             _Answer(index, prompt + text if echo else text, 0 if echo else len(prompt), choice)
         )

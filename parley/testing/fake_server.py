@@ -39,6 +39,10 @@ rather than ``messages``), a test by :attr:`RecordedRequest.path`. A reply with 
 cannot answer a text completion: the server answers a 500 saying so and keeps the error in
 ``server.errors``.
 
+A reply's text is cut before the first of the request's ``stop`` sequences, as a real model
+stops generating there (so a ReAct loop asking to stop at ``Observation:`` sees what it would
+see from a model).
+
 Where an answer comes from, for each completion request (chat or text):
 
 1. the queue (``add_reply``, ``add_error``, ``add_disconnect``, ``add_malformed``), first in

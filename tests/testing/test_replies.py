@@ -227,3 +227,32 @@ def test_requests_are_timestamped_in_arrival_order(
     times = [r.time for r in fake_llm.received]
     assert times == sorted(times)
     assert len(set(times)) == 3
+
+
+def test_stop_sequences_cut_the_text_where_a_model_would_stop(
+    fake_llm: FakeLLMServer, client: openai.OpenAI
+) -> None:
+    script = "Thought: look it up\nAction: search\nAction Input: x\nObservation: made up\nmore"
+    fake_llm.add_reply(script).add_reply(script).add_reply(script)
+    cut = client.chat.completions.create(
+        model="m", messages=USER, stop=["\nObservation:", "Action Input"]
+    )
+    assert cut.choices[0].message.content == "Thought: look it up\nAction: search\n"
+    assert cut.choices[0].finish_reason == "stop"
+    single = client.chat.completions.create(model="m", messages=USER, stop="\nObservation:")
+    assert single.choices[0].message.content == (
+        "Thought: look it up\nAction: search\nAction Input: x"
+    )
+    text = client.completions.create(model="m", prompt="go", stop=["Action:"])
+    assert text.choices[0].text == "Thought: look it up\n"
+
+
+def test_streamed_replies_stop_at_the_stop_sequence_too(
+    fake_llm: FakeLLMServer, client: openai.OpenAI
+) -> None:
+    fake_llm.add_reply("Final Answer: 4\nObservation: extra")
+    stream = client.chat.completions.create(
+        model="m", messages=USER, stop=["\nObservation:"], stream=True
+    )
+    text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+    assert text == "Final Answer: 4"

@@ -1,0 +1,52 @@
+"""Three classic single-agent loops as parley agents.
+
+- :class:`AutonomousAgent`: AutoGPT 0.2's loop (goals, JSON thoughts and a command per
+  cycle, human authorisation, short- and long-term memory, a workspace);
+- :class:`ReActAgent`: Thought / Action / Action Input / Observation until a Final Answer;
+- :class:`TagAgent`: a manifesto and ``<TOOL: NAME>input</TOOL>`` replies, with
+  :func:`optimize` rewriting its prompts from its worst transcripts.
+
+Each is a ``ConversableAgent``: sent a task in a chat (two-agent, group, nested), it runs its
+loop and replies with the result; ``agent.run(task)`` runs the loop directly. They need only a
+chat-completions model (tools are described in the prompt), so they work with small local
+models and with :class:`parley.testing.FakeLLMServer`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+__all__ = [
+    "AutonomousAgent",
+    "LLMJudge",
+    "PromptVersion",
+    "PythonTool",
+    "ReActAgent",
+    "TagAgent",
+    "TagPrompts",
+    "Tool",
+    "optimize",
+]
+
+if TYPE_CHECKING:
+    from .autonomous import AutonomousAgent
+    from .optimize import LLMJudge, PromptVersion, optimize
+    from .react import PythonTool, ReActAgent, Tool
+    from .tag import TagAgent, TagPrompts
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            "AutonomousAgent": ".autonomous",
+            "ReActAgent": ".react",
+            "Tool": ".react",
+            "PythonTool": ".react",
+            "TagAgent": ".tag",
+            "TagPrompts": ".tag",
+            "optimize": ".optimize",
+            "LLMJudge": ".optimize",
+            "PromptVersion": ".optimize",
+        },
+    )
