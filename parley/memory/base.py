@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from numpy.typing import NDArray
+
+    # One vector per text: lists of floats, or a 2-D numpy array.
+    Vectors: TypeAlias = Sequence[Sequence[float]] | NDArray[Any]
 
 __all__ = ["EmbeddingFunction", "MemoryHit", "VectorStore"]
 
@@ -21,7 +29,7 @@ __all__ = ["EmbeddingFunction", "MemoryHit", "VectorStore"]
 class EmbeddingFunction(Protocol):
     """Texts in, one vector (a sequence of floats) per text out, in order."""
 
-    def __call__(self, input: Sequence[str]) -> Sequence[Sequence[float]]: ...
+    def __call__(self, input: Sequence[str]) -> Vectors: ...
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,7 @@ class VectorStore(Protocol):
     def add(
         self,
         ids: Sequence[str],
-        embeddings: Sequence[Sequence[float]],
+        embeddings: Vectors,
         texts: Sequence[str],
         metadatas: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
