@@ -388,6 +388,7 @@ def test_in_a_two_agent_chat_it_replies_with_the_final_answer(fake_llm: FakeLLMS
     with IOStream.set_default(IOScripted()):
         result = user.initiate_chat(agent, message="Population of Paris?", max_turns=1)
 
+    assert result.chat_history is not None
     assert result.chat_history[-1] == {
         "content": "About 2.1 million.",
         "role": "user",

@@ -107,9 +107,8 @@ KEYWORD_LINE = re.compile(
 names = st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,20}", fullmatch=True)
 # Inputs and thoughts: any text without a line a parser must read as a keyword.
 free_text = st.text(
-    st.characters(
-        blacklist_categories=("Cs",), blacklist_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-    ),
+    # str.splitlines' line breaks other than "\n" are left out: the parser reads "\n" lines.
+    st.characters(codec="utf-8", exclude_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
     max_size=80,
 ).filter(lambda t: not KEYWORD_LINE.search(t))
 inputs = free_text.map(str.strip).filter(lambda t: bool(t) and not t.startswith('"'))
