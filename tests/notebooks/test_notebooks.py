@@ -90,6 +90,17 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert len([line for line in text.splitlines() if line[:5].strip().isdigit()]) == 8
         default, tuned = _held_out_scores(text)
         assert tuned >= default
+    if notebook.name == "react_agent.ipynb":
+        assert "answer: About 4.2 million people (2 x 2,102,650 = 4,205,300)." in text
+        assert "stop_reason: final_answer" in text
+        assert "1. population('Paris') -> 2102650" in text
+        assert "-> 4205300" in text  # the Python tool ran the model's code
+        assert "stop: ['\\nObservation:', '\\n\\tObservation:']" in text
+        assert "Observation: 4205300\nThought:" in text
+        assert "'search' is not a tool here. The valid tools are: population, python_repl." in text
+        assert "- Invalid format: the reply has no 'Action:' line" in text
+        assert "answer: About 522,000 people." in text
+        assert "chat reply: Paris has about 2.1 million people." in text
 
 
 def test_there_are_notebooks() -> None:
