@@ -166,6 +166,12 @@ class TagAgent(LoopAgent):
         """Why the last run stopped: ``"end_run"`` or ``"max_steps"``."""
         return None if self._last is None else self._last.stop_reason
 
+    def reset(self) -> None:
+        """Reset as any agent (histories, counters, usage), and forget the runs too."""
+        super().reset()
+        self._memory = []
+        self._last = None
+
     # -- running --------------------------------------------------------------------------
 
     def _setup(self, prompts: TagPrompts) -> LoopSetup:

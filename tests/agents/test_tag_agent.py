@@ -291,6 +291,17 @@ def test_keep_memory_continues_the_previous_transcript(fake_llm: FakeLLMServer) 
     assert len(agent.memory) == 4
 
 
+def test_reset_forgets_the_runs(fake_llm: FakeLLMServer) -> None:
+    script(fake_llm, "<TOOL: END_RUN>noted</TOOL>", "<TOOL: END_RUN>?</TOOL>")
+    agent = make(fake_llm, keep_memory=True)
+
+    agent.run("Remember 7.")
+    agent.reset()
+    assert (agent.memory, agent.last_transcript, agent.stop_reason) == ([], None, None)
+    agent.run("What did I say?")
+    assert len(fake_llm.requests[1]["messages"]) == 2
+
+
 async def test_one_run_at_a_time_per_agent(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("<TOOL: END_RUN>slow</TOOL>", delay=0.5)
     agent = make(fake_llm)
