@@ -32,7 +32,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .autonomous import AutonomousAgent
-    from .optimize import LLMJudge, PromptVersion, optimize
+    from .optimization import LLMJudge, PromptVersion, optimize
     from .react import PythonTool, ReActAgent, Tool
     from .tag import TagAgent, TagPrompts
 else:
@@ -45,8 +45,10 @@ else:
             "PythonTool": ".react",
             "TagAgent": ".tag",
             "TagPrompts": ".tag",
-            "optimize": ".optimize",
-            "LLMJudge": ".optimize",
-            "PromptVersion": ".optimize",
+            # Not a module named "optimize": importing it would set the package's attribute
+            # `optimize` to the module, hiding the function.
+            "optimize": ".optimization",
+            "LLMJudge": ".optimization",
+            "PromptVersion": ".optimization",
         },
     )

@@ -101,6 +101,19 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "- Invalid format: the reply has no 'Action:' line" in text
         assert "answer: About 522,000 people." in text
         assert "chat reply: Paris has about 2.1 million people." in text
+    if notebook.name == "tag_agent.ipynb":
+        assert "- MULTIPLY: Multiply two whole numbers written as 'a * b'." in text
+        assert "calculator: Checked with the tool: 6 * 7 = 42." in text
+        assert "reply: 42\nstop reason: end_run" in text
+        assert "[user] That reply was not a tool call" in text
+        assert "[user] Result of MULTIPLY:\n42" in text
+        assert "the model read: 'Result of ASK_USER:\\nmetres, please'" in text
+        assert "ValueError: TagPrompts.task must contain the placeholder {task}" in text
+        assert "round 0: mean 0.0, accepted True, changed [] (baseline)" in text
+        assert "round 1: mean 1.0, accepted True, changed ['manifesto'] (kept: mean 1 > 0)" in text
+        assert "manifesto now: You are {name}. Always give the unit with a number." in text
+        assert "async reply: 42 metres" in text
+        assert "chat reply: 42 metres" in text
 
 
 def test_there_are_notebooks() -> None:
