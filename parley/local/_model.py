@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,13 @@ def _close_models() -> None:
         close = getattr(model, "close", None)
         if close is not None:
             close()
+    # llama_cpp opens two /dev/null files when imported and never closes them: a
+    # ResourceWarning at every exit. No model is left to write to them now.
+    utils = sys.modules.get("llama_cpp._utils")
+    for name in ("outnull_file", "errnull_file"):
+        file = getattr(utils, name, None)
+        if file is not None and hasattr(file, "close"):
+            file.close()
 
 
 def load_model(path: Path, *, n_ctx: int, n_threads: int | None) -> tuple[Any, threading.Lock]:
