@@ -27,6 +27,7 @@ on ``task_complete``, the human's ``n``, ``max_cycles`` or ``budget``.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -62,6 +63,7 @@ from ._autonomous_prompt import (
     system_prompt,
     time_message,
 )
+from ._autonomous_setup import check_goals, check_limits, make_executor, make_memory
 from ._json_repair import ReplyFormatError
 from ._loop_agent import LoopAgent, ask_human, ask_model
 
@@ -70,7 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AutonomousAgent", "AutonomousPrompts", "Command", "CycleRecord", "StopReason"]
 
-MAX_GOALS = 5
 _AUTHORISE = (
     "Authorise the command? 'y' runs it, 'y -N' runs the next N commands without asking, "
     "'n' stops {name}, anything else is sent to {name} as feedback: "
@@ -137,14 +138,14 @@ class AutonomousAgent(LoopAgent):
                 "AutonomousAgent builds its system message from its name, role, goals and "
                 "commands; change its wording with prompts=AutonomousPrompts(...) instead"
             )
-        self.goals: tuple[str, ...] = _check_goals(goals)
-        _check_limits(memory_k, token_limit, max_cycles, budget, json_retries)
+        self.goals: tuple[str, ...] = check_goals(goals)
+        check_limits(memory_k, token_limit, max_cycles, budget, json_retries)
         self.role = role
         self.workspace = Path(workspace).resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
-        self._command_executor = _make_executor(code_executor, self.workspace)
+        self._command_executor = make_executor(code_executor, self.workspace)
         self._builtin_names = check_command_names(commands, self._command_executor is not None)
-        self.memory: LongTermMemory | None = _make_memory(memory)
+        self.memory: LongTermMemory | None = make_memory(memory)
         self.memory_k = memory_k
         self.token_limit = token_limit
         self.max_cycles = max_cycles
@@ -200,98 +201,106 @@ class AutonomousAgent(LoopAgent):
             return "Nothing to do: the agent has no goals and was given no task."
         commands = self.command_table()
         self.update_system_message(self.build_system_prompt(goals, commands))
-        out = IOStream.get_default()
-        history: list[dict[str, Any]] = []
-        remembered: dict[str, dict[str, Any]] = {}  # memory id -> its cycle's reply message
-        spent = 0.0
-        authorised = 0  # commands the human authorised in advance ("y -N")
-        report = ""
+        run = _Run(goals, commands)
         for _ in range(self.max_cycles):
-            request = await self._request(history, goals, remembered)
-            reply, cost, problem = await self._ask(request)
-            spent += cost
-            if reply is None:
-                self.cycles.append(CycleRecord({}, "", {}, f"Error: {problem}", None, cost))
-                self.stop_reason = "invalid_reply"
-                report = (
-                    f"Stopped: the model's reply could not be read after {self.json_retries + 1}"
-                    f" tries ({problem})."
-                )
-                break
-            out.print(plan_text(self.name, reply), flush=True)
-            feedback: str | None = None
-            if not self.continuous and authorised == 0:
-                answer = parse_authorisation(await self._ask_authorisation(reply))
-                if isinstance(answer, StopRun):
-                    self.cycles.append(
-                        CycleRecord(
-                            reply.thoughts, reply.command, reply.args, _NOT_RUN_STOP, None, cost
-                        )
-                    )
-                    self.stop_reason = "human_stop"
-                    report = f"Stopped: the human ended the run at cycle {len(self.cycles)}."
-                    break
-                if isinstance(answer, Feedback):
-                    feedback = answer.text
-                elif isinstance(answer, Authorise):
-                    authorised = answer.cycles
-                    if answer.cycles > 1:
-                        out.print(f"AUTHORISED: the next {answer.cycles} commands.", flush=True)
-            if feedback is None and authorised > 0:
-                authorised -= 1
-            reply_message = {"role": "assistant", "content": reply.as_json()}
-            history.append(reply_message)
-            if feedback is not None:
-                result = _NOT_RUN_FEEDBACK
-                history.append({"role": "user", "content": feedback})
-            elif reply.command in FINISH_COMMANDS and _finishes(reply.command, commands):
-                result = str(reply.args.get("reason") or "The task is complete.")
-                self.stop_reason = "task_complete"
-                report = result
-            else:
-                result = await self._execute(reply, commands)
-                history.append(
-                    {"role": "system", "content": f"Command {reply.command} returned: {result}"}
-                )
-                out.print(f"SYSTEM: Command {reply.command} returned: {result}", flush=True)
-            self.cycles.append(
-                CycleRecord(reply.thoughts, reply.command, reply.args, result, feedback, cost)
-            )
-            await self._remember(reply, result, feedback, reply_message, remembered)
-            if self.stop_reason is not None:
-                break
-            if self.budget is not None and spent >= self.budget:
-                self.stop_reason = "budget"
-                report = (
-                    f"Stopped: the run cost ${spent:.4f}, reaching its budget of "
-                    f"${self.budget:.4f}."
-                )
+            report = await self._cycle(run)
+            if report is not None:
                 break
         else:
             self.stop_reason = "cycle_limit"
             report = f"Stopped: the limit of {self.max_cycles} cycles was reached."
-        out.print(f"{self.name} finished ({self.stop_reason}): {report}", flush=True)
+        IOStream.get_default().print(
+            f"{self.name} finished ({self.stop_reason}): {report}", flush=True
+        )
         return report
 
-    async def _request(
-        self,
-        history: list[dict[str, Any]],
-        goals: Sequence[str],
-        remembered: Mapping[str, dict[str, Any]],
-    ) -> list[dict[str, Any]]:
+    async def _cycle(self, run: _Run) -> str | None:
+        """One cycle; the final report if the run stops here."""
+        reply, cost, problem = await self._ask(await self._request(run))
+        run.spent += cost
+        if reply is None:
+            self.cycles.append(CycleRecord({}, "", {}, f"Error: {problem}", None, cost))
+            self.stop_reason = "invalid_reply"
+            tries = self.json_retries + 1
+            return f"Stopped: the model's reply could not be read after {tries} tries ({problem})."
+        IOStream.get_default().print(plan_text(self.name, reply), flush=True)
+        answer = await self._authorise(run, reply)
+        if isinstance(answer, StopRun):
+            self.cycles.append(
+                CycleRecord(reply.thoughts, reply.command, reply.args, _NOT_RUN_STOP, None, cost)
+            )
+            self.stop_reason = "human_stop"
+            return f"Stopped: the human ended the run at cycle {len(self.cycles)}."
+        feedback = answer.text if isinstance(answer, Feedback) else None
+        reply_message = {"role": "assistant", "content": reply.as_json()}
+        run.history.append(reply_message)
+        result = await self._act(run, reply, feedback)
+        self.cycles.append(
+            CycleRecord(reply.thoughts, reply.command, reply.args, result, feedback, cost)
+        )
+        await self._remember(run, reply, result, feedback, reply_message)
+        if self.stop_reason == "task_complete":
+            return result
+        if self.budget is not None and run.spent >= self.budget:
+            self.stop_reason = "budget"
+            return (
+                f"Stopped: the run cost ${run.spent:.4f}, reaching its budget of "
+                f"${self.budget:.4f}."
+            )
+        return None
+
+    async def _authorise(self, run: _Run, reply: ModelReply) -> StopRun | Feedback | None:
+        """The human's answer to the command: None when it may run."""
+        if self.continuous:
+            return None
+        if run.authorised > 0:
+            run.authorised -= 1
+            return None
+        prompt = _AUTHORISE.format(name=self.name)
+        about = {"role": "assistant", "name": self.name, "content": reply.as_json()}
+        answer = parse_authorisation(await ask_human(self, prompt, about))
+        if not isinstance(answer, Authorise):
+            return answer
+        run.authorised = answer.cycles - 1
+        if answer.cycles > 1:
+            IOStream.get_default().print(
+                f"AUTHORISED: the next {answer.cycles} commands.", flush=True
+            )
+        return None
+
+    async def _act(self, run: _Run, reply: ModelReply, feedback: str | None) -> str:
+        """Run the command (or pass the human's feedback on); the cycle's result."""
+        if feedback is not None:
+            run.history.append({"role": "user", "content": feedback})
+            return _NOT_RUN_FEEDBACK
+        if reply.command in FINISH_COMMANDS and _finishes(reply.command, run.commands):
+            self.stop_reason = "task_complete"
+            return str(reply.args.get("reason") or "The task is complete.")
+        command = run.commands.get(reply.command)
+        if command is None or command.run is None:
+            known = ", ".join(run.commands) or "none"
+            result = f"Error: unknown command {reply.command!r}. The commands are: {known}."
+        else:
+            result = await run_command(command, reply.args)
+        line = f"Command {reply.command} returned: {result}"
+        run.history.append({"role": "system", "content": line})
+        IOStream.get_default().print(f"SYSTEM: {line}", flush=True)
+        return result
+
+    async def _request(self, run: _Run) -> list[dict[str, Any]]:
         """The messages of a cycle: prompt, time, memories, recent history, trigger."""
-        recent = fit_history(history, self.token_limit, model_name(self._llm_mapping()))
+        llm_config = self.llm_config if isinstance(self.llm_config, Mapping) else None
+        recent = fit_history(run.history, self.token_limit, model_name(llm_config))
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": self.system_message},
             time_message(self.prompts, datetime.now().astimezone()),
         ]
         if self.memory is not None:
-            shown = {id(m) for m in recent}
             # Memories of cycles still in the recent history would only repeat them.
-            skip = {i for i, m in remembered.items() if id(m) in shown}
-            hits = await self.memory.a_search(
-                memory_query(recent, goals), self.memory_k + len(skip)
-            )
+            shown = {id(m) for m in recent}
+            skip = {i for i, m in run.remembered.items() if id(m) in shown}
+            query = memory_query(recent, run.goals)
+            hits = await self.memory.a_search(query, self.memory_k + len(skip))
             texts = [h.text for h in hits if h.id not in skip][: self.memory_k]
             recalled = memory_message(self.prompts, texts)
             if recalled is not None:
@@ -314,6 +323,7 @@ class AutonomousAgent(LoopAgent):
             except ReplyFormatError as error:
                 problem = str(error)
             IOStream.get_default().print(f"SYSTEM: the reply could not be read: {problem}")
+            # Only the last broken reply is shown: earlier ones would only cost tokens.
             messages = [
                 *request,
                 {"role": "assistant", "content": turn.text},
@@ -321,25 +331,13 @@ class AutonomousAgent(LoopAgent):
             ]
         return None, cost, problem
 
-    async def _ask_authorisation(self, reply: ModelReply) -> str:
-        prompt = _AUTHORISE.format(name=self.name)
-        about = {"role": "assistant", "name": self.name, "content": reply.as_json()}
-        return await ask_human(self, prompt, about)
-
-    async def _execute(self, reply: ModelReply, commands: Mapping[str, Command]) -> str:
-        command = commands.get(reply.command)
-        if command is None or command.run is None:
-            known = ", ".join(commands) or "none"
-            return f"Error: unknown command {reply.command!r}. The commands are: {known}."
-        return await run_command(command, reply.args)
-
     async def _remember(
         self,
+        run: _Run,
         reply: ModelReply,
         result: str,
         feedback: str | None,
         reply_message: dict[str, Any],
-        remembered: dict[str, dict[str, Any]],
     ) -> None:
         if self.memory is None:
             return
@@ -347,10 +345,21 @@ class AutonomousAgent(LoopAgent):
             f"Assistant reply: {reply.as_json()}\nResult: {result}\n"
             f"Human feedback: {feedback if feedback is not None else 'none'}"
         )
-        remembered[await self.memory.a_add(text)] = reply_message
+        run.remembered[await self.memory.a_add(text)] = reply_message
 
-    def _llm_mapping(self) -> Mapping[str, Any] | None:
-        return self.llm_config if isinstance(self.llm_config, Mapping) else None
+
+@dataclass
+class _Run:
+    """The state of one run: its goals and commands, short-term history, spending, and how
+    many commands the human authorised in advance (``y -N``)."""
+
+    goals: list[str]
+    commands: dict[str, Command]
+    history: list[dict[str, Any]] = field(default_factory=list)
+    # memory id -> the reply message of its cycle (to skip memories still in the history)
+    remembered: dict[str, dict[str, Any]] = field(default_factory=dict)
+    spent: float = 0.0
+    authorised: int = 0
 
 
 _NOT_RUN_STOP = "Not run: the human stopped the run."
@@ -364,71 +373,3 @@ def _finishes(name: str, commands: Mapping[str, Command]) -> bool:
     if builtin is None or builtin.run is not None:
         return False
     return name == "task_complete" or name not in commands
-
-
-def _check_goals(goals: Sequence[str]) -> tuple[str, ...]:
-    if isinstance(goals, str):
-        raise TypeError(f"goals must be a list of strings, e.g. [{goals!r}]")
-    checked = tuple(str(g).strip() for g in goals)
-    if len(checked) > MAX_GOALS:
-        raise ValueError(
-            f"an AutonomousAgent takes at most {MAX_GOALS} goals, got {len(checked)}: merge "
-            "some, or give the rest as the task of a run"
-        )
-    if not all(checked):
-        raise ValueError("a goal is empty; remove it")
-    return checked
-
-
-def _check_limits(
-    memory_k: int, token_limit: int, max_cycles: int, budget: float | None, json_retries: int
-) -> None:
-    for label, value, low in (
-        ("memory_k", memory_k, 1),
-        ("token_limit", token_limit, 1),
-        ("max_cycles", max_cycles, 1),
-        ("json_retries", json_retries, 0),
-    ):
-        if not isinstance(value, int) or value < low:
-            raise ValueError(f"{label} must be an integer >= {low}, got {value!r}")
-    if budget is not None and not budget > 0:
-        raise ValueError(f"budget must be a positive number of USD (or None), got {budget!r}")
-
-
-def _make_executor(
-    spec: CodeExecutor | Mapping[str, Any] | None, workspace: Path
-) -> CodeExecutor | None:
-    if spec is None:
-        return None
-    if isinstance(spec, Mapping):
-        from ..coding.factory import CodeExecutorFactory
-
-        config = dict(spec)
-        if config.get("executor") == "commandline-local":
-            local = dict(config.get("commandline-local") or {})
-            local.setdefault("work_dir", str(workspace))
-            config["commandline-local"] = local
-        return CodeExecutorFactory.create(config)
-    if isinstance(spec, CodeExecutor):
-        return spec
-    raise TypeError(
-        "code_executor must be a parley.coding executor (e.g. LocalCommandLineCodeExecutor, "
-        f"DockerCommandLineCodeExecutor) or a CodeExecutorFactory config dict, got {spec!r}"
-    )
-
-
-def _make_memory(memory: LongTermMemory | Literal[False] | None) -> LongTermMemory | None:
-    if memory is False:
-        return None
-    if memory is not None:
-        return memory
-    from ..memory import LongTermMemory
-
-    try:
-        return LongTermMemory()
-    except ImportError as e:
-        raise ImportError(
-            f"AutonomousAgent's default long-term memory needs the `memory` extra: pip install "
-            f"'parley[memory]' ({e}). Or pass memory=False to run without long-term memory, or "
-            "memory=LongTermMemory(embedding_function=...) with an embedding of your own."
-        ) from e

@@ -532,3 +532,39 @@ async def test_a_speaker_in_a_group_chat(fake_llm: FakeLLMServer, tmp_path: Path
         ("critic", "Looks good."),
     ]
     assert (tmp_path / "ws" / "plan.txt").read_text() == "the plan"
+
+
+# -- the embedded local model ------------------------------------------------------------------
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+async def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(tmp_path: Path) -> None:
+    """SmolLM2-135M: the loop runs and stops cleanly within its limits (its wisdom is not
+    asserted: it may complete, fail to write JSON, or use up its cycles)."""
+    from parley.local import MODEL_NAME, LocalLlamaClient, local_config_list
+
+    agent = AutonomousAgent(
+        "tiny",
+        goals=["Write the word hello to hello.txt"],
+        llm_config={"config_list": local_config_list(max_tokens=128)},
+        workspace=tmp_path / "ws",
+        memory=False,
+        continuous=True,
+        max_cycles=2,
+        json_retries=1,
+    )
+    agent.register_model_client(LocalLlamaClient)
+    with IOStream.set_default(IOScripted()) as io:
+        report = await agent.a_run("")
+
+    assert agent.stop_reason in {"task_complete", "cycle_limit", "invalid_reply"}
+    assert report
+    assert 1 <= len(agent.cycles) <= 2
+    assert f"tiny finished ({agent.stop_reason})" in io.text
+    usage = agent.client.total_usage_summary
+    assert usage is not None
+    assert usage[MODEL_NAME]["prompt_tokens"] > 0
+    # At most 2 cycles of at most 2 tries each, 128 tokens a reply.
+    assert 0 < usage[MODEL_NAME]["completion_tokens"] <= 4 * 128
