@@ -108,7 +108,8 @@ def plan_text(name: str, reply: ModelReply) -> str:
         if key == "plan":
             lines.append("PLAN:")
             steps = value if isinstance(value, list) else str(value).splitlines()
-            lines.extend(f"  - {str(s).strip().lstrip('- ').strip()}" for s in steps if str(s))
+            steps = [str(s).strip() for s in steps]
+            lines.extend(f"  - {s.removeprefix('- ').strip()}" for s in steps if s)
         else:
             lines.append(f"{key.upper()}: {_text(value)}")
     args = json.dumps(dict(reply.args), ensure_ascii=False)

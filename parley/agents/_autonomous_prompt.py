@@ -42,6 +42,7 @@ _REPLY_SHAPE = {
 }
 # Every message costs a few tokens of chat format around its content.
 _PER_MESSAGE_TOKENS = 4
+_CUT_NOTE = "\n... (cut: too long for the short-term memory)"
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def _numbered(items: Sequence[str]) -> str:
 def _argument_list(parameters: Mapping[str, Any]) -> str:
     props = parameters.get("properties")
     if not isinstance(props, Mapping):
-        return "{}"
+        return "(not described)"  # a function registered without a schema
     required = set(parameters.get("required") or ())
     shown = {}
     for name, schema in props.items():
@@ -173,13 +174,27 @@ def memory_query(history: Sequence[Mapping[str, Any]], goals: Sequence[str]) -> 
 def fit_history(
     history: Sequence[dict[str, Any]], token_limit: int, model: str
 ) -> list[dict[str, Any]]:
-    """The newest messages of ``history`` that fit in ``token_limit`` tokens, in order."""
+    """The newest messages of ``history`` that fit in ``token_limit`` tokens, in order.
+
+    The newest message is always kept (its content cut to fit the budget if it is too long):
+    the model must see the result of its last command.
+    """
     kept: list[dict[str, Any]] = []
     used = 0
     for message in reversed(history):
-        used += count_token(str(message.get("content") or ""), model) + _PER_MESSAGE_TOKENS
-        if used > token_limit:
+        content = str(message.get("content") or "")
+        tokens = count_token(content, model) + _PER_MESSAGE_TOKENS
+        if used + tokens > token_limit:
+            if not kept:
+                kept.append(_cut(message, content, token_limit / tokens))
             break
+        used += tokens
         kept.append(message)
     kept.reverse()
     return kept
+
+
+def _cut(message: dict[str, Any], content: str, share: float) -> dict[str, Any]:
+    """``message`` with its content cut to about ``share`` of its length (a copy)."""
+    keep = max(0, int(len(content) * share) - len(_CUT_NOTE))
+    return {**message, "content": content[:keep] + _CUT_NOTE}

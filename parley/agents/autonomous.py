@@ -140,12 +140,12 @@ class AutonomousAgent(LoopAgent):
             )
         self.goals: tuple[str, ...] = check_goals(goals)
         check_limits(memory_k, token_limit, max_cycles, budget, json_retries)
+        self._builtin_names = check_command_names(commands, code_executor is not None)
+        self.memory: LongTermMemory | None = make_memory(memory)
         self.role = role
         self.workspace = Path(workspace).resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self._command_executor = make_executor(code_executor, self.workspace)
-        self._builtin_names = check_command_names(commands, self._command_executor is not None)
-        self.memory: LongTermMemory | None = make_memory(memory)
         self.memory_k = memory_k
         self.token_limit = token_limit
         self.max_cycles = max_cycles

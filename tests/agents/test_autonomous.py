@@ -14,6 +14,7 @@ import pytest
 from parley import ConversableAgent, GroupChat, GroupChatManager
 from parley.agentchat import ReviewRequest
 from parley.agents import AutonomousAgent
+from parley.agents._autonomous_cycle import Authorise, Feedback, StopRun, parse_authorisation
 from parley.coding import LocalCommandLineCodeExecutor
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
@@ -264,6 +265,26 @@ async def test_a_review_function_answers_for_the_human(
     assert (tmp_path / "ws" / "hello.txt").exists()
 
 
+@pytest.mark.parametrize(
+    ("answer", "meaning"),
+    [
+        ("y", Authorise(1)),
+        ("", Authorise(1)),  # a review function's approval
+        (" YES ", Authorise(1)),
+        ("y -5", Authorise(5)),
+        ("y-2", Authorise(2)),
+        ("yes - 3", Authorise(3)),
+        ("n", StopRun()),
+        ("No", StopRun()),
+        ("exit", StopRun()),
+        ("y, but use capitals", Feedback("y, but use capitals")),
+        ("nope", Feedback("nope")),
+    ],
+)
+def test_the_authorisation_answers(answer: str, meaning: object) -> None:
+    assert parse_authorisation(answer) == meaning
+
+
 # -- limits ----------------------------------------------------------------------------------
 
 
@@ -309,6 +330,22 @@ async def test_old_history_beyond_the_token_limit_is_not_sent(
     last = json.dumps(fake_llm.requests[-1]["messages"])
     assert "3.txt" in last
     assert "0.txt" not in last
+
+
+async def test_a_result_longer_than_the_token_limit_is_cut_not_dropped(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "big.txt").write_text("word " * 1000)
+    fake_llm.add_reply(reply("read_file", filename="big.txt"))
+    fake_llm.add_reply(reply("task_complete", reason="ok"))
+    agent = make_agent(fake_llm, tmp_path, continuous=True, token_limit=100)
+    with IOStream.set_default(IOScripted()):
+        await agent.a_run("")
+    (result,) = [m for m in fake_llm.requests[1]["messages"] if "returned" in m["content"]]
+    assert result["content"].startswith("Command read_file returned: word word")
+    assert result["content"].endswith("(cut: too long for the short-term memory)")
+    assert len(result["content"]) < 600
 
 
 # -- commands --------------------------------------------------------------------------------
