@@ -271,7 +271,7 @@ class _Files:
 
     def list(self, directory: str = ".") -> str:
         root = self.root.resolve()
-        path = root if directory.strip() in ("", ".", "./") else self._path(directory)
+        path = root if str(directory).strip() in ("", ".", "./") else self._path(directory)
         if not path.is_dir():
             return f"Error: there is no directory {directory!r} in the workspace"
         found = sorted(str(p.relative_to(root)) for p in path.rglob("*") if p.is_file())

@@ -472,6 +472,24 @@ async def test_registered_functions_are_commands(fake_llm: FakeLLMServer, tmp_pa
     assert "EXECUTING FUNCTION multiply" in io.text
 
 
+async def test_a_function_map_entry_without_a_schema_is_a_command(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    def shout(text: str) -> str:
+        """Say it loudly.
+
+        More details the prompt does not need."""
+        return text.upper()
+
+    fake_llm.add_reply(reply("shout", text="hi"))
+    fake_llm.add_reply(reply("task_complete", reason="ok"))
+    agent = make_agent(fake_llm, tmp_path, continuous=True, function_map={"shout": shout})
+    with IOStream.set_default(IOScripted()):
+        await agent.a_run("")
+    assert "shout: Say it loudly. Args: (not described)" in agent.system_message
+    assert agent.cycles[0].result == "HI"
+
+
 # -- long-term memory ------------------------------------------------------------------------
 
 
