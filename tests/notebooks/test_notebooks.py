@@ -114,6 +114,16 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "manifesto now: You are {name}. Always give the unit with a number." in text
         assert "async reply: 42 metres" in text
         assert "chat reply: 42 metres" in text
+    if notebook.name == "autonomous_agent.ipynb":
+        assert "SCRIBE THOUGHTS: I will write the plan." in text
+        assert "AUTHORISED: the next 2 commands." in text
+        assert "(feedback: List the files first.)" in text
+        assert "report: The plan is written to plan.md: boil, brew, wait." in text
+        assert "stop reason: task_complete" in text
+        assert "memories: 5" in text
+        assert "plan.md recalled: True" in text
+        assert "budget stop: budget after 3 cycles" in text
+        assert "exit code 0\n45" in text
 
 
 def test_there_are_notebooks() -> None:
