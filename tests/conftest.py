@@ -168,3 +168,23 @@ def _redis_command(host: str, port: int, *args: str) -> bytes:
                 break
             reply += chunk
     return reply.split(b"\r\n", 1)[0]
+
+
+@pytest.fixture(scope="session")
+def model_file() -> Path:
+    """The embedded model's GGUF file. A test using it fails (does not skip) when the ``local``
+    extra is missing, naming the install command: the test command installs it, so its
+    absence is a broken setup."""
+    from parley.local import INSTALL_HINT, LocalModelUnavailableError, find_model_file
+
+    try:
+        import llama_cpp  # noqa: F401
+
+        return find_model_file()
+    except (ImportError, LocalModelUnavailableError) as error:
+        problem = str(error)
+    pytest.fail(
+        f"the `local` extra is not installed ({problem}). The test command installs it; by "
+        f"hand: {INSTALL_HINT}",
+        pytrace=False,
+    )

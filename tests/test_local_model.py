@@ -21,12 +21,10 @@ import pytest
 from parley import AssistantAgent, OpenAIWrapper, UserProxyAgent
 from parley.cli import LOCAL_SYSTEM_MESSAGE, TASK
 from parley.local import (
-    INSTALL_HINT,
     MODEL_NAME,
     LocalLlamaClient,
     LocalModelServer,
     LocalModelUnavailableError,
-    find_model_file,
     local_config_list,
     serve_local_model,
 )
@@ -138,22 +136,6 @@ def test_a_missing_model_file_names_the_install_command(monkeypatch: pytest.Monk
 
 
 # -- the real model ----------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def model_file() -> Path:
-    """The bundled GGUF; the test fails with the install command when the extra is missing."""
-    try:
-        import llama_cpp  # noqa: F401
-
-        return find_model_file()
-    except (ImportError, LocalModelUnavailableError) as error:
-        problem = str(error)
-    pytest.fail(
-        f"the `local` extra is not installed ({problem}). The test command installs it; by "
-        f"hand: {INSTALL_HINT}",
-        pytrace=False,
-    )
 
 
 @pytest.mark.local_model

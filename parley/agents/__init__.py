@@ -20,26 +20,34 @@ from .._lazy import lazy_exports
 
 __all__ = [
     "AutonomousAgent",
+    "AutonomousPrompts",
+    "CycleRecord",
     "LLMJudge",
     "PromptVersion",
     "PythonTool",
     "ReActAgent",
+    "ReActStep",
     "TagAgent",
     "TagPrompts",
     "Tool",
+    "Transcript",
     "optimize",
 ]
 
 if TYPE_CHECKING:
-    from .autonomous import AutonomousAgent
+    from .autonomous import AutonomousAgent, AutonomousPrompts, CycleRecord
     from .optimization import LLMJudge, PromptVersion, optimize
-    from .react import PythonTool, ReActAgent, Tool
-    from .tag import TagAgent, TagPrompts
+    from .react import PythonTool, ReActAgent, ReActStep, Tool
+    from .tag import TagAgent, TagPrompts, Transcript
 else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {
             "AutonomousAgent": ".autonomous",
+            "AutonomousPrompts": ".autonomous",
+            "CycleRecord": ".autonomous",
+            "ReActStep": ".react",
+            "Transcript": ".tag",
             "ReActAgent": ".react",
             "Tool": ".react",
             "PythonTool": ".react",

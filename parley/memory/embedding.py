@@ -11,6 +11,7 @@ bundled tokenizer in the wrong directory and then tries to download it, which fa
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +46,8 @@ def _load() -> Any:
 
 
 def _load_bundled() -> Any:
+    root_logger = logging.getLogger()
+    handlers, level = list(root_logger.handlers), root_logger.level
     try:
         import wordllama
         from safetensors import safe_open
@@ -52,6 +55,11 @@ def _load_bundled() -> Any:
         from wordllama.inference import WordLlamaInference
     except ImportError as e:
         raise ImportError(INSTALL_HINT) from e
+    finally:
+        # wordllama calls logging.basicConfig(level=INFO) when imported, which would turn on
+        # every library's INFO logs in the user's program: undone here.
+        root_logger.handlers[:] = handlers
+        root_logger.setLevel(level)
     root = Path(wordllama.__file__).parent
     weights = root / "weights" / f"{_CONFIG}_{_BUNDLED_DIM}.safetensors"
     tokenizer_file = root / "tokenizers" / f"{_CONFIG}_tokenizer_config.json"

@@ -595,7 +595,9 @@ async def test_a_speaker_in_a_group_chat(fake_llm: FakeLLMServer, tmp_path: Path
 @pytest.mark.local_model
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-async def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(tmp_path: Path) -> None:
+async def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(
+    model_file: Path, tmp_path: Path
+) -> None:
     """SmolLM2-135M: the loop runs and stops cleanly within its limits (its wisdom is not
     asserted: it may complete, fail to write JSON, or use up its cycles)."""
     from parley.local import MODEL_NAME, LocalLlamaClient, local_config_list

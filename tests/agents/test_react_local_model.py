@@ -8,6 +8,7 @@ Like tests/test_local_model.py, it fails (does not skip) when the ``local`` extr
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -15,10 +16,7 @@ import pytest
 from parley.agents import ReActAgent
 from parley.agents.react import STOP_SEQUENCES
 from parley.local import (
-    INSTALL_HINT,
     LocalLlamaClient,
-    LocalModelUnavailableError,
-    find_model_file,
     local_config_list,
 )
 
@@ -47,19 +45,7 @@ class Calculator:
         return "42"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _model_installed() -> None:
-    try:
-        import llama_cpp  # noqa: F401
-
-        find_model_file()
-        return
-    except (ImportError, LocalModelUnavailableError) as error:
-        problem = str(error)
-    pytest.fail(f"the `local` extra is not installed ({problem}): {INSTALL_HINT}", pytrace=False)
-
-
-def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits() -> None:
+def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(model_file: Path) -> None:
     RecordingLocalClient.requests = []
     config = local_config_list(max_tokens=96, model_client_cls="RecordingLocalClient")
     agent = ReActAgent(

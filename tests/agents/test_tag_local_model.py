@@ -15,26 +15,12 @@ import pytest
 from parley.agents import TagAgent, TagPrompts
 from parley.io import IOScripted, IOStream
 from parley.local import (
-    INSTALL_HINT,
     MODEL_NAME,
     LocalLlamaClient,
-    LocalModelUnavailableError,
-    find_model_file,
     local_config_list,
 )
 
 MAX_STEPS = 3
-
-
-@pytest.fixture(scope="module")
-def model_file() -> Path:
-    try:
-        import llama_cpp  # noqa: F401
-
-        return find_model_file()
-    except (ImportError, LocalModelUnavailableError) as error:
-        problem = str(error)
-    pytest.fail(f"the `local` extra is not installed ({problem}): {INSTALL_HINT}", pytrace=False)
 
 
 def count(text: str) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -191,3 +194,17 @@ def test_query_matches_brute_force_cosine_search(
     expected = sorted((cosine(v) for v in kept.values()), reverse=True)[: len(hits)]
     assert np.allclose([h.score for h in hits], expected, atol=1e-4)
     assert all(h.text == h.id.upper() for h in hits)
+
+
+def test_loading_the_model_leaves_the_programs_logging_alone() -> None:
+    code = (
+        "import logging\n"
+        "from parley.memory import WordLlamaEmbedding\n"
+        "WordLlamaEmbedding()(['hello'])\n"
+        "root = logging.getLogger()\n"
+        "print(root.level, len(root.handlers))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.split() == [str(logging.WARNING), "0"]
