@@ -9,7 +9,6 @@ symlink pointing out is refused with an error result, and nothing is touched.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from .._runtime import run_in_thread
 from ..coding._paths import resolve_in_work_dir
 from ..coding.base import CodeBlock, CodeExecutor
 from ..exceptions import OutsideWorkDirError
+from ._registered import registered_functions
 
 __all__ = [
     "BUILTIN_COMMANDS",
@@ -158,24 +158,10 @@ def user_commands(
     """Commands from the functions registered on the agent: the schemas in ``llm_config``
     (``register_for_llm``), and functions in the function map without one (described by
     their docstring); ``execute(name, args)`` runs one as a function call."""
-    table: dict[str, Command] = {}
-    config = llm_config or {}
-    schemas = [t.get("function", {}) for t in config.get("tools") or ()]
-    schemas += list(config.get("functions") or ())
-    for schema in schemas:
-        name = schema.get("name")
-        if isinstance(name, str) and name:
-            table[name] = Command(
-                name,
-                str(schema.get("description") or ""),
-                schema.get("parameters") or {},
-                _caller(execute, name),
-            )
-    for name, fn in function_map.items():
-        if name not in table:
-            doc = inspect.getdoc(getattr(fn, "_origin", fn)) or ""
-            table[name] = Command(name, doc.split("\n\n")[0], {}, _caller(execute, name))
-    return table
+    return {
+        name: Command(name, registered.description, registered.parameters, _caller(execute, name))
+        for name, registered in registered_functions(llm_config, function_map).items()
+    }
 
 
 def _caller(execute: Callable[[str, dict[str, Any]], Awaitable[str]], name: str) -> Run:

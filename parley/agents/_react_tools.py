@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
 from ..exceptions import ArgumentsValidationError
 from ..function_utils import serialize_to_str, validate_arguments
+from ._registered import registered_functions
 
 if TYPE_CHECKING:
     from ..agentchat.conversable_agent import ConversableAgent
@@ -134,37 +135,14 @@ def _arguments(text: str, params: list[inspect.Parameter]) -> dict[str, Any] | s
 def registered_tools(agent: ConversableAgent) -> list[FunctionTool]:
     """The functions registered on ``agent`` as tools, described by their schemas (or, for a
     function given only in ``function_map``, by its docstring)."""
-    described = _schema_descriptions(agent.llm_config)
-    functions = agent.function_map
-    for name in described:
-        if name not in functions:
+    tools = []
+    for name, registered in registered_functions(agent.llm_config, agent.function_map).items():
+        if registered.func is None:
             raise ValueError(
                 f"tool {name!r} is registered for the model of agent {agent.name!r} "
                 "(register_for_llm) but not for execution: a ReActAgent runs its tools itself, "
                 f"so also register it with @{agent.name}.register_for_execution() (or give it "
                 "in function_map)"
             )
-    return [
-        FunctionTool(name, described.get(name) or _docstring(func), func)
-        for name, func in functions.items()
-    ]
-
-
-def _schema_descriptions(llm_config: Mapping[str, Any] | bool | None) -> dict[str, str]:
-    if not isinstance(llm_config, Mapping):
-        return {}
-    found: dict[str, str] = {}
-    for schema in llm_config.get("tools") or ():
-        function = schema.get("function") if isinstance(schema, Mapping) else None
-        if isinstance(function, Mapping) and function.get("name"):
-            found[str(function["name"])] = str(function.get("description") or "")
-    for function in llm_config.get("functions") or ():
-        if isinstance(function, Mapping) and function.get("name"):
-            found[str(function["name"])] = str(function.get("description") or "")
-    return found
-
-
-def _docstring(func: Callable[..., Any]) -> str:
-    target = getattr(func, "_origin", func)
-    text = getattr(target, "_description", None) or inspect.getdoc(target) or ""
-    return str(text).strip().split("\n\n")[0]
+        tools.append(FunctionTool(name, registered.description, registered.func))
+    return tools
