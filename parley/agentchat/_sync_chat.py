@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextvars
 import functools
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from .._runtime import run_sync as _run_sync
 
 __all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
 
 T = TypeVar("T")
+P = ParamSpec("P")
 _in_sync_chat: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "parley_sync_chat", default=False
 )
@@ -54,11 +55,15 @@ def sync_face(method: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]
     return sync
 
 
-def sync_of(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """The blocking form of the coroutine function ``fn``."""
+def sync_of(fn: Callable[P, Coroutine[Any, Any, T]], name: str | None = None) -> Callable[P, T]:
+    """The blocking form of the coroutine function ``fn`` (same parameters), named ``name``
+    if given."""
 
     @functools.wraps(fn)
-    def sync(*args: Any, **kwargs: Any) -> T:
+    def sync(*args: P.args, **kwargs: P.kwargs) -> T:
         return run_sync(fn(*args, **kwargs))
 
+    if name is not None:
+        sync.__name__ = sync.__qualname__ = name
+        sync.__doc__ = f"The sync face of :func:`{fn.__name__}` (same arguments, same result)."
     return sync

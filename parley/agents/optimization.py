@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._calls import call_user
-from ..agentchat._sync_chat import run_sync
+from ..agentchat._sync_chat import sync_of
 from ..agentchat.conversable_agent import ConversableAgent
 from ..oai._gather import gather_bounded
 from ._loop_agent import ask_model
@@ -180,30 +180,7 @@ async def a_optimize(
     return history
 
 
-def optimize(
-    agent: TagAgent,
-    tasks: Sequence[str],
-    judge: Judge | LLMJudge,
-    rounds: int = 3,
-    *,
-    optimizer_llm_config: dict[str, Any] | None = None,
-    worst_k: int = 2,
-    prompts_to_rewrite: Collection[str] | None = None,
-    concurrency: int = 1,
-) -> list[PromptVersion]:
-    """The sync face of :func:`a_optimize` (same arguments, same result)."""
-    return run_sync(
-        a_optimize(
-            agent,
-            tasks,
-            judge,
-            rounds,
-            optimizer_llm_config=optimizer_llm_config,
-            worst_k=worst_k,
-            prompts_to_rewrite=prompts_to_rewrite,
-            concurrency=concurrency,
-        )
-    )
+optimize = sync_of(a_optimize, "optimize")
 
 
 def _with_note(version: PromptVersion, note: str) -> PromptVersion:
