@@ -6,6 +6,9 @@ otherwise on this machine (said on screen). The model is the one an ``OAI_CONFIG
 (``--config FILE``, the ``OAI_CONFIG_LIST`` environment variable holding JSON or a file name, or
 a file of that name in the current folder); without one, SmolLM2-135M-Instruct runs in-process
 (the ``local`` extra). The transcript goes to stdout, progress and notes to stderr.
+
+``parley sandbox build`` / ``parley sandbox status`` build and show parley's Docker images
+(``parley._sandbox_cli``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import _sandbox_cli
+
 __all__ = ["main"]
 
 TASK = "Write a Python script that prints the squares of the numbers 1 to 10."
@@ -37,8 +42,6 @@ MAX_TURNS = 3
 CODE_TIMEOUT = 60
 SUCCESS = "exitcode: 0 "  # how the proxy's report of a successful run begins
 CONFIG_ENV = "OAI_CONFIG_LIST"
-# Tried in order when Docker is reachable; none is pulled: the demo must work offline.
-SANDBOX_IMAGES = ("parley-sandbox:latest", "python:3-slim")
 
 
 def _status(text: str) -> None:
@@ -176,8 +179,7 @@ def _choose_executor(work_dir: Path, no_docker: bool) -> tuple[Any, str]:
             )
             return executor, f"code runs in a Docker sandbox (image {image})"
         reason = (
-            f"Docker is running but has none of the images {', '.join(_image_candidates())} "
-            "(build one offline with scripts/build-sandbox-image.sh)"
+            "Docker is running but has no sandbox image (build one with `parley sandbox build`)"
         )
     executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=CODE_TIMEOUT)
     return executor, (
@@ -199,26 +201,11 @@ def _why_not_docker(no_docker: bool) -> str | None:
     return None
 
 
-def _image_candidates() -> list[str]:
-    chosen = os.environ.get("PARLEY_SANDBOX_IMAGE")
-    return ([chosen] if chosen else []) + [i for i in SANDBOX_IMAGES if i != chosen]
-
-
 def _present_image() -> str | None:
-    """The first sandbox image the engine already has (never pulled: no registry needed)."""
-    import docker
+    """The first sandbox image the engine already has (never pulled: the demo works offline)."""
+    from .coding.images import image_status
 
-    client = docker.from_env(timeout=10)
-    try:
-        for image in _image_candidates():
-            try:
-                client.images.get(image)
-                return image
-            except docker.errors.ImageNotFound:
-                continue
-        return None
-    finally:
-        client.close()
+    return image_status("sandbox").chosen
 
 
 # -- the chat ----------------------------------------------------------------------------
@@ -376,6 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo_parser.add_argument(
         "--no-docker", action="store_true", help="run the code on this machine, not in Docker"
     )
+    _sandbox_cli.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "sandbox":
+        return _sandbox_cli.run(args)
     assert args.command == "demo"  # argparse refuses any other
     return demo(args.config, no_docker=args.no_docker)

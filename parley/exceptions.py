@@ -17,6 +17,7 @@
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
+    │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -48,6 +49,7 @@ __all__ = [
     "ConfigFailure",
     "DotenvSyntaxError",
     "ExecutionCancelledError",
+    "ImageBuildError",
     "InputExhaustedError",
     "InvalidAgentNameError",
     "InvalidCarryOverType",
@@ -188,6 +190,11 @@ class ExecutionCancelledError(ParleyError):
 class UnsandboxedExecutionWarning(UserWarning):
     """Generated code is about to run on this machine without a sandbox (warned once per
     process). Local execution is not isolation; the Docker executor is."""
+
+
+class ImageBuildError(ParleyError, RuntimeError):
+    """A sandbox image could not be built (``parley sandbox build``); the message says which
+    tool or source was missing and the tail of its output."""
 
 
 class InputExhaustedError(ParleyError, EOFError):

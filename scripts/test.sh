@@ -26,7 +26,9 @@ graph_broken=0
 "$venv/bin/lint-imports" --no-cache || graph_broken=1
 "$py" scripts/check_import_cycles.py || graph_broken=1
 [ "$graph_broken" -eq 0 ]
-# The @pytest.mark.docker tests run code in this image, built once from Debian's packages.
+# The @pytest.mark.docker tests run code in these images, built once by `parley sandbox build`
+# (from Debian's packages here: no registry is reachable). Both exist after the first run.
 export PARLEY_SANDBOX_IMAGE="${PARLEY_SANDBOX_IMAGE:-parley-sandbox:latest}"
 bash scripts/build-sandbox-image.sh "$PARLEY_SANDBOX_IMAGE"
+"$py" -m parley sandbox build --jupyter
 exec "$py" -m pytest "$@"

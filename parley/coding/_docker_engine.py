@@ -19,9 +19,10 @@ __all__ = [
     "AUTOGEN_IMAGES",
     "DEFAULT_IMAGE",
     "IMAGE_ENV",
+    "PARLEY_IMAGE",
     "connect",
-    "default_image",
     "default_image_candidates",
+    "default_images",
     "engine_answers",
     "ensure_image",
 ]
@@ -35,27 +36,35 @@ DEFAULT_IMAGE = "python:3-slim"
 AUTOGEN_IMAGES = ("python:3-slim", "python:3", "python:3-windowsservercore")
 """What ``use_docker=True`` meant in AutoGen: the first of these that exists or can be pulled."""
 
+PARLEY_IMAGE = "parley-sandbox:latest"
+"""The image ``parley sandbox build`` makes. Used when present; never pulled: a registry's image
+of that name would be someone else's."""
+
 # Seconds an API call may wait for the engine. Generous, since a pull streams for minutes, but
 # bounded: an unreachable TCP DOCKER_HOST must not hang an agent forever.
 _API_TIMEOUT = 120
 
 _BUILD_HINT = (
-    "To get a sandbox image without a registry, build one from Debian's packages with "
-    "`sudo scripts/build-sandbox-image.sh` (in parley's source repository; it needs mmdebstrap "
-    "and a Debian mirror, see the script's header), then pass image='parley-sandbox:latest' "
-    f"or set the environment variable {IMAGE_ENV}=parley-sandbox:latest."
+    f"Build parley's sandbox image with `parley sandbox build` (it uses python:3-slim where a "
+    f"registry is reachable and Debian's packages, through mmdebstrap, where none is); "
+    f"`parley sandbox status` shows which images exist and which one parley uses. parley uses "
+    f"{PARLEY_IMAGE} whenever it is present, or the image named by {IMAGE_ENV}."
 )
 
 
-def default_image() -> str:
-    """``$PARLEY_SANDBOX_IMAGE`` if set, else AutoGen's ``python:3-slim``."""
-    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+def default_images() -> tuple[str, ...]:
+    """The images an executor made without ``image`` tries: ``$PARLEY_SANDBOX_IMAGE`` if set,
+    else parley's own image if present, else AutoGen's ``python:3-slim``."""
+    chosen = os.environ.get(IMAGE_ENV)
+    return (chosen,) if chosen else (PARLEY_IMAGE, DEFAULT_IMAGE)
 
 
 def default_image_candidates() -> list[str]:
-    """The images ``use_docker=True`` tries in order: ``$PARLEY_SANDBOX_IMAGE`` first if set."""
+    """The images ``use_docker=True`` tries in order: ``$PARLEY_SANDBOX_IMAGE`` first if set,
+    then parley's own image, then AutoGen's list."""
     chosen = os.environ.get(IMAGE_ENV)
-    return ([chosen] if chosen else []) + [i for i in AUTOGEN_IMAGES if i != chosen]
+    names = [chosen] if chosen else []
+    return names + [i for i in (PARLEY_IMAGE, *AUTOGEN_IMAGES) if i not in names]
 
 
 def connect(timeout: float = _API_TIMEOUT) -> DockerClient:
@@ -137,6 +146,9 @@ def ensure_image(client: DockerClient, candidates: Sequence[str]) -> str:
             continue
     failures = []
     for image in candidates:
+        if image == PARLEY_IMAGE:
+            failures.append(f"{image}: not built yet")
+            continue
         try:
             client.images.pull(image)  # docker-py splits off the tag; none means "latest"
             return image

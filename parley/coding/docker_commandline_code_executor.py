@@ -6,9 +6,11 @@ is ``parley.coding._executor_base`` (its docstring has the rules). parley's sand
 * **Lazy.** Building the executor (and so an agent) needs no engine: the container is created
   when the first block runs. A missing or stopped engine is then one RuntimeError saying how to
   fix it; code never falls back to running on the host.
-* **Image.** ``image=None`` means ``$PARLEY_SANDBOX_IMAGE`` if set, else AutoGen's
-  ``python:3-slim``. An image that is absent is pulled; if that fails (no registry), the error
-  tells how to build one offline (``scripts/build-sandbox-image.sh``).
+* **Image.** ``image=None`` means ``$PARLEY_SANDBOX_IMAGE`` if set, else parley's own image
+  ``parley-sandbox:latest`` if the engine has it, else AutoGen's ``python:3-slim``. An image that
+  is absent is pulled (never parley's own: a registry's image of that name would be someone
+  else's); if that fails (no registry), the error names ``parley sandbox build``, which builds
+  parley's image with or without a registry (``parley.coding.images``).
 * **Locked down.** No network (``network=True`` opts in), no capabilities, ``no-new-privileges``,
   a read-only root filesystem with a tmpfs ``/tmp`` (``HOME`` is ``/tmp``), a memory limit
   (``mem_limit``, default 512m, no swap) and a process limit (``pids_limit``, default 256). The
@@ -70,7 +72,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
-from ._docker_engine import default_image, default_image_candidates
+from ._docker_engine import default_image_candidates, default_images
 from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from ._docker_workspace import choose_user, hand_over, prepare_work_dir
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
@@ -107,7 +109,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         read_only: bool = True,
     ) -> None:
         """AutoGen's parameters (``image=None``: ``$PARLEY_SANDBOX_IMAGE`` if set, else
-        ``python:3-slim``), then parley's (keyword only): ``network`` (True for the
+        ``parley-sandbox:latest`` if present, else ``python:3-slim``), then parley's (keyword only): ``network`` (True for the
         engine's default network, or a network name), ``user`` (``"uid:gid"`` code runs as),
         ``mem_limit`` and ``pids_limit`` (None: unlimited), ``read_only`` (root filesystem).
 
@@ -125,7 +127,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         self._user = user or choose_user(work_dir)
         self._sandbox = Sandbox(
             SandboxSettings(
-                images=(image or default_image(),),
+                images=(image,) if image else default_images(),
                 name=container_name or f"parley-code-exec-{uuid.uuid4()}",
                 bind_dir=str(self._bind_dir.resolve()),
                 user=self._user,

@@ -1,15 +1,15 @@
 """Helpers for the tests that run code in the real Docker engine (``@pytest.mark.docker``).
 
-The sandbox image is ``$PARLEY_SANDBOX_IMAGE`` (default ``parley-sandbox:latest``). If it is
-missing it is built once per session with ``scripts/build-sandbox-image.sh`` (Debian packages
-only; no image registry is needed). The fixtures themselves live in the test modules, built on
+The sandbox image is ``$PARLEY_SANDBOX_IMAGE`` (default ``parley-sandbox:latest``), the Jupyter
+gateway image ``$PARLEY_JUPYTER_IMAGE`` (default ``parley-jupyter:latest``). scripts/test.sh builds
+both before pytest starts; a missing one is built here with ``parley.coding.images.build_image``
+(from Debian's packages when no registry is reachable). The fixtures themselves live in the test modules, built on
 these functions, since only conftest files and test modules can hold fixtures.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,9 +24,8 @@ if TYPE_CHECKING:
     from parley.coding.docker_commandline_code_executor import DockerCommandLineCodeExecutor
 
 SANDBOX_IMAGE = os.environ.get("PARLEY_SANDBOX_IMAGE") or "parley-sandbox:latest"
+JUPYTER_IMAGE = os.environ.get("PARLEY_JUPYTER_IMAGE") or "parley-jupyter:latest"
 REPO = Path(__file__).resolve().parents[2]
-BUILD_SCRIPT = REPO / "scripts" / "build-sandbox-image.sh"
-BUILD_TIMEOUT = 600  # seconds; a build takes well under a minute with a nearby mirror
 
 _built: list[str] = []  # images checked (or built) in this session
 
@@ -47,35 +46,26 @@ def docker_client() -> Iterator[DockerClient]:
 
 
 def ensure_sandbox_image() -> str:
-    """The sandbox image's name, built first with the project's script if it is missing."""
-    import docker
+    """The sandbox image's name, built first (``parley sandbox build``) if it is missing."""
+    return _ensure_image("sandbox", SANDBOX_IMAGE)
 
-    if SANDBOX_IMAGE in _built:
-        return SANDBOX_IMAGE
-    with docker_client() as client:
+
+def ensure_jupyter_image() -> str:
+    """The Jupyter gateway image's name, built first (``parley sandbox build --jupyter``) if it
+    is missing."""
+    return _ensure_image("jupyter", JUPYTER_IMAGE)
+
+
+def _ensure_image(kind: str, tag: str) -> str:
+    from parley.coding.images import build_image
+
+    if tag not in _built:
         try:
-            client.images.get(SANDBOX_IMAGE)
-            present = True
-        except docker.errors.ImageNotFound:
-            present = False
-    if not present:
-        try:
-            done = subprocess.run(
-                ["bash", str(BUILD_SCRIPT), SANDBOX_IMAGE],
-                capture_output=True,
-                text=True,
-                timeout=BUILD_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            pytest.fail(f"building {SANDBOX_IMAGE} took more than {BUILD_TIMEOUT} s", pytrace=False)
-        if done.returncode != 0:
-            pytest.fail(
-                f"{BUILD_SCRIPT.name} failed ({done.returncode}):\n{done.stderr[-3000:]}",
-                pytrace=False,
-            )
-    _built.append(SANDBOX_IMAGE)
-    return SANDBOX_IMAGE
+            build_image(kind, tag=tag)
+        except Exception as error:  # ImageBuildError, no engine: a failure, not an error
+            pytest.fail(f"building {tag} failed: {error}", pytrace=False)
+        _built.append(tag)
+    return tag
 
 
 def container_exists(name: str) -> bool:

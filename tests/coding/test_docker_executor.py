@@ -138,7 +138,8 @@ def test_a_missing_image_that_cannot_be_pulled_says_how_to_build_one(tmp_path: P
     with pytest.raises(RuntimeError) as error:
         ex.execute_code_blocks([py("print(1)")])
     ex.stop()
-    assert "build-sandbox-image.sh" in str(error.value)
+    assert "parley sandbox build" in str(error.value)
+    assert "parley sandbox status" in str(error.value)
     assert "parley-sandbox:latest" in str(error.value)
     assert not container_exists(ex.container_name)
 
