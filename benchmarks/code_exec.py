@@ -1,13 +1,20 @@
-"""Time to run one short Python block: parley locally, parley in Docker, AutoGen 0.2 in Docker.
+"""Time to run one short Python block: parley locally (plain and in the bubblewrap sandbox), in
+Jupyter kernels, in Docker, and AutoGen 0.2 in Docker.
 
     python benchmarks/code_exec.py [--image parley-sandbox:latest] [--rounds 20]
-                                   [--autogen PATH/TO/venv/bin/python]
+                                   [--autogen PATH/TO/venv/bin/python] [--skip docker,jupyter]
 
 Reports the median wall time per block of ``print(1)``:
 
 * parley ``LocalCommandLineCodeExecutor`` (a process on this machine, under the supervisor that
   keeps every process the block starts: ``parley/coding/_reaper.py``), and the bare floor under
   it: ``subprocess.run`` of the same file, with nothing contained;
+* parley ``LocalCommandLineCodeExecutor(sandbox=True)``: each block under bubblewrap (target:
+  at most 2x the plain local executor);
+* the Jupyter executors on a warm kernel (target: at most 50 ms per block):
+  ``EmbeddedIPythonCodeExecutor``, ``JupyterCodeExecutor`` over a ``LocalJupyterServer`` (a
+  kernel gateway process) and over a ``DockerJupyterServer``, with the floor under them: the bare
+  ``jupyter_client`` (``KernelClient.execute_interactive``) on a kernel of its own;
 * parley ``DockerCommandLineCodeExecutor``, reusing its one container (the first block, which
   creates the container, is timed separately);
 * parley ``code_utils.execute_code(use_docker=IMAGE)``, the legacy path, which also reuses a
@@ -33,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 CODE = "print(1)"
 
@@ -95,6 +103,76 @@ def bare_local(rounds: int, work_dir: Path) -> list[float]:
     return time_calls(call, rounds)
 
 
+def parley_sandboxed(rounds: int, work_dir: Path) -> list[float]:
+    from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
+
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, sandbox=True)
+
+    def call() -> None:
+        result = executor.execute_code_blocks([CodeBlock(language="python", code=CODE)])
+        assert result.exit_code == 0, result.output
+
+    return time_calls(call, rounds)
+
+
+def warm_jupyter(executor: Any, rounds: int) -> list[float]:
+    """Blocks on a kernel that has already run one."""
+    from parley.coding import CodeBlock
+
+    def call() -> None:
+        result = executor.execute_code_blocks([CodeBlock(language="python", code=CODE)])
+        assert result.exit_code == 0, result.output
+        assert result.output.strip() == "1", result.output
+
+    call()
+    return time_calls(call, rounds)
+
+
+def parley_embedded(rounds: int, work_dir: Path) -> list[float]:
+    from parley.coding.jupyter import EmbeddedIPythonCodeExecutor
+
+    with EmbeddedIPythonCodeExecutor(output_dir=str(work_dir)) as executor:
+        return warm_jupyter(executor, rounds)
+
+
+def parley_gateway(rounds: int, work_dir: Path) -> list[float]:
+    from parley.coding.jupyter import JupyterCodeExecutor, LocalJupyterServer
+
+    with (
+        LocalJupyterServer() as server,
+        JupyterCodeExecutor(server, output_dir=work_dir) as executor,
+    ):
+        return warm_jupyter(executor, rounds)
+
+
+def parley_docker_gateway(rounds: int, work_dir: Path) -> list[float]:
+    from parley.coding.jupyter import DockerJupyterServer, JupyterCodeExecutor
+
+    with (
+        DockerJupyterServer() as server,
+        JupyterCodeExecutor(server, output_dir=work_dir) as executor,
+    ):
+        return warm_jupyter(executor, rounds)
+
+
+def bare_jupyter_client(rounds: int) -> list[float]:
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+
+        def call() -> None:
+            reply = client.execute_interactive(CODE, timeout=10, output_hook=lambda _msg: None)
+            assert reply["content"]["status"] == "ok"
+
+        call()
+        return time_calls(call, rounds)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+        manager.cleanup_resources()
+
+
 def parley_docker(rounds: int, work_dir: Path, image: str) -> tuple[float, list[float]]:
     from parley.coding import CodeBlock
     from parley.coding.docker_commandline_code_executor import DockerCommandLineCodeExecutor
@@ -152,11 +230,13 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--autogen", help="python of a venv with pyautogen==0.2.35 installed")
+    parser.add_argument("--skip", default="", help="comma-separated: docker, jupyter, sandbox")
     args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
     rows: list[tuple[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        for name in ("bare", "local", "docker", "legacy", "autogen"):
+        for name in ("bare", "local", "sandbox", "docker", "legacy", "autogen", "jupyter"):
             (root / name).mkdir()
         rows.append(
             (
@@ -164,23 +244,53 @@ def main() -> None:
                 median_ms(bare_local(args.rounds, root / "bare")),
             )
         )
-        rows.append(("parley local executor", median_ms(parley_local(args.rounds, root / "local"))))
-        first, samples = parley_docker(args.rounds, root / "docker", args.image)
-        rows.append(("parley Docker executor, first block", first * 1000))
-        rows.append(("parley Docker executor, reused container", median_ms(samples)))
-        legacy = parley_legacy(args.rounds, root / "legacy", args.image)
-        rows.append(("parley execute_code(use_docker=IMAGE)", median_ms(legacy)))
-        if args.autogen:
+        local = median_ms(parley_local(args.rounds, root / "local"))
+        rows.append(("parley local executor", local))
+        if "sandbox" not in skip:
+            sandboxed = median_ms(parley_sandboxed(args.rounds, root / "sandbox"))
+            rows.append(("parley local executor, sandbox=True (bwrap)", sandboxed))
+        if "jupyter" not in skip:
+            rows.append(
+                (
+                    "jupyter_client execute_interactive (floor)",
+                    median_ms(bare_jupyter_client(args.rounds)),
+                )
+            )
+            rows.append(
+                (
+                    "parley EmbeddedIPythonCodeExecutor, warm",
+                    median_ms(parley_embedded(args.rounds, root / "jupyter")),
+                )
+            )
+            rows.append(
+                (
+                    "parley JupyterCodeExecutor + LocalJupyterServer",
+                    median_ms(parley_gateway(args.rounds, root / "jupyter")),
+                )
+            )
+            if "docker" not in skip:
+                rows.append(
+                    (
+                        "parley JupyterCodeExecutor + DockerJupyterServer",
+                        median_ms(parley_docker_gateway(args.rounds, root / "jupyter")),
+                    )
+                )
+        if "docker" not in skip:
+            first, samples = parley_docker(args.rounds, root / "docker", args.image)
+            rows.append(("parley Docker executor, first block", first * 1000))
+            rows.append(("parley Docker executor, reused container", median_ms(samples)))
+            legacy = parley_legacy(args.rounds, root / "legacy", args.image)
+            rows.append(("parley execute_code(use_docker=IMAGE)", median_ms(legacy)))
+        if args.autogen and "docker" not in skip:
             theirs = autogen_docker(
                 args.autogen, max(3, args.rounds // 2), root / "autogen", args.image
             )
             rows.append(("AutoGen 0.2.35 execute_code(use_docker=IMAGE)", median_ms(theirs)))
-    reference = rows[3][1]
     print(f"image: {args.image}; block: {CODE!r}; median of {args.rounds} rounds\n")
-    print(f"| {'path':<46} | {'ms/block':>9} | {'x parley Docker':>15} |")
-    print(f"|{'-' * 48}|{'-' * 11}|{'-' * 17}|")
+    print(f"| {'path':<50} | {'ms/block':>9} | {'x parley local':>14} |")
+    print(f"|{'-' * 52}|{'-' * 11}|{'-' * 16}|")
     for name, ms in rows:
-        print(f"| {name:<46} | {ms:9.1f} | {ms / reference:15.2f} |")
+        print(f"| {name:<50} | {ms:9.1f} | {ms / local:14.2f} |")
 
 
 if __name__ == "__main__":
