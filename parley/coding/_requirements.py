@@ -210,7 +210,7 @@ def pip_install(
     if unreachable is not None:
         raise ValueError(
             f"Pip install failed. The package index could not be reached to install {names} "
-            f"into {where} ({_after_timestamp(unreachable)}). {_WHERE_TO_FIND_PACKAGES}; or "
+            f"into {where} ({_connection_problem(unreachable)}). {_WHERE_TO_FIND_PACKAGES}; or "
             f"install the packages beforehand.{tail}\npip said:\n{said}"
         )
     if "No module named pip" in said:
@@ -233,6 +233,9 @@ def _error_lines(stderr: str, stdout: str) -> str:
     return "\n".join(text.splitlines()[-20:])
 
 
-def _after_timestamp(line: str) -> str:
-    """A line of pip's log without its leading timestamp."""
-    return re.sub(r"^\S+\s+", "", line.strip(), count=1) if line[:1].isdigit() else line.strip()
+def _connection_problem(line: str) -> str:
+    """The URL and the reason in a line of pip's log about a failed connection, in short."""
+    url = re.search(r"(?<=Could not fetch URL )\S+?(?=: )", line)  # passwords are "****"
+    reason = re.findall(r"\[Errno -?\d+\][^'\")]*|timed out|ProxyError", line)
+    what = reason[-1].strip() if reason else "connection error"
+    return f"{url.group(0)}: {what}" if url else what
