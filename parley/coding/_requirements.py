@@ -197,7 +197,8 @@ def pip_install(
             result = run(argv, cwd=None, timeout=timeout, env=env, generated=False)
         except (FileNotFoundError, PermissionError) as error:
             raise ValueError(f"Pip install failed. Cannot run {command[0]}: {error}") from error
-        debug = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+        failed = result.exit_code != 0 and not result.timed_out
+        unreachable = _unreachable(log) if failed else None
     if result.timed_out:
         raise ValueError(
             f"Pip install timed out after {timeout:g} s installing {names} into {where}: raise "
@@ -206,7 +207,6 @@ def pip_install(
     if result.exit_code == 0:
         return
     said = _error_lines(result.stderr, result.stdout)
-    unreachable = next((line for line in debug.splitlines() if _UNREACHABLE.search(line)), None)
     if unreachable is not None:
         raise ValueError(
             f"Pip install failed. The package index could not be reached to install {names} "
@@ -222,6 +222,15 @@ def pip_install(
         f"Pip install failed. pip could not install {names} into {where} "
         f"(exit code {result.exit_code}):\n{said}{tail}"
     )
+
+
+def _unreachable(log: Path) -> str | None:
+    """The first line of pip's debug log saying a connection failed, if any."""
+    try:
+        with log.open(encoding="utf-8", errors="replace") as lines:
+            return next((line for line in lines if _UNREACHABLE.search(line)), None)
+    except OSError:
+        return None  # pip stopped before it wrote a log
 
 
 def _error_lines(stderr: str, stdout: str) -> str:
