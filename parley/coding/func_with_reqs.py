@@ -239,8 +239,14 @@ def _to_code(func: UserFunction) -> str:
         ) from error
     try:
         statements = ast.parse(source).body
-    except SyntaxError:
-        statements = []
+    except SyntaxError as error:
+        # Seen when a function inside a block holds a multi-line string less indented than
+        # its def, so that dedenting cannot remove the block's indentation.
+        raise ValueError(
+            f"The source of function {name!r} could not be parsed on its own ({error}): define "
+            "it at the top level of its module, or give its source as text with "
+            "FunctionWithRequirements.from_str(...)."
+        ) from error
     if len(statements) != 1 or not isinstance(
         statements[0], (ast.FunctionDef, ast.AsyncFunctionDef)
     ):
@@ -258,7 +264,7 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _with_requirements(funcs: Iterable[UserFunction]) -> list[Any]:
+def _carrying_requirements(funcs: Iterable[UserFunction]) -> list[Any]:
     return [
         f for f in funcs if isinstance(f, (FunctionWithRequirements, FunctionWithRequirementsStr))
     ]
@@ -266,14 +272,14 @@ def _with_requirements(funcs: Iterable[UserFunction]) -> list[Any]:
 
 def _python_packages(funcs: Sequence[UserFunction]) -> list[str]:
     """The pip requirements of all ``funcs``, in the order first seen, without repeats."""
-    return _unique(p for f in _with_requirements(funcs) for p in f.python_packages)
+    return _unique(p for f in _carrying_requirements(funcs) for p in f.python_packages)
 
 
 def _build_python_functions_file(funcs: Sequence[UserFunction]) -> str:
     """The text of the functions module: the global imports of all ``funcs`` (in the order
     first seen, without repeats), a blank line, then each function's source."""
     imports = _unique(
-        _import_to_str(i) for f in _with_requirements(funcs) for i in f.global_imports
+        _import_to_str(i) for f in _carrying_requirements(funcs) for i in f.global_imports
     )
     content = "\n".join(imports) + "\n\n"
     for func in funcs:

@@ -103,7 +103,7 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
     ) -> None:
         """``env`` (parley only) adds variables to the minimal environment code runs with."""
         super().__init__(timeout, work_dir, execution_policies, functions, functions_module)
-        self._virtual_env_context = virtual_env_context
+        self._virtual_env_context = virtual_env_context  # AutoGen's attribute, as given
         self._venv = _absolute_paths(virtual_env_context)
         self._extra_env = dict(env or {})
         self._packages = PackageFolder(self)  # where missing requirements go, without a venv
@@ -198,7 +198,8 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
         if packages is not None:
             paths.append(os.path.join(packages, "bin"))  # the packages' scripts
             env["PYTHONPATH"] = packages
-        env["PATH"] = os.pathsep.join(p for p in (*paths, env.get("PATH")) if p)
+        if paths:
+            env["PATH"] = os.pathsep.join(p for p in (*paths, env.get("PATH")) if p)
         return env
 
 

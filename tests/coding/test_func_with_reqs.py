@@ -280,3 +280,10 @@ def test_functions_that_cannot_go_into_a_module_are_refused() -> None:
         _build_python_functions_file([square])
     with pytest.raises(TypeError, match="is not a function"):
         _build_python_functions_file([print])
+
+    def text() -> str:
+        return """
+left of its def"""
+
+    with pytest.raises(ValueError, match="could not be parsed on its own"):
+        _build_python_functions_file([text])
