@@ -46,6 +46,10 @@ Deliberate differences from AutoGen 0.2:
   multi-line fenced blocks too (AutoGen only found one-line ones in that mode).
 * The legacy LLM helpers work on openai>=1 and fill their own prompt templates (AutoGen's sent
   ``{definition}`` and the like to the model literally); see ``parley._llm_code_helpers``.
+* :func:`create_virtual_env` gives the venv pip unless ``with_pip=False`` is passed (AutoGen
+  dropped pip as soon as any other option was given, so ``system_site_packages=True`` made a
+  venv its executor could not install requirements into), and ``clear=True`` no longer empties
+  the venv it has just made (AutoGen cleared it a second time when it read its paths).
 """
 
 from __future__ import annotations
@@ -127,13 +131,16 @@ def in_docker_container() -> bool:
 
 def create_virtual_env(dir_path: str, **env_args: Any) -> SimpleNamespace:
     """Create a venv (``with_pip=True`` unless told otherwise) and return its context
-    (``env_exe``, ``bin_path``...), for ``LocalCommandLineCodeExecutor(virtual_env_context=...)``."""
+    (``env_exe``, ``bin_path``, ``env_dir``...: paths as ``dir_path`` gives them, relative if
+    it is), for ``LocalCommandLineCodeExecutor(virtual_env_context=...)``, which resolves them."""
     import venv  # here: slow to import (shutil, sysconfig), and rarely needed
 
     env_args.setdefault("with_pip", True)
-    builder = venv.EnvBuilder(**env_args)
-    builder.create(dir_path)
-    context: SimpleNamespace = builder.ensure_directories(dir_path)
+    venv.EnvBuilder(**env_args).create(dir_path)
+    # Reading the paths goes through ensure_directories, which would empty the new venv if
+    # told to clear it.
+    reader = venv.EnvBuilder(**{**env_args, "clear": False})
+    context: SimpleNamespace = reader.ensure_directories(dir_path)
     return context
 
 

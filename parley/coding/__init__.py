@@ -15,18 +15,30 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .base import CodeBlock, CodeExecutor, CodeExtractor, CodeResult
     from .factory import CodeExecutorFactory
+    from .func_with_reqs import (
+        Alias,
+        FunctionWithRequirements,
+        FunctionWithRequirementsStr,
+        ImportFromModule,
+        with_requirements,
+    )
     from .local_commandline_code_executor import LocalCommandLineCodeExecutor
     from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = [
+    "Alias",
     "CodeBlock",
     "CodeExecutor",
     "CodeExecutorFactory",
     "CodeExtractor",
     "CodeResult",
     "DockerCommandLineCodeExecutor",
+    "FunctionWithRequirements",
+    "FunctionWithRequirementsStr",
+    "ImportFromModule",
     "LocalCommandLineCodeExecutor",
     "MarkdownCodeExtractor",
+    "with_requirements",
 ]
 
 _HOMES = {
@@ -38,6 +50,12 @@ _HOMES = {
     "DockerCommandLineCodeExecutor": "docker_commandline_code_executor",
     "LocalCommandLineCodeExecutor": "local_commandline_code_executor",
     "MarkdownCodeExtractor": "markdown_code_extractor",
+    # AutoGen has these in autogen.coding.func_with_reqs only; here they are in both places.
+    "Alias": "func_with_reqs",
+    "FunctionWithRequirements": "func_with_reqs",
+    "FunctionWithRequirementsStr": "func_with_reqs",
+    "ImportFromModule": "func_with_reqs",
+    "with_requirements": "func_with_reqs",
 }
 _SUBMODULES = frozenset(_HOMES.values())
 

@@ -85,6 +85,8 @@ class SandboxSettings:
     read_only: bool = True
     tmpfs_size: str = "256m"
     environment: dict[str, str] = field(default_factory=dict)
+    read_only_binds: tuple[tuple[str, str], ...] = ()
+    """More host folders the code sees, read-only: ``(host path, container path)`` pairs."""
     lifeline: bool = True
     """End the container when this process ends, however it ends (see the module's doc)."""
     auto_remove: bool = True
@@ -149,7 +151,10 @@ class Sandbox:
         if s.pids_limit is not None:
             limits["pids_limit"] = s.pids_limit
         host_config = api.create_host_config(
-            binds=[f"{s.bind_dir}:{WORKSPACE}:rw"],
+            binds=[
+                f"{s.bind_dir}:{WORKSPACE}:rw",
+                *(f"{host}:{inside}:ro" for host, inside in s.read_only_binds),
+            ],
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             read_only=s.read_only,

@@ -25,6 +25,9 @@ program runs one (``_interpreter``), how a file is written (``_save``) and how i
 * An empty list gives exit code 0, no output and no file. (AutoGen's local executor crashed on
   it and its Docker executor raised ``ValueError``; a list with nothing to run has nothing that
   failed, and the agents never pass one.)
+* User ``functions`` (``parley.coding.func_with_reqs``) are set up at the start of a call until
+  that succeeds once (``_functions_setup``): their module is written into the work dir, their
+  missing requirements installed (``_install``), the module imported once (``_run_python``).
 * A block's output is capped as it is read, at ``_process.MAX_OUTPUT_BYTES`` per stream (the
   container merges stdout and stderr into one), with a visible marker counting the bytes
   dropped; a timeout's ``"\\nTimeout"`` comes after the marker. The joined output is not cut
@@ -34,13 +37,17 @@ program runs one (``_interpreter``), how a file is written (``_save``) and how i
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
+from ._functions_setup import FUNCTION_PROMPT_TEMPLATE, UserFunctions
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
+from ._requirements import Interpreter
 from ._work_dir import check_work_dir
 from .base import CodeBlock, CommandLineCodeResult
+from .func_with_reqs import UserFunction
 from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = ["DEFAULT_POLICY", "CommandLineExecutorBase", "RunOutcome", "silence_pip"]
@@ -83,12 +90,19 @@ class CommandLineExecutorBase:
     """Base of the local and Docker executors; a context manager that calls :meth:`stop`."""
 
     DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = dict(DEFAULT_POLICY)
+    FUNCTION_PROMPT_TEMPLATE: ClassVar[str] = FUNCTION_PROMPT_TEMPLATE
 
     def __init__(
-        self, timeout: int, work_dir: Path | str, execution_policies: dict[str, bool] | None
+        self,
+        timeout: int,
+        work_dir: Path | str,
+        execution_policies: dict[str, bool] | None,
+        functions: Sequence[UserFunction] = (),
+        functions_module: str = "functions",
     ) -> None:
         if timeout < 1:
             raise ValueError("Timeout must be greater than or equal to 1.")
+        self._user_functions = UserFunctions(functions, functions_module)
         work_dir = Path(work_dir)
         check_work_dir(work_dir)
         work_dir.mkdir(exist_ok=True)  # parents are not created, as in AutoGen
@@ -109,6 +123,21 @@ class CommandLineExecutorBase:
         return self._work_dir
 
     @property
+    def functions(self) -> list[UserFunction]:
+        """The user functions the code can import (a copy of the list given)."""
+        return self._user_functions.functions
+
+    @property
+    def functions_module(self) -> str:
+        """The module the user functions are importable from."""
+        return self._user_functions.module
+
+    def format_functions_for_prompt(self, prompt_template: str = FUNCTION_PROMPT_TEMPLATE) -> str:
+        """``prompt_template`` with ``$module_name`` and ``$functions`` (the functions' stubs)
+        filled in, for an assistant's system message; KeyError for any other ``$name``."""
+        return self._user_functions.format_for_prompt(prompt_template)
+
+    @property
     def code_extractor(self) -> MarkdownCodeExtractor:
         """Finds the fenced code blocks of a message."""
         return MarkdownCodeExtractor()
@@ -118,12 +147,15 @@ class CommandLineExecutorBase:
 
         Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
         ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped
-        first), and the local executor ``ValueError`` for a dangerous shell command.
+        first), ``ValueError`` if the user functions cannot be set up (``"Functions failed to
+        load: ..."``, ``"Pip install failed. ..."``), and the local executor ``ValueError`` for
+        a dangerous shell command.
         """
         outputs: list[str] = []
         exit_code = 0
         first_file: str | None = None
         check_work_dir(self._work_dir)  # a cache may have been opened inside it since
+        self._user_functions.set_up(self)
         for block in code_blocks:
             lang = self._language(block.language, block.code)
             execute = self.execution_policies.get(lang, False)
@@ -188,6 +220,16 @@ class CommandLineExecutorBase:
 
     def _run(self, program: str, path: Path) -> RunOutcome:
         """Run the written file ``path`` with ``program``, within the timeout."""
+        raise NotImplementedError
+
+    def _run_python(self, args: list[str]) -> tuple[int, str]:
+        """Run the code's Python with ``args`` in the work dir, as code runs (the functions'
+        setup); its exit code and output."""
+        raise NotImplementedError
+
+    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+        """Make ``packages`` importable by the code, which runs with ``interpreter``;
+        ``ValueError`` if that fails (``_requirements.pip_install``)."""
         raise NotImplementedError
 
     # -- lifetime -------------------------------------------------------------------------------

@@ -171,11 +171,12 @@ _warned = False
 
 
 @contextmanager
-def _while_code_runs() -> Iterator[None]:
-    """Keep this process non-dumpable while at least one block runs; warn on the first run."""
+def _while_code_runs(warn: bool = True) -> Iterator[None]:
+    """Keep this process non-dumpable while at least one block runs; warn on the first run
+    (unless ``warn`` is false)."""
     global _running, _restore_dumpable, _warned
     with _dumpable_lock:
-        if not _warned:
+        if warn and not _warned:
             _warned = True
             warnings.warn(
                 "parley is running generated code on this machine, without a sandbox: it can do "
@@ -208,18 +209,21 @@ def run(
     timeout: float,
     env: Mapping[str, str] | None,
     max_output: int = MAX_OUTPUT_BYTES,
+    generated: bool = True,
 ) -> ProcessResult:
     """Run ``argv`` to completion or to ``timeout`` seconds under the module's policy.
 
     ``env=None`` means :func:`safe_env()`, never the parent's full environment. Raises
     ``FileNotFoundError`` if the program does not exist, and :class:`ExecutionCancelledError`
-    if the calling step was cancelled (its processes are gone by then).
+    if the calling step was cancelled (its processes are gone by then). ``generated=False``
+    says the program is parley's own (``pip install`` of a function's requirements), not
+    generated code: it is contained all the same, but the unsandboxed-code warning is not given.
     """
     environment = dict(env) if env is not None else safe_env()
     executable = _find_program(argv[0], environment, cwd)
     token = current_token()
     deadline = time.monotonic() + timeout
-    with _while_code_runs():
+    with _while_code_runs(warn=generated):
         block, out, err = start_block(executable, argv, cwd, environment)
         streams = {out: CappedBuffer(max_output), err: CappedBuffer(max_output)}
         ending = "exited"

@@ -56,6 +56,19 @@ is ``parley.coding._executor_base`` (its docstring has the rules). parley's sand
   Docker executor said ``"Unsupported language X\\n"``).
 * An empty block list gives exit code 0 and no output, as with the local executor (AutoGen
   raised ``ValueError``).
+* **User functions** (a parley extension; AutoGen 0.2.40 had none here): ``functions=[...]``
+  and ``functions_module=`` work as with the local executor (``parley.coding._functions_setup``:
+  the module is written into the work dir and imported once in the container at the first
+  call). Requirements the container's Python already has need nothing. The others are
+  downloaded on this machine, which has the package index while the container has no network:
+  pip fetches wheels for the container's Python version and platform (``--only-binary=:all:
+  --python-version ... --platform manylinux_...``, ``_requirements.cross_platform_options``)
+  into a folder of this executor's outside the work dir, which the container sees read-only at
+  ``/parley-packages``, on its ``PYTHONPATH``. Outside the work dir, because pip runs on the host
+  (as root, perhaps) and must never write where code could have planted a symlink; read-only,
+  so code cannot change the packages. :meth:`stop` removes the folder. A package with no wheel
+  for the container must be in the image. With a ``bind_dir`` of its own (parley itself in a
+  container), the engine cannot see that folder: missing requirements are then an error.
 
 :func:`run_code_in_docker` is the same sandbox for the legacy ``code_utils.execute_code`` path,
 with one cached container per work dir and image (AutoGen made a container, and committed a new
@@ -65,9 +78,12 @@ image, for every block).
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import threading
 import uuid
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
@@ -76,12 +92,16 @@ from ._docker_engine import default_image_candidates, default_images
 from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from ._docker_workspace import choose_user, hand_over, prepare_work_dir
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
+from ._functions_setup import PackageFolder
 from ._paths import OutsideWorkDirError
+from ._requirements import Interpreter, cross_platform_options, pip_install
 from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
+from .func_with_reqs import UserFunction
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
 
 _INTERPRETERS = {"python": "python", "bash": "bash", "sh": "sh", "shell": "sh"}
+_PACKAGES = "/parley-packages"  # where the container sees the functions' installed requirements
 
 
 class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
@@ -107,11 +127,14 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         mem_limit: str | int | None = "512m",
         pids_limit: int | None = 256,
         read_only: bool = True,
+        functions: Sequence[UserFunction] = (),
+        functions_module: str = "functions",
     ) -> None:
         """AutoGen's parameters (``image=None``: ``$PARLEY_SANDBOX_IMAGE`` if set, else
         ``parley-sandbox:latest`` if present, else ``python:3-slim``), then parley's (keyword only): ``network`` (True for the
         engine's default network, or a network name), ``user`` (``"uid:gid"`` code runs as),
-        ``mem_limit`` and ``pids_limit`` (None: unlimited), ``read_only`` (root filesystem).
+        ``mem_limit`` and ``pids_limit`` (None: unlimited), ``read_only`` (root filesystem),
+        ``functions`` and ``functions_module`` (as ``LocalCommandLineCodeExecutor``'s).
 
         ``auto_remove=False`` makes :meth:`stop` (and the death of this process) stop the
         container without removing it; ``stop_container=False`` leaves it running when the
@@ -120,9 +143,10 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         # A work dir parley creates, or finds empty, may be handed to the code's user later.
         work_dir = Path(work_dir)
         fresh = not work_dir.exists() or not any(work_dir.iterdir())
-        super().__init__(timeout, work_dir, execution_policies)
+        super().__init__(timeout, work_dir, execution_policies, functions, functions_module)
         self._fresh_work_dir = fresh
         self._bind_dir = Path(bind_dir) if bind_dir is not None else work_dir
+        self._packages = PackageFolder(self)
         self._auto_remove = auto_remove
         self._user = user or choose_user(work_dir)
         self._sandbox = Sandbox(
@@ -178,6 +202,9 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         # The finalizer stays: the executor may be used again (a new container starts), and
         # closing an already closed sandbox at exit does nothing.
         self._sandbox.close("remove" if self._auto_remove else "stop")
+        if self._packages.path is not None:
+            self._packages.remove()
+            self._user_functions.reset()  # the next container gets a new folder, set up anew
 
     # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
 
@@ -202,13 +229,58 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         result = self._exec(program, path, self._timeout)
         return result.exit_code, self._output(result), result.timed_out
 
+    def _run_python(self, args: list[str]) -> tuple[int, str]:
+        result = self._exec_argv([_INTERPRETERS["python"], *args], self._timeout)
+        return result.exit_code, self._output(result)
+
+    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+        """Download wheels for the container's Python, on this machine, into the folder the
+        container sees read-only (the module's description)."""
+        folder = self._packages.path
+        if folder is None:
+            raise ValueError(
+                f"Pip install failed. The container's Python lacks {', '.join(packages)}, and "
+                "parley cannot install it there: with a bind_dir of its own (parley running in "
+                "a container), the engine cannot see parley's package folder. Use an image that "
+                "has the packages."
+            )
+        pip = [sys.executable, "-m", "pip", "install", "--target", folder, "--upgrade"]
+        pip += ["--no-compile", *cross_platform_options(interpreter)]
+        hint = (
+            f"The container runs Python {interpreter.python_version}: pip, on this machine, may "
+            "only use wheels built for it and its platform; a package without one must be "
+            "installed in the image."
+        )
+        where = "the container's package folder"
+        pip_install(pip, packages, timeout=float(self._timeout), where=where, hint=hint)
+
     def _exec(self, program: str, path: Path, timeout: float) -> RunResult:
-        if self._sandbox.container_id is None:
-            prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
         relative = path.relative_to(self._work_dir.resolve()).as_posix()
         # "./" keeps a name like "-x.py" from being read as an option.
         argument = f"./{relative}" if relative.startswith("-") else relative
-        return self._sandbox.run([program, argument], timeout)
+        return self._exec_argv([program, argument], timeout)
+
+    def _exec_argv(self, argv: list[str], timeout: float) -> RunResult:
+        if self._sandbox.container_id is None:
+            prepare_work_dir(self._work_dir, self._user, self._fresh_work_dir)
+            self._mount_packages()
+        return self._sandbox.run(argv, timeout)
+
+    def _mount_packages(self) -> None:
+        """Before a container is made: give it the folder for the functions' missing
+        requirements, read-only, on its ``PYTHONPATH`` (if they have any)."""
+        if not self._user_functions.requirements or self._packages.path is not None:
+            return
+        if self._bind_dir.resolve() != self._work_dir.resolve():
+            return  # the engine's paths are not ours: _install says so if it is needed
+        folder = self._packages.create()
+        os.chmod(folder, 0o755)  # the code's user may not be its owner
+        settings = self._sandbox.settings
+        self._sandbox.settings = dataclasses.replace(
+            settings,
+            read_only_binds=((folder, _PACKAGES),),
+            environment={**settings.environment, "PYTHONPATH": _PACKAGES},
+        )
 
     def _output(self, result: RunResult) -> str:
         """The output of a run, with a line saying so when the memory limit killed it."""

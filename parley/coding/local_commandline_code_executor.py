@@ -32,8 +32,24 @@ safety differences:
   cannot run (``ruby``, or ``html`` with its policy set to execute) and a missing interpreter
   (``node``: exit code 127, ``"node: command not found"``) are reported in the result, never
   raised.
-* User-defined ``functions`` (AutoGen's ``autogen.coding.func_with_reqs``) are not supported
-  yet: a non-empty list raises NotImplementedError.
+* User ``functions`` (``parley.coding.func_with_reqs``) are set up at the first call, as in
+  AutoGen (``parley.coding._functions_setup``: the module, its requirements, a load check that
+  leaves no ``tmp_code_*.py`` behind). Their requirements (``python_packages``) are checked in
+  the interpreter the code runs with, and only those it lacks are installed, with pip run on
+  this machine (``parley.coding._requirements``):
+
+  - with a ``virtual_env_context``: into that virtualenv, with its own pip, as AutoGen did;
+  - without one, never into the environment parley runs in (AutoGen installed there, so code
+    could change parley's own packages): into a folder of this executor's outside the work dir
+    (``pip install --target``), which the code finds on ``PYTHONPATH`` and which
+    :meth:`~LocalCommandLineCodeExecutor.stop` (or the executor's garbage collection) removes.
+    A folder rather than a ``--system-site-packages`` virtualenv: such a venv, made from
+    parley's interpreter, would see the base Python's packages but not those of the
+    virtualenv parley runs in, so code would lose packages it has today. The code keeps its
+    interpreter and everything importable in it; the folder only adds to it.
+
+* A ``virtual_env_context`` made with a relative path (``create_virtual_env("venv")``) works:
+  its paths are made absolute when the executor is built, before code runs in the work dir.
 """
 
 from __future__ import annotations
@@ -41,18 +57,20 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from string import Template
 from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar, cast
 
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
+from ._functions_setup import PackageFolder
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
+from ._requirements import Interpreter, pip_install
 from ._work_dir import DEFAULT_WORK_DIR
 from .base import CommandLineCodeResult
+from .func_with_reqs import UserFunction
 
 __all__ = [
     "CommandlineCodeResult",
@@ -71,52 +89,24 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     SUPPORTED_LANGUAGES: ClassVar[list[str]] = list(DEFAULT_POLICY)
     DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = dict(DEFAULT_POLICY)
-    FUNCTION_PROMPT_TEMPLATE: ClassVar[str] = (
-        "You have access to the following user defined functions. They can be imported from "
-        "the module `$module_name` by their names, e.g. `from $module_name import foo` for a "
-        "function called `foo`.\n\n$functions"
-    )
 
     def __init__(
         self,
         timeout: int = 60,
         virtual_env_context: SimpleNamespace | None = None,
         work_dir: Path | str = Path(DEFAULT_WORK_DIR),
-        functions: list[Any] = [],  # noqa: B006 - never mutated; AutoGen's signature
+        functions: Sequence[UserFunction] = (),
         functions_module: str = "functions",
         execution_policies: dict[str, bool] | None = None,
         *,
         env: Mapping[str, str] | None = None,
     ) -> None:
         """``env`` (parley only) adds variables to the minimal environment code runs with."""
-        if not functions_module.isidentifier():
-            raise ValueError("Module name must be a valid Python identifier")
-        if functions:
-            raise NotImplementedError(
-                "LocalCommandLineCodeExecutor(functions=...) is not supported by parley yet; "
-                "put the functions in a module inside work_dir and import it from the code."
-            )
-        super().__init__(timeout, work_dir, execution_policies)
-        self._virtual_env_context = virtual_env_context
-        self._functions: list[Any] = list(functions)
-        self._functions_module = functions_module
+        super().__init__(timeout, work_dir, execution_policies, functions, functions_module)
+        self._virtual_env_context = virtual_env_context  # AutoGen's attribute, as given
+        self._venv = _absolute_paths(virtual_env_context)
         self._extra_env = dict(env or {})
-
-    @property
-    def functions(self) -> list[Any]:
-        """The user functions offered to the code (always empty in parley for now)."""
-        return self._functions
-
-    @property
-    def functions_module(self) -> str:
-        """The module name the user functions would be importable from."""
-        return self._functions_module
-
-    def format_functions_for_prompt(self, prompt_template: str = FUNCTION_PROMPT_TEMPLATE) -> str:
-        """``prompt_template`` with ``$module_name`` and ``$functions`` filled in."""
-        return Template(prompt_template).substitute(
-            module_name=self._functions_module, functions=""
-        )
+        self._packages = PackageFolder(self)  # where missing requirements go, without a venv
 
     @staticmethod
     def sanitize_command(lang: str, code: str) -> None:
@@ -133,6 +123,13 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             "Restarting local command line code executor is not supported. No action is taken.",
             stacklevel=2,
         )
+
+    def stop(self) -> None:
+        """Remove the folder of the functions' installed requirements, if any (the next call
+        sets the functions up again). The executor stays usable."""
+        if self._packages.path is not None:
+            self._packages.remove()
+            self._user_functions.reset()
 
     # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
 
@@ -151,8 +148,7 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     def _interpreter(self, lang: str) -> str | None:
         if lang == "python":
-            context = self._virtual_env_context
-            return str(context.env_exe) if context is not None else sys.executable
+            return self._venv.env_exe if self._venv is not None else sys.executable
         if lang in SHELLS:
             return "sh" if lang == "shell" else lang
         if lang in POWERSHELLS:
@@ -163,19 +159,61 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     def _run(self, program: str, path: Path) -> RunOutcome:
         """stderr comes before stdout, as in AutoGen."""
+        return self._run_command([program, str(path)])
+
+    def _run_python(self, args: list[str]) -> tuple[int, str]:
+        exit_code, output, _ = self._run_command([self._python(), *args])
+        return exit_code, output
+
+    def _run_command(self, argv: list[str]) -> RunOutcome:
         result = run_program(
-            [program, str(path)], cwd=self._work_dir, timeout=float(self._timeout), env=self._env()
+            argv, cwd=self._work_dir, timeout=float(self._timeout), env=self._env()
         )
         return result.exit_code, result.stderr + result.stdout, result.timed_out
 
+    def _python(self) -> str:
+        program = self._interpreter("python")
+        assert program is not None
+        return program
+
+    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+        """Into the virtualenv if there is one, else into this executor's own folder (never
+        into the environment parley runs in)."""
+        pip = [self._python(), "-m", "pip", "install"]
+        if self._venv is not None:
+            where = f"the virtual environment {self._venv.env_dir}"
+        else:
+            folder = self._packages.create()
+            where = f"this executor's package folder {folder}"
+            pip += ["--target", folder, "--upgrade"]
+        pip_install(pip, packages, timeout=float(self._timeout), where=where)
+
     def _env(self) -> dict[str, str]:
         env = safe_env(self._extra_env)
-        context = self._virtual_env_context
-        if context is not None:
-            bin_path = os.path.abspath(context.bin_path)
-            env["PATH"] = os.pathsep.join(p for p in (bin_path, env.get("PATH")) if p)
-            env["VIRTUAL_ENV"] = os.path.abspath(context.env_dir)
+        paths: list[str] = []
+        if self._venv is not None:
+            paths.append(self._venv.bin_path)
+            env["VIRTUAL_ENV"] = self._venv.env_dir
+        packages = self._packages.path
+        if packages is not None:
+            paths.append(os.path.join(packages, "bin"))  # the packages' scripts
+            env["PYTHONPATH"] = packages
+        if paths:
+            env["PATH"] = os.pathsep.join(p for p in (*paths, env.get("PATH")) if p)
         return env
+
+
+def _absolute_paths(context: SimpleNamespace | None) -> SimpleNamespace | None:
+    """The virtualenv's interpreter, scripts folder and root as absolute paths, resolved now:
+    code runs in the work dir, where a relative path would lead elsewhere. (``abspath``, not
+    ``realpath``: a venv's python is a link to the base interpreter.)"""
+    if context is None:
+        return None
+    return SimpleNamespace(
+        env_exe=os.path.abspath(context.env_exe),
+        bin_path=os.path.abspath(context.bin_path),
+        env_dir=os.path.abspath(context.env_dir),
+    )
 
 
 class _DeprecatedAlias(type):

@@ -88,14 +88,6 @@ def test_execution_policies_update_a_copy(tmp_path: Path) -> None:
     assert LocalCommandLineCodeExecutor.DEFAULT_EXECUTION_POLICY["python"] is True
 
 
-def test_functions_are_not_supported_yet(tmp_path: Path) -> None:
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    with pytest.raises(NotImplementedError, match="functions"):
-        LocalCommandLineCodeExecutor(work_dir=tmp_path, functions=[add])
-
-
 def test_format_functions_for_prompt(executor: LocalCommandLineCodeExecutor) -> None:
     assert "`functions`" in executor.format_functions_for_prompt()
     assert executor.format_functions_for_prompt("$module_name:$functions.") == "functions:."

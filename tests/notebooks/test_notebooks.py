@@ -114,6 +114,18 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "manifesto now: You are {name}. Always give the unit with a number." in text
         assert "async reply: 42 metres" in text
         assert "chat reply: 42 metres" in text
+    if notebook.name == "executor_functions.ipynb":
+        assert "from myfuncs import foo" in text
+        assert '    """Mean, median and the longest distance from zero.\n\n    Args:\n' in text
+        assert "0 mean=0 median=1 max_abs=3 2 abab" in text
+        assert "['myfuncs.py', 'tmp_code_" in text
+        assert "Functions failed to load: Traceback" in text
+        assert "No module named 'not_installed_anywhere'" in text
+        assert "26.22 miles\nTrue" in text
+        assert "installed in this kernel's environment: False" in text
+        assert "Pip install failed. The package index could not be reached" in text
+        assert "Code output: mean=6.75 median=9.5 max_abs=16" in text
+        assert "summary: mean=6.75, median=9.5, the largest magnitude is 16." in text
     if notebook.name == "autonomous_agent.ipynb":
         assert "SCRIBE THOUGHTS: I will write the plan." in text
         assert "AUTHORISED: the next 2 commands." in text
