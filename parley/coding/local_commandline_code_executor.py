@@ -8,8 +8,14 @@ safety differences:
   a response cache, a virtualenv, parley's sources or a git repository is refused with
   ``UnsafeWorkDirError`` (``parley.coding._work_dir``).
 * Running code here is not isolation: the first block warns once per process
-  (``UnsandboxedExecutionWarning``); use the Docker executor to isolate code. While a block runs,
-  parley's process is non-dumpable, so the code cannot read its environment or memory.
+  (``UnsandboxedExecutionWarning``); use the Docker executor to isolate code, or, on Linux,
+  ``sandbox=True`` (parley only): each block then runs under bubblewrap, with no network, its
+  own ``/proc``, only the work dir writable, the user's files out of sight, never as root and
+  with process and memory limits (``parley.coding._bwrap`` has the details), and nothing
+  warns. Where bubblewrap cannot run, the executor is not built
+  (:class:`~parley.exceptions.SandboxUnavailableError`): code never runs unsandboxed instead.
+  While a block runs, parley's process is non-dumpable, so the code cannot read its
+  environment or memory.
 * Each block runs in ``work_dir`` under a supervisor that keeps every process it starts, however
   it detaches (``setsid``, double fork); all of them are killed at the timeout, when the block
   ends, when the chat is cancelled and when parley dies (``parley.coding._process``). The
@@ -48,6 +54,8 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar, cast
 
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
+from ._bwrap import BwrapSandbox
+from ._code_user import is_fresh
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
@@ -87,8 +95,11 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
         execution_policies: dict[str, bool] | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        sandbox: bool = False,
     ) -> None:
-        """``env`` (parley only) adds variables to the minimal environment code runs with."""
+        """``env`` (parley only) adds variables to the minimal environment code runs with;
+        ``sandbox=True`` (parley only) runs each block under bubblewrap (the module's doc), and
+        raises :class:`~parley.exceptions.SandboxUnavailableError` if it cannot run here."""
         if not functions_module.isidentifier():
             raise ValueError("Module name must be a valid Python identifier")
         if functions:
@@ -96,7 +107,17 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
                 "LocalCommandLineCodeExecutor(functions=...) is not supported by parley yet; "
                 "put the functions in a module inside work_dir and import it from the code."
             )
+        fresh = is_fresh(Path(work_dir))
         super().__init__(timeout, work_dir, execution_policies)
+        self._sandbox = (
+            BwrapSandbox(
+                self._work_dir,
+                fresh=fresh,
+                interpreters=[str(virtual_env_context.env_exe)] if virtual_env_context else [],
+            )
+            if sandbox
+            else None
+        )
         self._virtual_env_context = virtual_env_context
         self._functions: list[Any] = list(functions)
         self._functions_module = functions_module
@@ -161,10 +182,20 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             return "node"
         return None  # html, css: nothing runs them
 
+    def _save(self, path: Path, code: str) -> None:
+        if self._sandbox is None:
+            super()._save(path, code)
+        else:
+            self._sandbox.save(path, code)  # owned by the code's user
+
     def _run(self, program: str, path: Path) -> RunOutcome:
         """stderr comes before stdout, as in AutoGen."""
         result = run_program(
-            [program, str(path)], cwd=self._work_dir, timeout=float(self._timeout), env=self._env()
+            [program, str(path)],
+            cwd=self._work_dir,
+            timeout=float(self._timeout),
+            env=self._env(),
+            sandbox=self._sandbox,
         )
         return result.exit_code, result.stderr + result.stdout, result.timed_out
 
