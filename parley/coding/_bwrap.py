@@ -91,8 +91,10 @@ ETC_SECRETS = (
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _MIN_VERSION = (0, 8)  # --disable-userns
 _PROBE_SECONDS = 30.0
-# The caps bubblewrap keeps for setpriv when parley is root: to change uid and clear the rest.
-_SETPRIV_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+# The caps bubblewrap keeps for setpriv when parley is root: to enter the work dir (bubblewrap
+# changes to it before setpriv runs, and it may be another user's, mode 0700), to change uid,
+# and to clear the rest; the code gets none of them.
+_SETPRIV_CAPS = ("CAP_DAC_OVERRIDE", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 _HOST_ONLY_VARIABLES = ("TMPDIR", "TEMP", "TMP")  # host paths, meaningless in the sandbox
 
 _NAMESPACES_HELP = (
@@ -237,7 +239,9 @@ def _base_args(as_root: bool) -> list[str]:
         elif os.path.exists(real):
             args += ["--ro-bind", "/dev/null", real]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", "/tmp"]
+    # /dev/shm holds POSIX semaphores and shared memory (multiprocessing's locks).
+    for scratch in ("/tmp", "/dev/shm"):
+        args += ["--perms", "1777", "--size", str(TMP_BYTES), "--tmpfs", scratch]
     return args
 
 
