@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,16 +115,6 @@ def test_background_processes_end_with_their_block(sandbox: Sandbox, tmp_path: P
         left = sandbox.leftovers(ex)
     assert (result.exit_code, result.output) == (0, "started\n")
     assert not [p for p in left if "sleep 100" in p], left
-
-
-@pytest.fixture
-def host_server() -> Iterator[int]:
-    """A TCP server on this machine's loopback; its port. It accepts nothing: a client that
-    reaches it connects (the kernel completes the handshake), one that does not is refused."""
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        yield server.getsockname()[1]
 
 
 def test_no_network_but_a_loopback_of_its_own(
