@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -62,6 +63,9 @@ PATH_SEPARATOR = "\\" if WIN32 else "/"
 _TRUE = ("1", "true", "yes", "t")
 _FALSE = ("0", "false", "no", "f")
 _DOCKER_PING_TIMEOUT = 10  # seconds; an unreachable TCP DOCKER_HOST must not hang an agent
+
+_sandboxes_lock = threading.Lock()
+_sandboxes: dict[tuple[str, int, int], BwrapSandbox] = {}  # by work dir, device and inode
 
 
 def execute_code(
@@ -192,13 +196,20 @@ def _execute_locally(
 
 
 def _sandbox(root: Path) -> BwrapSandbox:
-    """The bubblewrap sandbox of the work dir ``root``, which it creates if need be."""
+    """The bubblewrap sandbox of the work dir ``root``, which it creates if need be; one per
+    work dir (a folder deleted and made again is a new one), as an executor has one."""
     from ._bwrap import BwrapSandbox
     from ._code_user import is_fresh
 
-    fresh = is_fresh(root)
-    root.mkdir(parents=True, exist_ok=True)
-    return BwrapSandbox(root, fresh=fresh)
+    with _sandboxes_lock:
+        fresh = is_fresh(root)
+        root.mkdir(parents=True, exist_ok=True)
+        info = root.stat()
+        key = (str(root), info.st_dev, info.st_ino)
+        sandbox = _sandboxes.get(key)
+        if sandbox is None:
+            sandbox = _sandboxes[key] = BwrapSandbox(root, fresh=fresh)
+        return sandbox
 
 
 def decide_use_docker(use_docker: bool | None) -> bool | None:

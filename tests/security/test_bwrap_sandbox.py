@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -291,10 +292,10 @@ def attempts_in(outer: list[str], work_dir: Path) -> list[str]:
 
 
 def test_without_bubblewrap_nothing_is_built(tmp_path: Path) -> None:
-    # This machine as it is, but with no bwrap program.
-    lines = attempts_in(
-        ["bwrap", "--dev-bind", "/", "/", "--ro-bind", "/dev/null", "/usr/bin/bwrap"], tmp_path
-    )
+    # This machine as it is, but with no bwrap program (an empty, non-executable file instead).
+    bwrap = shutil.which("bwrap")
+    assert bwrap is not None
+    lines = attempts_in([bwrap, "--dev-bind", "/", "/", "--ro-bind", "/dev/null", bwrap], tmp_path)
     assert len(lines) == 3, lines
     for line in lines:
         assert "refused: sandbox=True needs bwrap, which is not installed" in line
