@@ -311,20 +311,30 @@ class BwrapSandbox:
     def __init__(self, work_dir: Path, *, fresh: bool, interpreters: Sequence[str] = ()) -> None:
         """``fresh``: parley created ``work_dir`` or found it empty (it may be handed over);
         ``interpreters``: other programs whose Python installation the code runs with."""
-        tools = _tools()
+        self._tools = _tools()
         self._work_dir = work_dir.resolve()
         self.user = choose_user(self._work_dir)
         """``"uid:gid"`` the code runs as."""
         self._as_root = os.geteuid() == 0
         prepare_work_dir(self._work_dir, self.user, fresh)
-        self._prefix = [
-            tools.bwrap,
+        self._read_only = _installations(interpreters)
+        self._prefix = self._command_line()
+
+    def show(self, folder: str) -> None:
+        """Show ``folder`` (say, packages installed for the code) read-only from now on."""
+        if folder not in self._read_only:
+            self._read_only = [*self._read_only, os.path.abspath(folder)]
+            self._prefix = self._command_line()
+
+    def _command_line(self) -> list[str]:
+        return [
+            self._tools.bwrap,
             *_base_args(self._as_root),
-            *_binds(_installations(interpreters), str(self._work_dir)),
+            *_binds(self._read_only, str(self._work_dir)),
             "--chdir",
             str(self._work_dir),
             "--",
-            *_launcher(tools, self.user if self._as_root else None),
+            *_launcher(self._tools, self.user if self._as_root else None),
         ]
 
     def command(self, argv: list[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:

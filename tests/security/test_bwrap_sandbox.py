@@ -23,6 +23,8 @@ import pytest
 from parley import AssistantAgent, UserProxyAgent
 from parley.code_utils import create_virtual_env, execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
+from parley.coding._bwrap import BwrapSandbox
+from parley.coding._process import run_program
 from parley.testing import FakeLLMServer
 from tests.coding._bwrap_support import executor
 
@@ -166,6 +168,23 @@ def test_a_virtualenv_runs_in_the_sandbox(tmp_path: Path) -> None:
     with executor(work_dir, virtual_env_context=context) as ex:
         result = ex.execute_code_blocks([py(code)])
     assert (result.exit_code, result.output) == (0, f"True {env_dir}\n")
+
+
+def test_a_folder_shown_later_is_there_read_only(tmp_path: Path) -> None:
+    # What an executor does with a folder it installs packages into for the code.
+    packages, work = tmp_path / "packages", tmp_path / "work"
+    packages.mkdir()
+    work.mkdir()
+    (packages / "extra.py").write_text("VALUE = 42\n")
+    sandbox = BwrapSandbox(work, fresh=True)
+    look = ["sh", "-c", f"cat {packages}/extra.py && touch {packages}/new"]
+    before = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
+    sandbox.show(str(packages))
+    after = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
+    assert "No such file or directory" in before.stderr
+    assert after.stdout == "VALUE = 42\n"
+    assert "Read-only file system" in after.stderr
+    assert not (packages / "new").exists()
 
 
 def test_the_legacy_execute_code_runs_in_the_sandbox(tmp_path: Path, host_server: int) -> None:
