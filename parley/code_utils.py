@@ -29,6 +29,12 @@ Deliberate differences from AutoGen 0.2:
   environment when it detected it was itself inside a container (``/.dockerenv``); parley does
   not guess, and :func:`check_can_use_docker_or_throw` no longer skips the check there.
   ``use_docker=False`` runs code where parley runs.
+* ``execute_code(..., sandbox=True)`` (parley only; ``"sandbox": True`` in an agent's legacy
+  ``code_execution_config``) runs the code on this machine under bubblewrap, isolated as
+  ``LocalCommandLineCodeExecutor(sandbox=True)`` isolates it (``parley.coding._bwrap``); it
+  means no Docker, so ``use_docker`` must then be false or left out (``ValueError`` otherwise),
+  and bubblewrap must work here (``SandboxUnavailableError`` otherwise, never an unsandboxed
+  run).
 * A ``filename`` leading outside ``work_dir`` is refused: ``(1, "Filename is not in the
   workspace", None)``, nothing is written.
 * Python variants (``python``, ``Python``, ``py``, ``python3`` ...) all run with

@@ -18,6 +18,7 @@
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
+    │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
     │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -61,6 +62,7 @@ __all__ = [
     "NoEligibleSpeaker",
     "OutsideWorkDirError",
     "ParleyError",
+    "SandboxUnavailableError",
     "SenderRequired",
     "UndefinedNextAgent",
     "UnsafeWorkDirError",
@@ -187,9 +189,18 @@ class ExecutionCancelledError(ParleyError):
     cancelled (a cancelled task, Ctrl-C in a sync chat)."""
 
 
+class SandboxUnavailableError(ParleyError, RuntimeError):
+    """The local sandbox (``LocalCommandLineCodeExecutor(sandbox=True)``, bubblewrap) cannot run
+    on this machine: bubblewrap or a tool it needs is missing, or the kernel refuses the
+    namespaces it creates. Raised when the executor (or the agent) is built, never when code is
+    about to run; the message says what to install or enable. parley never runs the code
+    without the sandbox instead."""
+
+
 class UnsandboxedExecutionWarning(UserWarning):
     """Generated code is about to run on this machine without a sandbox (warned once per
-    process). Local execution is not isolation; the Docker executor is."""
+    process). Local execution is not isolation; the Docker executor and the local executor's
+    ``sandbox=True`` (bubblewrap) are."""
 
 
 class ImageBuildError(ParleyError, RuntimeError):

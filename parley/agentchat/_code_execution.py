@@ -6,7 +6,10 @@ Two forms, as in AutoGen: the legacy config (``work_dir``, ``use_docker``, ``tim
 
 Docker is the default, as in AutoGen, but it is checked when code is about to run, not when the
 agent is built (AutoGen raised at construction even for users who never ran code, #1381); a
-missing engine is one clear error, never a silent fallback to the host. Execution blocks, so it
+missing engine is one clear error, never a silent fallback to the host. The legacy config's
+``"sandbox": True`` (parley only) runs blocks on this machine under bubblewrap instead of
+Docker (``parley.coding._bwrap``); that one is checked when the agent is built, so a machine
+where bubblewrap cannot run refuses the agent rather than a block. Execution blocks, so it
 runs in a worker thread and never stalls the event loop; cancelling the chat (a cancelled task,
 Ctrl-C in a sync chat) tells the executor to stop the block (``parley._runtime``).
 """
@@ -34,6 +37,9 @@ _EXECUTOR_ONLY = {
     "pass work_dir to the executor instead.",
     "timeout": "'timeout' in code_execution_config is not valid when 'executor' is set; "
     "pass timeout to the executor instead.",
+    "sandbox": "'sandbox' in code_execution_config is not valid when 'executor' is set; "
+    'pass LocalCommandLineCodeExecutor(sandbox=True) (or "commandline-local": '
+    '{"sandbox": True}) instead.',
 }
 
 
@@ -47,9 +53,15 @@ def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> Any:
 
         agent.code_executor = CodeExecutorFactory.create(config)
         return generate_code_execution_reply_using_executor
-    from ..code_utils import decide_use_docker
+    if config.get("sandbox"):
+        from ..coding._legacy_execute import check_sandbox_config
 
-    agent.use_docker = decide_use_docker(config.get("use_docker"))
+        check_sandbox_config(config.get("use_docker"))  # before any code is in sight
+        agent.use_docker = False
+    else:
+        from ..code_utils import decide_use_docker
+
+        agent.use_docker = decide_use_docker(config.get("use_docker"))
     config["use_docker"] = agent.use_docker
     return generate_code_execution_reply
 

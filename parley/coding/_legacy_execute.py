@@ -1,5 +1,6 @@
 """AutoGen's legacy code runner, ``execute_code``, and the Docker decision it makes
-(``decide_use_docker``, ``check_can_use_docker_or_throw``, ``is_docker_running``); the public
+(``decide_use_docker``, ``check_can_use_docker_or_throw``, ``is_docker_running``, and
+``check_sandbox_config`` for the local sandbox, ``sandbox=True``); the public
 face is ``parley.code_utils``, which documents how they differ from AutoGen.
 
 They live here, below ``code_utils``, because ``code_utils`` also re-exports the legacy LLM
@@ -13,8 +14,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ._blocks import (
     DEFAULT_WORK_DIR,
@@ -25,12 +27,16 @@ from ._blocks import (
     legacy_timeout_logs,
 )
 
+if TYPE_CHECKING:
+    from ._bwrap import BwrapSandbox
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "PATH_SEPARATOR",
     "SENTINEL",
     "WORKING_DIR",
     "check_can_use_docker_or_throw",
+    "check_sandbox_config",
     "decide_use_docker",
     "execute_code",
     "is_docker_running",
@@ -58,6 +64,9 @@ _TRUE = ("1", "true", "yes", "t")
 _FALSE = ("0", "false", "no", "f")
 _DOCKER_PING_TIMEOUT = 10  # seconds; an unreachable TCP DOCKER_HOST must not hang an agent
 
+_sandboxes_lock = threading.Lock()
+_sandboxes: dict[tuple[str, int, int], BwrapSandbox] = {}  # by work dir, device and inode
+
 
 def execute_code(
     code: str | None = None,
@@ -66,16 +75,23 @@ def execute_code(
     work_dir: str | None = None,
     use_docker: list[str] | str | bool | object = SENTINEL,
     lang: str | None = "python",
+    *,
+    sandbox: bool = False,
 ) -> tuple[int, str, str | None]:
     """Run ``code`` (or the file ``filename`` in ``work_dir``); ``(exit_code, logs, image)``.
 
-    ``image`` is ``None`` for local runs and the image used for Docker runs. See the docstring
-    of ``parley.code_utils`` for how this differs from AutoGen.
+    ``image`` is ``None`` for local runs and the image used for Docker runs. ``sandbox=True``
+    (parley only) runs the code on this machine under bubblewrap, as
+    ``LocalCommandLineCodeExecutor(sandbox=True)`` does; ``use_docker`` must then be false or
+    not given. See the docstring of ``parley.code_utils`` for how this differs from AutoGen.
     """
     if code is None and filename is None:
         message = f"Either code={code!r} or filename={filename!r} must be provided."
         logger.error(message)
         raise AssertionError(message)
+    if sandbox:
+        check_sandbox_config(use_docker)
+        use_docker = False
     # SENTINEL (not given) is the only non-AutoGen value; the cast drops it from the type.
     docker = cast(
         "list[str] | str | bool | None",
@@ -113,7 +129,9 @@ def execute_code(
             timeout=float(timeout),
             image=cast("str | list[str] | bool", docker),
         )
-    return _execute_locally(program, lang, code, path, Path(work_dir), float(timeout), generated)
+    return _execute_locally(
+        program, lang, code, path, Path(work_dir), float(timeout), generated, sandbox
+    )
 
 
 def _interpreter(lang: str) -> str:
@@ -136,8 +154,10 @@ def _execute_locally(
     work_dir: Path,
     timeout: float,
     generated: bool,
+    sandboxed: bool,
 ) -> tuple[int, str, None]:
-    """Run the file ``path`` (``code`` written there first, if given) with ``program``."""
+    """Run the file ``path`` (``code`` written there first, if given) with ``program``, under
+    bubblewrap if ``sandboxed``."""
     from ._guard import dangerous_command
     from ._process import run_program
 
@@ -146,15 +166,19 @@ def _execute_locally(
     if reason is not None:
         return 1, f"Potentially dangerous command detected: {reason}", None
     root = work_dir.resolve()
-    path.parent.mkdir(parents=True, exist_ok=True)  # also creates WORKING_DIR on first use
-    if code is not None:
-        path.write_text(code, encoding="utf-8")
+    sandbox = _sandbox(root) if sandboxed else None
+    if sandbox is not None and code is not None:
+        sandbox.save(path, code)  # owned by the code's user, as the folders it creates
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)  # also creates WORKING_DIR on first use
+        if code is not None:
+            path.write_text(code, encoding="utf-8")
     relative = str(path.relative_to(root))
     # AutoGen runs the file by its name relative to work_dir; "./" keeps "-x.py" from being
     # read as an option.
     argv = [program, f".{os.sep}{relative}" if relative.startswith("-") else relative]
     try:
-        result = run_program(argv, cwd=root, timeout=timeout, env=None)
+        result = run_program(argv, cwd=root, timeout=timeout, env=None, sandbox=sandbox)
     finally:
         if generated:
             path.unlink(missing_ok=True)
@@ -169,6 +193,23 @@ def _execute_locally(
     if result.timed_out:
         return 1, legacy_timeout_logs(logs), None
     return result.exit_code, logs, None
+
+
+def _sandbox(root: Path) -> BwrapSandbox:
+    """The bubblewrap sandbox of the work dir ``root``, which it creates if need be; one per
+    work dir (a folder deleted and made again is a new one), as an executor has one."""
+    from ._bwrap import BwrapSandbox
+    from ._code_user import is_fresh
+
+    with _sandboxes_lock:
+        fresh = is_fresh(root)
+        root.mkdir(parents=True, exist_ok=True)
+        info = root.stat()
+        key = (str(root), info.st_dev, info.st_ino)
+        sandbox = _sandboxes.get(key)
+        if sandbox is None:
+            sandbox = _sandboxes[key] = BwrapSandbox(root, fresh=fresh)
+        return sandbox
 
 
 def decide_use_docker(use_docker: bool | None) -> bool | None:
@@ -187,6 +228,21 @@ def decide_use_docker(use_docker: bool | None) -> bool | None:
         f"Invalid value {os.environ[name]!r} for {name}: use one of "
         f"{', '.join(_TRUE)} (Docker on), {', '.join(_FALSE)} (Docker off) or none."
     )
+
+
+def check_sandbox_config(use_docker: Any) -> None:
+    """Raise ``ValueError`` if ``use_docker`` asks for Docker along with ``sandbox=True``
+    (``SENTINEL``, false or ``None`` are fine: the sandbox means no Docker), and
+    :class:`~parley.exceptions.SandboxUnavailableError` if bubblewrap cannot run here."""
+    if use_docker is not SENTINEL and use_docker:
+        raise ValueError(
+            "sandbox=True runs code on this machine under bubblewrap, and use_docker asks for "
+            "Docker: choose one. Drop use_docker (or set it to False) to use the local sandbox, "
+            "or drop sandbox to use Docker."
+        )
+    from ._bwrap import check_available
+
+    check_available()
 
 
 def check_can_use_docker_or_throw(use_docker: Any) -> None:

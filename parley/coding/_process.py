@@ -25,7 +25,10 @@ The policy:
   ``/proc/<pid>/environ`` or ``/proc/<pid>/mem``; when parley runs as root, the code also runs
   without the capabilities that would bypass that (``CAP_SYS_PTRACE`` and the like).
 * Running code on the host is not isolation: the first run warns once per process
-  (:class:`~parley.exceptions.UnsandboxedExecutionWarning`). Docker is the sandbox.
+  (:class:`~parley.exceptions.UnsandboxedExecutionWarning`). Docker is a sandbox; so is
+  ``sandbox=`` here (a :class:`Sandbox` such as ``_bwrap.BwrapSandbox``): the program found on
+  the block's ``PATH`` then runs inside the command line it returns, still under the
+  supervisor, and such a run does not warn.
 * No signals are used for timing (no ``signal.alarm``), so it works from any thread; async code
   calls it through ``parley._runtime.run_in_thread``, as the agents do with executors.
 
@@ -47,6 +50,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from .._runtime import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError, UnsandboxedExecutionWarning
@@ -58,6 +62,7 @@ __all__ = [
     "MAX_OUTPUT_BYTES",
     "CappedBuffer",
     "ProcessResult",
+    "Sandbox",
     "run",
     "run_program",
     "safe_env",
@@ -88,6 +93,15 @@ _STOP_SECONDS = 2.0  # for the supervisor to end the block after a stop (it need
 _DRAIN_SECONDS = 1.0  # to collect output still in the pipes once the block is dead
 _TICK_SECONDS = 0.05  # how often an idle wait re-checks the exit and the cancel token
 _CHUNK = 65536
+
+
+class Sandbox(Protocol):
+    """Runs a program somewhere other than on the host as it is."""
+
+    def command(self, argv: list[str], env: Mapping[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The command line and environment that run ``argv`` (its program's absolute path
+        first) with ``env`` in the sandbox."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -171,9 +185,9 @@ _warned = False
 
 
 @contextmanager
-def _while_code_runs(warn: bool = True) -> Iterator[None]:
+def _while_code_runs(warn: bool) -> Iterator[None]:
     """Keep this process non-dumpable while at least one block runs; warn on the first run
-    (unless ``warn`` is false)."""
+    with ``warn`` (generated code, not sandboxed)."""
     global _running, _restore_dumpable, _warned
     with _dumpable_lock:
         if warn and not _warned:
@@ -181,7 +195,8 @@ def _while_code_runs(warn: bool = True) -> Iterator[None]:
             warnings.warn(
                 "parley is running generated code on this machine, without a sandbox: it can do "
                 "anything this user can. Use a DockerCommandLineCodeExecutor (or "
-                '"use_docker": True) to isolate it.',
+                '"use_docker": True), or on Linux LocalCommandLineCodeExecutor(sandbox=True) '
+                "(bubblewrap), to isolate it.",
                 UnsandboxedExecutionWarning,
                 stacklevel=1,  # the caller is a worker thread's frame; this line is as good
             )
@@ -210,8 +225,10 @@ def run(
     env: Mapping[str, str] | None,
     max_output: int = MAX_OUTPUT_BYTES,
     generated: bool = True,
+    sandbox: Sandbox | None = None,
 ) -> ProcessResult:
-    """Run ``argv`` to completion or to ``timeout`` seconds under the module's policy.
+    """Run ``argv`` to completion or to ``timeout`` seconds under the module's policy, in
+    ``sandbox`` if one is given.
 
     ``env=None`` means :func:`safe_env()`, never the parent's full environment. Raises
     ``FileNotFoundError`` if the program does not exist, and :class:`ExecutionCancelledError`
@@ -221,10 +238,15 @@ def run(
     """
     environment = dict(env) if env is not None else safe_env()
     executable = _find_program(argv[0], environment, cwd)
+    if sandbox is not None:
+        argv, environment = sandbox.command([executable, *argv[1:]], environment)
+        executable = argv[0]
     token = current_token()
     deadline = time.monotonic() + timeout
-    with _while_code_runs(warn=generated):
-        block, out, err = start_block(executable, argv, cwd, environment)
+    with _while_code_runs(warn=generated and sandbox is None):
+        block, out, err = start_block(
+            executable, argv, cwd, environment, sandboxed=sandbox is not None
+        )
         streams = {out: CappedBuffer(max_output), err: CappedBuffer(max_output)}
         ending = "exited"
         try:
@@ -260,13 +282,14 @@ def run_program(
     cwd: str | os.PathLike[str] | None,
     timeout: float,
     env: Mapping[str, str] | None,
+    sandbox: Sandbox | None = None,
 ) -> ProcessResult:
     """:func:`run`, with a program that cannot be started reported as a shell reports it: exit
     code 127 (not found) or 126 (not executable) and a line on stderr, so that a missing
     interpreter (``node``, ``pwsh``) is a result the model can read, not an exception."""
     program = argv[0]
     try:
-        return run(argv, cwd=cwd, timeout=timeout, env=env)
+        return run(argv, cwd=cwd, timeout=timeout, env=env, sandbox=sandbox)
     except FileNotFoundError as error:
         if error.filename != program:
             raise  # the work dir itself is gone

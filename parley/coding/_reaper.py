@@ -4,14 +4,17 @@ parley starts this file once per process (``python -I -S _reaper.py``: a file ru
 stdlib only, so it starts fast and never imports the user's site-packages) with a minimal
 environment and its stdin a ``SOCK_SEQPACKET`` socket whose other end only parley holds. This
 *server* makes itself non-dumpable (it holds the environments of the blocks it starts) and waits
-for requests: a JSON ``{"argv", "cwd", "env"}`` carrying three descriptors, the block's stdout
-and stderr pipes and a *control* socket. For each one it forks a *supervisor*, which:
+for requests: a JSON ``{"executable", "argv", "cwd", "env", "sandboxed"}`` carrying three
+descriptors, the block's stdout and stderr pipes and a *control* socket. For each one it forks
+a *supervisor*, which:
 
 * starts a new session and makes itself the *child subreaper* (Linux
   ``prctl(PR_SET_CHILD_SUBREAPER)``): every process the block starts, however it detaches
   (``setsid``, a double fork), is re-parented to the supervisor when its parent dies, and stays
   its descendant. As root, it also drops the capabilities that would let the block read
-  parley's memory despite its being non-dumpable;
+  parley's memory despite its being non-dumpable (a ``"sandboxed"`` request keeps
+  ``CAP_SYS_ADMIN``: its program is bubblewrap, which needs it to build the sandbox and drops
+  every capability before the code runs);
 * sends ``pid <n>`` on the control socket, then runs the program (stdin ``/dev/null``; the
   request names its file, ``executable``, found by parley on the block's own ``PATH``);
 * waits for one of: the program exits (every process it left running is killed with SIGKILL);
@@ -49,6 +52,9 @@ _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 # Capabilities with which root code could read parley's memory despite its being non-dumpable:
 # CAP_SYS_MODULE, CAP_SYS_RAWIO, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_PERFMON, CAP_BPF.
 _MEMORY_READING_CAPS = (16, 17, 19, 21, 38, 39)
+# What a sandboxed block's program (bubblewrap, run as root) needs of them to build the sandbox:
+# CAP_SYS_ADMIN, for namespaces and mounts. It drops every capability before the code runs.
+_SANDBOX_BUILDING_CAPS = (21,)
 _STOP_GRACE_SECONDS = 0.25  # between SIGTERM and SIGKILL when parley asks for a stop
 _MAX_REQUEST = 1 << 20
 # Signals a program would otherwise inherit as ignored or handled from this process.
@@ -147,8 +153,10 @@ def _supervise(request: dict[str, object], out: int, err: int, control: socket.s
     prctl(_PR_SET_CHILD_SUBREAPER, 1)
     if os.geteuid() == 0:
         prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL)
+        kept = _SANDBOX_BUILDING_CAPS if request.get("sandboxed") else ()
         for cap in _MEMORY_READING_CAPS:
-            prctl(_PR_CAPBSET_DROP, cap)  # fails harmlessly on older kernels
+            if cap not in kept:
+                prctl(_PR_CAPBSET_DROP, cap)  # fails harmlessly on older kernels
     wake = _wakeup_pipe()
     signal.signal(signal.SIGTERM, lambda *_: None)  # a stop request, like a byte on control
     control.sendall(b"pid %d" % os.getpid())

@@ -243,10 +243,16 @@ after_fork(_server.forget_parents)
 
 
 def start_block(
-    executable: str, argv: list[str], cwd: str | os.PathLike[str] | None, env: Mapping[str, str]
+    executable: str,
+    argv: list[str],
+    cwd: str | os.PathLike[str] | None,
+    env: Mapping[str, str],
+    *,
+    sandboxed: bool = False,
 ) -> tuple[Block, int, int]:
     """Start ``argv`` (the file ``executable``) in ``cwd`` with exactly ``env``; its block and
-    the read ends of its stdout and stderr."""
+    the read ends of its stdout and stderr. ``sandboxed``: the program is a sandbox builder
+    (bubblewrap) that a root supervisor must leave the capability to build it."""
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     request = {
@@ -254,6 +260,7 @@ def start_block(
         "argv": argv,
         "cwd": os.path.abspath(cwd) if cwd is not None else os.getcwd(),
         "env": dict(env),
+        "sandboxed": sandboxed,
     }
     try:
         control = _server.start(json.dumps(request).encode(), out_write, err_write)

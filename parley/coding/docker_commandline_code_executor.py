@@ -22,7 +22,7 @@ is ``parley.coding._executor_base`` (its docstring has the rules). parley's sand
 * **Not root.** Code runs as the host user's uid:gid, so what it writes in ``work_dir`` belongs to
   that user. When parley runs as root, code runs as the work dir's owner, or as uid:gid
   1000:1000 (the ``sandbox`` user of parley's image) if root owns it; a root-owned work dir is
-  handed to that uid only if parley created it or it is empty (``_docker_workspace`` has the
+  handed to that uid only if parley created it or it is empty (``_code_user`` has the
   rules). ``user=`` overrides the choice.
 * **Timeouts kill everything.** At the timeout every process of the block is killed, whatever
   its process group or session; the result is exit code 124 with the output so far and
@@ -88,9 +88,9 @@ from pathlib import Path
 from typing import ClassVar
 
 from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
+from ._code_user import choose_user, is_fresh, prepare_work_dir, write_as
 from ._docker_engine import default_image_candidates, default_images
 from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
-from ._docker_workspace import choose_user, hand_over, prepare_work_dir
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from ._functions_setup import PackageFolder
 from ._paths import OutsideWorkDirError
@@ -142,7 +142,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         """
         # A work dir parley creates, or finds empty, may be handed to the code's user later.
         work_dir = Path(work_dir)
-        fresh = not work_dir.exists() or not any(work_dir.iterdir())
+        fresh = is_fresh(work_dir)
         super().__init__(timeout, work_dir, execution_policies, functions, functions_module)
         self._fresh_work_dir = fresh
         self._bind_dir = Path(bind_dir) if bind_dir is not None else work_dir
@@ -217,11 +217,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
 
     def _save(self, path: Path, code: str) -> None:
         """Write a code file in the work dir, owned by the user the code runs as."""
-        root = self._work_dir.resolve()
-        missing = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
-        super()._save(path, code)
-        for item in [*missing, path]:
-            hand_over(item, self._user)
+        write_as(path, code, self._work_dir.resolve(), self._user)
 
     def _run(self, program: str, path: Path) -> RunOutcome:
         """Raises :class:`~parley.exceptions.ExecutionCancelledError` if the

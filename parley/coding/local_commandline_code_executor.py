@@ -8,8 +8,14 @@ safety differences:
   a response cache, a virtualenv, parley's sources or a git repository is refused with
   ``UnsafeWorkDirError`` (``parley.coding._work_dir``).
 * Running code here is not isolation: the first block warns once per process
-  (``UnsandboxedExecutionWarning``); use the Docker executor to isolate code. While a block runs,
-  parley's process is non-dumpable, so the code cannot read its environment or memory.
+  (``UnsandboxedExecutionWarning``); use the Docker executor to isolate code, or, on Linux,
+  ``sandbox=True`` (parley only): each block then runs under bubblewrap, with no network, its
+  own ``/proc``, only the work dir writable, the user's files out of sight, never as root and
+  with process and memory limits (``parley.coding._bwrap`` has the details), and nothing
+  warns. Where bubblewrap cannot run, the executor is not built
+  (:class:`~parley.exceptions.SandboxUnavailableError`): code never runs unsandboxed instead.
+  While a block runs, parley's process is non-dumpable, so the code cannot read its
+  environment or memory.
 * Each block runs in ``work_dir`` under a supervisor that keeps every process it starts, however
   it detaches (``setsid``, double fork); all of them are killed at the timeout, when the block
   ends, when the chat is cancelled and when parley dies (``parley.coding._process``). The
@@ -63,6 +69,8 @@ from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar, cast
 
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
+from ._bwrap import BwrapSandbox
+from ._code_user import is_fresh
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._functions_setup import PackageFolder
 from ._guard import dangerous_command
@@ -100,11 +108,24 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
         execution_policies: dict[str, bool] | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        sandbox: bool = False,
     ) -> None:
-        """``env`` (parley only) adds variables to the minimal environment code runs with."""
+        """``env`` (parley only) adds variables to the minimal environment code runs with;
+        ``sandbox=True`` (parley only) runs each block under bubblewrap (the module's doc), and
+        raises :class:`~parley.exceptions.SandboxUnavailableError` if it cannot run here."""
+        fresh = is_fresh(Path(work_dir))
         super().__init__(timeout, work_dir, execution_policies, functions, functions_module)
         self._virtual_env_context = virtual_env_context  # AutoGen's attribute, as given
         self._venv = _absolute_paths(virtual_env_context)
+        self._sandbox = (
+            BwrapSandbox(
+                self._work_dir,
+                fresh=fresh,
+                interpreters=[self._venv.env_exe] if self._venv is not None else [],
+            )
+            if sandbox
+            else None
+        )
         self._extra_env = dict(env or {})
         self._packages = PackageFolder(self)  # where missing requirements go, without a venv
 
@@ -157,6 +178,12 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             return "node"
         return None  # html, css: nothing runs them
 
+    def _save(self, path: Path, code: str) -> None:
+        if self._sandbox is None:
+            super()._save(path, code)
+        else:
+            self._sandbox.save(path, code)  # owned by the code's user
+
     def _run(self, program: str, path: Path) -> RunOutcome:
         """stderr comes before stdout, as in AutoGen."""
         return self._run_command([program, str(path)])
@@ -167,7 +194,11 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     def _run_command(self, argv: list[str]) -> RunOutcome:
         result = run_program(
-            argv, cwd=self._work_dir, timeout=float(self._timeout), env=self._env()
+            argv,
+            cwd=self._work_dir,
+            timeout=float(self._timeout),
+            env=self._env(),
+            sandbox=self._sandbox,
         )
         return result.exit_code, result.stderr + result.stdout, result.timed_out
 
@@ -184,6 +215,8 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             where = f"the virtual environment {self._venv.env_dir}"
         else:
             folder = self._packages.create()
+            if self._sandbox is not None:
+                self._sandbox.show(folder)  # the code finds it on PYTHONPATH
             where = f"this executor's package folder {folder}"
             pip += ["--target", folder, "--upgrade"]
         pip_install(pip, packages, timeout=float(self._timeout), where=where)

@@ -126,6 +126,17 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "Pip install failed. The package index could not be reached" in text
         assert "Code output: mean=6.75 median=9.5 max_abs=16" in text
         assert "summary: mean=6.75, median=9.5, the largest magnitude is 16." in text
+    if notebook.name == "local_sandbox.ipynb":
+        assert "user id: " in text
+        assert "user id: 0\n" not in text
+        assert "processes: [1, 2]" in text
+        assert "id_ed25519 exists: False\n.env exists: False" in text
+        assert "network: ConnectionRefusedError\n\non the host: written in the work dir" in text
+        assert "exit code 1 - MemoryError\nstill fine" in text
+        assert "exitcode: 0 (execution succeeded)" in text
+        assert "secret: FileNotFoundError\nnetwork: ConnectionRefusedError" in text
+        assert "0 hostname: sandbox" in text
+        assert "sandboxed" in text
     if notebook.name == "autonomous_agent.ipynb":
         assert "SCRIBE THOUGHTS: I will write the plan." in text
         assert "AUTHORISED: the next 2 commands." in text

@@ -7,7 +7,10 @@ running. Each block now runs under a supervisor that is the child subreaper of e
 block starts (``parley/coding/_reaper.py``).
 
 The blocks write the pids of what they start into the work dir, so the tests can check those
-processes, whatever their session or group, from outside.
+processes, whatever their session or group, from outside. Each test runs with and without the
+bubblewrap sandbox (``sandbox=True``), whose block is the same supervisor's program: there the
+pids a block sees are its own PID namespace's, so the tests also look for every process whose
+current directory is the work dir.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from parley import ConversableAgent, UserProxyAgent
 from parley._runtime import run_in_thread
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
+from tests.coding._bwrap_support import pids_in
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -92,7 +96,10 @@ def ours(pid: int, work_dir: Path) -> bool:
 
 
 def survivors(pids: list[int], work_dir: Path) -> list[int]:
-    return [p for p in pids if alive(p) and ours(p, work_dir)]
+    """The block's processes still running: those of ``pids``, and (for a sandboxed block,
+    whose pids are its namespace's) any process whose current directory is the work dir."""
+    candidates = sorted({*pids, *pids_in(work_dir)})
+    return [p for p in candidates if alive(p) and ours(p, work_dir)]
 
 
 def wait_all_gone(pids: list[int], work_dir: Path, within: float) -> float:
@@ -112,8 +119,14 @@ def work_dir(tmp_path: Path) -> Path:
     return path
 
 
-def test_detached_children_end_with_the_block(work_dir: Path) -> None:
-    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30)
+@pytest.fixture(params=[False, pytest.param(True, marks=pytest.mark.bwrap)], ids=["", "sandbox"])
+def sandbox(request: pytest.FixtureRequest) -> bool:
+    """Whether the blocks run in the bubblewrap sandbox."""
+    return bool(request.param)
+
+
+def test_detached_children_end_with_the_block(work_dir: Path, sandbox: bool) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30, sandbox=sandbox)
     result = executor.execute_code_blocks([CodeBlock(language="python", code=escaping_block())])
     assert result.exit_code == 0, result.output
     pids = recorded_pids(work_dir)
@@ -121,8 +134,8 @@ def test_detached_children_end_with_the_block(work_dir: Path) -> None:
     assert survivors(pids, work_dir) == []
 
 
-def test_detached_children_end_at_the_timeout(work_dir: Path) -> None:
-    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=3)
+def test_detached_children_end_at_the_timeout(work_dir: Path, sandbox: bool) -> None:
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=3, sandbox=sandbox)
     block = escaping_block("time.sleep(100)")
     start = time.monotonic()
     result = executor.execute_code_blocks([CodeBlock(language="python", code=block)])
@@ -132,9 +145,9 @@ def test_detached_children_end_at_the_timeout(work_dir: Path) -> None:
     assert survivors(recorded_pids(work_dir), work_dir) == []
 
 
-def test_shell_background_and_nohup_end_with_the_block(work_dir: Path) -> None:
+def test_shell_background_and_nohup_end_with_the_block(work_dir: Path, sandbox: bool) -> None:
     block = "nohup setsid sleep 303 >/dev/null 2>&1 &\n(sleep 304 &) \necho $! > pids.txt\n"
-    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30)
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30, sandbox=sandbox)
     assert executor.execute_code_blocks([CodeBlock(language="sh", code=block)]).exit_code == 0
     leftovers = subprocess.run(["pgrep", "-f", "sleep 30[34]"], capture_output=True, text=True)
     assert survivors([int(p) for p in leftovers.stdout.split()], work_dir) == []
@@ -142,7 +155,8 @@ def test_shell_background_and_nohup_end_with_the_block(work_dir: Path) -> None:
 
 def test_killing_its_supervisor_does_not_free_the_block(work_dir: Path) -> None:
     """Code that kills the process watching it is still contained (its orphans are adopted by
-    the supervisors' server, which kills them)."""
+    the supervisors' server, which kills them). (A sandboxed block cannot even see its
+    supervisor: tests/security/test_bwrap_sandbox.py.)"""
     executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30)
     block = escaping_block("os.kill(os.getppid(), 9); time.sleep(100)")
     start = time.monotonic()
@@ -152,23 +166,24 @@ def test_killing_its_supervisor_does_not_free_the_block(work_dir: Path) -> None:
     wait_all_gone(recorded_pids(work_dir), work_dir, within=2.0)
 
 
-def test_legacy_execute_code_contains_too(work_dir: Path) -> None:
-    exit_code, logs, _ = execute_code(escaping_block(), work_dir=str(work_dir), use_docker=False)
+def test_legacy_execute_code_contains_too(work_dir: Path, sandbox: bool) -> None:
+    exit_code, logs, _ = execute_code(
+        escaping_block(), work_dir=str(work_dir), use_docker=False, sandbox=sandbox
+    )
     assert exit_code == 0, logs
     assert survivors(recorded_pids(work_dir), work_dir) == []
 
 
-def _through_run_in_thread(work_dir: Path, block: str) -> Coroutine[Any, Any, Any]:
-    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120)
+def _through_run_in_thread(work_dir: Path, block: str, sandbox: bool) -> Coroutine[Any, Any, Any]:
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120, sandbox=sandbox)
     blocks = [CodeBlock(language="python", code=block)]
     return run_in_thread(executor.execute_code_blocks, blocks)
 
 
-def _through_a_chat(work_dir: Path, block: str) -> Coroutine[Any, Any, Any]:
+def _through_a_chat(work_dir: Path, block: str, sandbox: bool) -> Coroutine[Any, Any, Any]:
+    executor = LocalCommandLineCodeExecutor(work_dir=work_dir, sandbox=sandbox)
     proxy = UserProxyAgent(
-        "proxy",
-        human_input_mode="NEVER",
-        code_execution_config={"executor": LocalCommandLineCodeExecutor(work_dir=work_dir)},
+        "proxy", human_input_mode="NEVER", code_execution_config={"executor": executor}
     )
     sender = ConversableAgent("sender", llm_config=False, human_input_mode="NEVER")
     message = f"```python\n{block}```"
@@ -177,16 +192,16 @@ def _through_a_chat(work_dir: Path, block: str) -> Coroutine[Any, Any, Any]:
 
 @pytest.mark.parametrize("start", [_through_run_in_thread, _through_a_chat])
 async def test_cancelling_the_task_stops_the_block_within_a_second(
-    work_dir: Path, start: Callable[[Path, str], Coroutine[Any, Any, Any]]
+    work_dir: Path, sandbox: bool, start: Callable[[Path, str, bool], Coroutine[Any, Any, Any]]
 ) -> None:
-    task = asyncio.create_task(start(work_dir, escaping_block("time.sleep(100)")))
+    task = asyncio.create_task(start(work_dir, escaping_block("time.sleep(100)"), sandbox))
     pids = await asyncio.to_thread(recorded_pids, work_dir)
     task.cancel()
     begun = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await task
     assert time.monotonic() - begun < 1.0
-    assert survivors(pids, work_dir) == []
+    assert await asyncio.to_thread(survivors, pids, work_dir) == []
 
 
 CHAT_SCRIPT = """
@@ -194,11 +209,10 @@ import sys
 from parley import ConversableAgent, UserProxyAgent
 from parley.coding import LocalCommandLineCodeExecutor
 
-work_dir, block = sys.argv[1], sys.argv[2]
+work_dir, block, sandbox = sys.argv[1], sys.argv[2], sys.argv[3] == "sandbox"
+executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120, sandbox=sandbox)
 proxy = UserProxyAgent(
-    "proxy",
-    human_input_mode="NEVER",
-    code_execution_config={"executor": LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120)},
+    "proxy", human_input_mode="NEVER", code_execution_config={"executor": executor}
 )
 sender = ConversableAgent("sender", llm_config=False, human_input_mode="NEVER")
 sender.initiate_chat(proxy, message="```python\\n" + block + "```", max_turns=1, silent=True)
@@ -208,24 +222,26 @@ EXECUTOR_SCRIPT = """
 import sys
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 
-work_dir, block = sys.argv[1], sys.argv[2]
-executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120)
+work_dir, block, sandbox = sys.argv[1], sys.argv[2], sys.argv[3] == "sandbox"
+executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=120, sandbox=sandbox)
 executor.execute_code_blocks([CodeBlock(language="python", code=block)])
 """
 
 
-def _start(script: str, work_dir: Path, block: str) -> subprocess.Popen[bytes]:
+def _start(script: str, work_dir: Path, block: str, sandbox: bool) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(
-        [sys.executable, "-c", script, str(work_dir), block],
+        [sys.executable, "-c", script, str(work_dir), block, "sandbox" if sandbox else "host"],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
 
 
-def test_ctrl_c_in_a_sync_chat_stops_the_block_and_exits_promptly(work_dir: Path) -> None:
-    process = _start(CHAT_SCRIPT, work_dir, escaping_block("time.sleep(100)"))
+def test_ctrl_c_in_a_sync_chat_stops_the_block_and_exits_promptly(
+    work_dir: Path, sandbox: bool
+) -> None:
+    process = _start(CHAT_SCRIPT, work_dir, escaping_block("time.sleep(100)"), sandbox)
     try:
         pids = recorded_pids(work_dir)
         process.send_signal(signal.SIGINT)
@@ -239,8 +255,8 @@ def test_ctrl_c_in_a_sync_chat_stops_the_block_and_exits_promptly(work_dir: Path
     assert b"KeyboardInterrupt" in stderr
 
 
-def test_killing_parley_stops_the_block(work_dir: Path) -> None:
-    process = _start(EXECUTOR_SCRIPT, work_dir, escaping_block("time.sleep(100)"))
+def test_killing_parley_stops_the_block(work_dir: Path, sandbox: bool) -> None:
+    process = _start(EXECUTOR_SCRIPT, work_dir, escaping_block("time.sleep(100)"), sandbox)
     try:
         pids = recorded_pids(work_dir)
         process.kill()  # SIGKILL: parley runs no cleanup at all

@@ -15,6 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 ENV_SECRET = "sk-env-secret-4bd1c0"
 MEMORY_SECRET = "sk-memory-secret-" + "9f3e7a"  # built at run time: not a constant in a file
@@ -57,20 +59,23 @@ from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 
 snoop, work_dir, key = sys.argv[1].replace("PID", str(os.getpid())), sys.argv[2], sys.argv[3]
+sandbox = sys.argv[4] == "sandbox"
 assistant = AssistantAgent("assistant", llm_config={"config_list": [{"model": "m", "api_key": key}]})
-executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=60)
+executor = LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=60, sandbox=sandbox)
 print(executor.execute_code_blocks([CodeBlock(language="python", code=snoop)]).output)
-print(execute_code(snoop, work_dir=work_dir, use_docker=False)[1])
+print(execute_code(snoop, work_dir=work_dir, use_docker=False, sandbox=sandbox)[1])
 # parley itself can still read its own /proc files once the code is done.
 print("self:", os.environ["OPENAI_API_KEY"].encode() in Path("/proc/self/environ").read_bytes())
 """
 
 
-def test_code_cannot_read_parleys_environ_or_memory(tmp_path: Path) -> None:
-    """parley started with a secret in its environment and holding an API key in memory."""
+@pytest.mark.parametrize("where", ["host", pytest.param("sandbox", marks=pytest.mark.bwrap)])
+def test_code_cannot_read_parleys_environ_or_memory(tmp_path: Path, where: str) -> None:
+    """parley started with a secret in its environment and holding an API key in memory.
+    (In the bubblewrap sandbox parley's /proc entries do not even exist.)"""
     snoop = SNOOP.format(pid="PID", env=ENV_SECRET, mem=MEMORY_SECRET)
     done = subprocess.run(
-        [sys.executable, "-c", VICTIM, snoop, str(tmp_path / "w"), MEMORY_SECRET],
+        [sys.executable, "-c", VICTIM, snoop, str(tmp_path / "w"), MEMORY_SECRET, where],
         env={**os.environ, "PYTHONPATH": str(REPO), "OPENAI_API_KEY": ENV_SECRET},
         capture_output=True,
         text=True,

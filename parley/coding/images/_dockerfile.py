@@ -26,7 +26,9 @@ BASE_IMAGE = "python:3-slim"
 
 def dockerfile_text(recipe: Recipe) -> str:
     """The recipe's Dockerfile, as shipped in ``parley/coding/images/dockerfiles``."""
-    return resources.files(__package__).joinpath("dockerfiles").joinpath(recipe.dockerfile).read_text()
+    return (
+        resources.files(__package__).joinpath("dockerfiles").joinpath(recipe.dockerfile).read_text()
+    )
 
 
 def base_available(client: DockerClient, base: str, log: Callable[[str], None]) -> bool:

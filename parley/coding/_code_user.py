@@ -1,7 +1,9 @@
-"""Which user code runs as in the container, and making the work dir writable for that user.
+"""Which user code runs as in a sandbox, and making the work dir writable for that user.
 
-The work dir is the one host directory the container sees. Code must be able to create files
-there, and whoever uses the work dir on the host must be able to read them. The rules:
+Both sandboxes follow these rules: the Docker executor's container and the local executor's
+bubblewrap sandbox (``_bwrap``). The work dir is the one host directory the sandbox can write.
+Code must be able to create files there, and whoever uses the work dir on the host must be able
+to read them. The rules:
 
 * parley runs as a normal user: code runs as that user's uid:gid. Files are theirs; nothing on
   the host changes owner.
@@ -11,7 +13,7 @@ there, and whoever uses the work dir on the host must be able to read them. The 
   ``sandbox`` user of parley's image; never root). The work dir is handed to that uid — but only
   if parley created it or found it empty: a directory that already holds something (``/root``, a
   project, ``/``) is never taken over. In that last case the code can read the work dir but
-  not create files in it; pass ``user="0:0"`` knowingly, or use a directory of its own.
+  not create files in it; pass ``user="0:0"`` knowingly (Docker), or use a directory of its own.
 
 Files the executor writes (the code files) and the directories it creates for them get the
 same owner, so the work dir looks as if the code's user had written everything in it.
@@ -23,7 +25,7 @@ import logging
 import os
 from pathlib import Path
 
-__all__ = ["SANDBOX_UID", "choose_user", "hand_over", "prepare_work_dir"]
+__all__ = ["SANDBOX_UID", "choose_user", "hand_over", "is_fresh", "prepare_work_dir", "write_as"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,11 @@ def choose_user(work_dir: Path) -> str:
     if info.st_uid != 0:
         return f"{info.st_uid}:{info.st_gid}"
     return f"{SANDBOX_UID}:{SANDBOX_UID}"
+
+
+def is_fresh(work_dir: Path) -> bool:
+    """Whether ``work_dir`` is missing or empty: an executor built now may hand it over."""
+    return not work_dir.exists() or not any(work_dir.iterdir())
 
 
 def _numeric(user: str) -> tuple[int, int] | None:
@@ -59,6 +66,16 @@ def hand_over(path: Path, user: str) -> None:
         os.chown(path, *owner, follow_symlinks=False)
 
 
+def write_as(path: Path, code: str, root: Path, user: str) -> None:
+    """Write the code file ``path`` (inside the work dir ``root``, resolved), creating its
+    folders, all of it owned by ``user``."""
+    missing = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(code, encoding="utf-8")
+    for item in [*missing, path]:
+        hand_over(item, user)
+
+
 def prepare_work_dir(work_dir: Path, user: str, fresh: bool) -> None:
     """Make ``work_dir`` writable for ``user`` when that is safe (see the module's rules).
 
@@ -76,8 +93,8 @@ def prepare_work_dir(work_dir: Path, user: str, fresh: bool) -> None:
         return
     logger.warning(
         "work_dir %s belongs to uid %d and is not empty: parley leaves it as it is, so code "
-        "running as %s in the container can read it but not create files in it. Use a new "
-        "directory as work_dir, or pass user='0:0' to run the code as root.",
+        "running as %s in the sandbox can read it but not create files in it. Use a new "
+        "directory as work_dir, or (Docker) pass user='0:0' to run the code as root.",
         work_dir,
         info.st_uid,
         user,
