@@ -17,6 +17,7 @@
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
+    │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -52,6 +53,7 @@ __all__ = [
     "InvalidAgentNameError",
     "InvalidCarryOverType",
     "InvalidMessageError",
+    "JupyterGatewayError",
     "LocalModelUnavailableError",
     "MalformedResponseError",
     "MessageRepairedWarning",
@@ -183,6 +185,19 @@ class UnsafeWorkDirError(ParleyError, ValueError):
 class ExecutionCancelledError(ParleyError):
     """A code block was stopped, with every process it started, because the chat running it was
     cancelled (a cancelled task, Ctrl-C in a sync chat)."""
+
+
+class JupyterGatewayError(ParleyError, OSError):
+    """A Jupyter kernel gateway refused a request (``status`` is the HTTP status) or could not
+    be reached, or the connection to a kernel closed (``status`` is None). An ``OSError``, as
+    the ``requests`` errors AutoGen's client raised were."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def __reduce__(self) -> tuple[type[JupyterGatewayError], tuple[str, int | None]]:
+        return type(self), (str(self), self.status)
 
 
 class UnsandboxedExecutionWarning(UserWarning):

@@ -61,6 +61,7 @@ __all__ = [
     "run",
     "run_program",
     "safe_env",
+    "while_code_runs",
 ]
 
 MAX_OUTPUT_BYTES = 256 * 1024
@@ -171,8 +172,11 @@ _warned = False
 
 
 @contextmanager
-def _while_code_runs() -> Iterator[None]:
-    """Keep this process non-dumpable while at least one block runs; warn on the first run."""
+def while_code_runs() -> Iterator[None]:
+    """Keep this process non-dumpable while at least one block runs; warn on the first run.
+
+    Held for a whole kernel's life by the Jupyter executors and servers: a kernel runs code at
+    any time."""
     global _running, _restore_dumpable, _warned
     with _dumpable_lock:
         if not _warned:
@@ -219,7 +223,7 @@ def run(
     executable = _find_program(argv[0], environment, cwd)
     token = current_token()
     deadline = time.monotonic() + timeout
-    with _while_code_runs():
+    with while_code_runs():
         block, out, err = start_block(executable, argv, cwd, environment)
         streams = {out: CappedBuffer(max_output), err: CappedBuffer(max_output)}
         ending = "exited"
