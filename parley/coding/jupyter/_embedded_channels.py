@@ -22,11 +22,11 @@ import importlib
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..._runtime import run_sync
+from ..._runtime import CancelToken, run_sync, run_under
 from .._process import safe_env
 from .jupyter_client import INSTALL_HINT
 
@@ -54,6 +54,12 @@ def kernel_language(kernel_name: str) -> str:
     return str(specs.get_kernel_spec(kernel_name).language).lower()
 
 
+def _on_runner(coro: Coroutine[Any, Any, Any]) -> Any:
+    """Await ``coro`` on parley's runner loop to the end, even in a cancelled step: run_sync
+    would give up at once there, and a cancelled block still has to be interrupted."""
+    return run_under(CancelToken(), run_sync, coro)
+
+
 class EmbeddedKernel:
     """A running kernel and the client sockets to it."""
 
@@ -69,7 +75,7 @@ class EmbeddedKernel:
         )
         self._client: Any = None
         try:
-            run_sync(
+            _on_runner(
                 self._manager.start_kernel(
                     env=safe_env(),
                     cwd=str(cwd),
@@ -107,7 +113,7 @@ class EmbeddedKernel:
         return None
 
     def interrupt(self) -> None:
-        run_sync(self._manager.interrupt_kernel())
+        _on_runner(self._manager.interrupt_kernel())
 
     def alive(self) -> bool:
         process = getattr(self._manager.provisioner, "process", None)
@@ -122,6 +128,6 @@ class EmbeddedKernel:
             client.stop_channels()
         try:
             if self._manager.has_kernel:
-                run_sync(self._manager.shutdown_kernel(now=True))
+                _on_runner(self._manager.shutdown_kernel(now=True))
         finally:
             shutil.rmtree(self._runtime_dir, ignore_errors=True)

@@ -38,7 +38,7 @@ from .._blocks import DEFAULT_WORK_DIR, SHELLS
 from .._executor_base import silence_pip
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
-from ._kernel_messages import CellOutcome, ExecutionResult
+from ._kernel_messages import CellEnd, CellOutcome, ExecutionResult
 
 __all__ = ["KernelBackend", "checked_output_dir", "execute_blocks", "save_data_item"]
 
@@ -65,8 +65,9 @@ class KernelBackend(Protocol):
         """Run one cell within the executor's timeout (``_kernel_messages.run_cell``)."""
         ...
 
-    def restart(self) -> None:
-        """Give the executor a fresh kernel (a stuck or dead one is replaced)."""
+    def recover(self, end: CellEnd) -> None:
+        """Give the executor a working kernel again after a cell ended ``"stuck"`` (it went on
+        running after the interrupt) or ``"died"``."""
         ...
 
 
@@ -145,7 +146,7 @@ def execute_blocks(
         outcome = backend.run_cell(source, shell=shell)
         outputs.append(_block_output(outcome.result, output_dir, files))
         if outcome.end in ("stuck", "died"):
-            backend.restart()
+            backend.recover(outcome.end)
             outputs.append(
                 "The kernel was restarted: variables and imports must be set up again.\n"
             )

@@ -47,7 +47,7 @@ from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
 from ..markdown_code_extractor import MarkdownCodeExtractor
 from ._embedded_channels import EmbeddedKernel, kernel_language
-from ._kernel_messages import CellOutcome, run_cell, wait_until_ready
+from ._kernel_messages import CellEnd, CellOutcome, run_cell, wait_until_ready
 from ._results import checked_output_dir, execute_blocks
 
 __all__ = ["EmbeddedIPythonCodeExecutor"]
@@ -119,6 +119,10 @@ class EmbeddedIPythonCodeExecutor(BaseModel):
         """One cell within the timeout (for ``_results.execute_blocks``)."""
         assert self._kernel is not None
         return run_cell(self._kernel, code, self.timeout, shell=shell)
+
+    def recover(self, end: CellEnd) -> None:
+        """A new kernel after a stuck or dead one (for ``_results.execute_blocks``)."""
+        self.restart()
 
     def restart(self) -> None:
         """Shut the kernel down and start a new one: variables are lost."""

@@ -73,6 +73,23 @@ def _import(module: str) -> Any:
         ) from error
 
 
+def _error_detail(body: bytes) -> str:
+    """The gateway's explanation in an error answer: its message, and the last line of its
+    traceback (where the real cause is: ``NoSuchKernel: ...``) rather than all of it."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return text or "(no message)"
+    if not isinstance(answer, dict):
+        return text
+    parts = [str(answer.get("message") or answer.get("reason") or "").strip()]
+    traceback = str(answer.get("traceback") or "").strip()
+    if traceback:
+        parts.append(traceback.splitlines()[-1])
+    return " - ".join(part for part in parts if part) or "(no message)"
+
+
 class JupyterClient:
     """The REST API of the kernel gateway ``connection_info`` names."""
 
@@ -117,20 +134,20 @@ class JupyterClient:
                 return json.loads(payload) if payload.strip() else None
             except urllib.error.HTTPError as error:
                 with error:
-                    detail = error.read().decode("utf-8", "replace").strip()
+                    detail = _error_detail(error.read())
                 raise JupyterGatewayError(
                     f"The Jupyter gateway at {self._base_url} answered {method} {path} with "
-                    f"{error.code} {error.reason}: {detail or '(no message)'}",
+                    f"{error.code} {error.reason}: {detail}",
                     status=error.code,
                 ) from None
-            except urllib.error.URLError as error:
-                refused = isinstance(error.reason, ConnectionRefusedError)
-                if refused and attempt < _RETRIES:
+            except OSError as error:  # URLError, or a reset or timeout while reading
+                reason = getattr(error, "reason", error)
+                if isinstance(reason, ConnectionRefusedError) and attempt < _RETRIES:
                     time.sleep(_BACKOFF_SECONDS * 2**attempt)
                     continue
                 raise JupyterGatewayError(
                     f"The Jupyter gateway at {self._base_url} could not be reached "
-                    f"({method} {path}): {error.reason}. Is it running?"
+                    f"({method} {path}): {reason}. Is it running?"
                 ) from error
         raise AssertionError("unreachable")  # pragma: no cover
 

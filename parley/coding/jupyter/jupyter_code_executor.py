@@ -41,7 +41,7 @@ from .._process import while_code_runs
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
 from ..markdown_code_extractor import MarkdownCodeExtractor
-from ._kernel_messages import CellOutcome, run_cell
+from ._kernel_messages import CellEnd, CellOutcome, run_cell
 from ._results import checked_output_dir, execute_blocks
 from .base import JupyterConnectable, JupyterConnectionInfo
 from .jupyter_client import JupyterClient, JupyterKernelClient
@@ -162,6 +162,19 @@ class JupyterCodeExecutor:
         """One cell within the timeout (for ``_results.execute_blocks``)."""
         assert self._kernel is not None
         return run_cell(self._kernel, code, self._timeout, shell=shell)
+
+    def recover(self, end: CellEnd) -> None:
+        """A working kernel after a stuck or dead one (for ``_results.execute_blocks``): the
+        gateway restarts a dead kernel itself, so that one is only reconnected to."""
+        with self._lock:
+            if end != "died":
+                self.restart()
+                return
+            self._disconnect()
+            try:
+                self._connect()
+            except TimeoutError:  # the gateway did not manage: restart it ourselves
+                self.restart()
 
     def restart(self) -> None:
         """Restart the kernel: its variables are lost. The old websocket is closed."""
