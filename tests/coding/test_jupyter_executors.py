@@ -109,7 +109,8 @@ def test_an_error_ends_the_call_with_one_error_prefix(executor: Executor) -> Non
     assert result.exit_code == 1
     assert result.output.startswith("first\nsecond\nERROR: ValueError: bad value\n")
     assert "Traceback" in result.output
-    assert "ERROR: ERROR" not in result.output and "\x1b[" not in result.output
+    assert "ERROR: ERROR" not in result.output
+    assert "\x1b[" not in result.output
     assert "3\n" not in result.output
 
 
@@ -152,9 +153,7 @@ def test_shell_blocks_run_as_scripts_in_the_output_dir(
     )
 
 
-def test_files_the_code_writes_land_in_the_output_dir(
-    executor: Executor, output_dir: Path
-) -> None:
+def test_files_the_code_writes_land_in_the_output_dir(executor: Executor, output_dir: Path) -> None:
     assert run(executor, "open('written.txt', 'w').write('by the kernel')").exit_code == 0
     assert (output_dir / "written.txt").read_text() == "by the kernel"
 
@@ -213,7 +212,9 @@ def test_a_dead_kernel_is_restarted(new_executor: Callable[..., Executor]) -> No
     assert result.exit_code == 1
     assert result.output.startswith("bye\n") or result.output.startswith("ERROR")
     assert "ERROR: the kernel died while running the code block" in result.output
-    assert result.output.endswith("The kernel was restarted: variables and imports must be set up again.\n")
+    assert result.output.endswith(
+        "The kernel was restarted: variables and imports must be set up again.\n"
+    )
     assert run(executor, "print('alive again')").output == "alive again\n"
 
 
@@ -232,7 +233,8 @@ def test_stop_leaves_no_kernel_process(
         "print(os.getpid(), child.pid)",
     )
     kernel, sleeper = map(int, result.output.split())
-    assert alive(kernel) and alive(sleeper)
+    assert alive(kernel)
+    assert alive(sleeper)
     executor.stop()
     wait_until_gone(kernel, sleeper)
     if gateway is not None:  # the gateway no longer lists the kernel
@@ -300,7 +302,7 @@ def test_an_output_dir_holding_a_repository_is_refused(
 
 
 def test_an_unknown_kernel_name(build: Callable[..., Executor], kind: str, tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="Kernel no-such-kernel is not installed.") as caught:
+    with pytest.raises(ValueError, match=r"Kernel no-such-kernel is not installed\.") as caught:
         build(kernel_name="no-such-kernel", output_dir=tmp_path)
     if kind == "embedded":
         assert "python -m ipykernel install --user --name no-such-kernel" in str(caught.value)
@@ -308,7 +310,7 @@ def test_an_unknown_kernel_name(build: Callable[..., Executor], kind: str, tmp_p
 
 def test_the_server_must_be_a_jupyter_server(tmp_path: Path) -> None:
     with pytest.raises(
-        ValueError, match="jupyter_server must be a JupyterConnectable or JupyterConnectionInfo."
+        ValueError, match=r"jupyter_server must be a JupyterConnectable or JupyterConnectionInfo\."
     ):
         JupyterCodeExecutor("http://127.0.0.1:8888", output_dir=tmp_path)  # type: ignore[arg-type]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import time
 from collections.abc import Iterator
@@ -52,7 +53,8 @@ def test_connection_info(server: LocalJupyterServer) -> None:
     assert isinstance(server, JupyterConnectable)
     info = server.connection_info
     assert (info.host, info.use_https, info.port) == ("127.0.0.1", False, server.port)
-    assert info.token is not None and len(info.token) == 64  # secrets.token_hex(32)
+    assert info.token is not None
+    assert len(info.token) == 64
     assert server.get_client().connection_info == info
 
 
@@ -86,14 +88,12 @@ def test_start_list_and_delete_kernels(client: JupyterClient, log_file: Path) ->
     with pytest.raises(JupyterGatewayError, match="404") as caught:
         client.delete_kernel(first)
     assert caught.value.status == 404
-    with pytest.raises(JupyterGatewayError, match="No such kernel named no-such-kernel$"):
+    with pytest.raises(JupyterGatewayError, match=r"No such kernel named no-such-kernel$"):
         client.start_kernel("no-such-kernel")
     assert f"Kernel started: {first}" in log_file.read_text()
 
 
-def test_kernel_client_runs_code_in_the_given_folder(
-    client: JupyterClient, tmp_path: Path
-) -> None:
+def test_kernel_client_runs_code_in_the_given_folder(client: JupyterClient, tmp_path: Path) -> None:
     kernel_id = client.start_kernel("python3", path=str(tmp_path.relative_to("/")))
     try:
         with client.get_kernel_client(kernel_id) as kernel:
@@ -105,7 +105,8 @@ def test_kernel_client_runs_code_in_the_given_folder(
             error = kernel.execute("print('before')\nraise KeyError('k')", timeout_seconds=30)
             assert not error.is_ok
             assert error.output.startswith("before\nERROR: KeyError: 'k'\n")
-            assert "Traceback" in error.output and "\x1b[" not in error.output
+            assert "Traceback" in error.output
+            assert "\x1b[" not in error.output
     finally:
         client.delete_kernel(kernel_id)
 
@@ -199,10 +200,17 @@ def test_a_gateway_that_cannot_start_says_why(server: LocalJupyterServer) -> Non
 
 def test_https_and_secure_websockets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    openssl = shlex.split("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1")
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
-        + ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
-        + ["-addext", "subjectAltName=IP:127.0.0.1"],
+        [
+            *openssl,
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
         check=True,
         capture_output=True,
         timeout=60,
