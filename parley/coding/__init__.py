@@ -39,7 +39,9 @@ _HOMES = {
     "LocalCommandLineCodeExecutor": "local_commandline_code_executor",
     "MarkdownCodeExtractor": "markdown_code_extractor",
 }
-_SUBMODULES = frozenset(_HOMES.values())
+# ``jupyter`` (the Jupyter executors) is a subpackage of its own, with optional dependencies:
+# reachable as an attribute, imported on first access like the rest.
+_SUBMODULES = frozenset({*_HOMES.values(), "jupyter"})
 
 
 def __getattr__(name: str) -> Any:

@@ -69,6 +69,13 @@ def _free_port(ip: str) -> int:
         return int(probe.getsockname()[1])
 
 
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module set to None
+        return False
+
+
 def _is_loopback(ip: str) -> bool:
     try:
         return ip == "localhost" or ipaddress.ip_address(ip).is_loopback
@@ -102,7 +109,7 @@ class LocalJupyterServer:
             raise ValueError(
                 "LocalJupyterServer is not supported on Windows (a kernel gateway bug)."
             )
-        if importlib.util.find_spec("kernel_gateway") is None:
+        if not _installed("kernel_gateway"):
             raise ImportError(
                 f"LocalJupyterServer needs the jupyter_kernel_gateway package: {INSTALL_HINT}",
                 name="kernel_gateway",
