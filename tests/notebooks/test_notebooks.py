@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,18 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "manifesto now: You are {name}. Always give the unit with a number." in text
         assert "async reply: 42 metres" in text
         assert "chat reply: 42 metres" in text
+    if notebook.name == "jupyter_executors.ipynb":
+        assert "exit code: 0\nsum of squares: 285\n" in text
+        assert "still there: 81\nfrom the shell in coding\n" in text
+        assert "exit code: 1\nERROR: IndexError: list index out of range" in text
+        assert re.search(r"Image data saved to /\S+/coding/[0-9a-f]{32}\.png\n", text)
+        assert "saved in output_dir: True\nPNG written: True" in text
+        assert "with a token: True" in text
+        assert (
+            "returned within a few seconds: True\nERROR: Timeout: the code block ran longer than 2 s; it was "
+            "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
+        )
+        assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
     if notebook.name == "autonomous_agent.ipynb":
         assert "SCRIBE THOUGHTS: I will write the plan." in text
         assert "AUTHORISED: the next 2 commands." in text
