@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from parley.coding import CodeBlock
+from tests.coding._processes import alive
 
 SETTLE_SECONDS = 5.0  # for killed processes to disappear from /proc
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -34,15 +35,6 @@ PIDS = (
 def python(*codes: str) -> list[CodeBlock]:
     """Python blocks."""
     return [CodeBlock(code=code, language="python") for code in codes]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (not a zombie)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def processes_mentioning(text: str) -> list[int]:

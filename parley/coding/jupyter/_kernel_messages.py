@@ -26,7 +26,15 @@ The texts of a cell's result, kept by :class:`CellReader`:
   files by the executors); any other MIME type is JSON-dumped into the text, as in AutoGen.
 * An error is ``ERROR: <ename>: <evalue>`` and the traceback, one line per entry, without the
   terminal colour codes (AutoGen showed the ``str`` of the list, escape codes included), after
-  the output printed before it (AutoGen dropped that output).
+  the output printed before it (AutoGen dropped that output). A ``%%bash`` cell's failure is
+  ``ERROR: the shell script exited with status N``.
+* A timeout ends the text with ``ERROR: Timeout: the code block ran longer than N s; it was
+  interrupted; the kernel keeps its variables.`` (or ``...; it went on running after an
+  interrupt.``, and the cell ends ``"stuck"``); a kernel that dies under the cell (its process
+  ends, or a gateway reports it ``restarting``/``dead``) with ``ERROR: the kernel died while
+  running the code block (its variables are lost).``. AutoGen's texts were ``ERROR: Timeout
+  waiting for output from code block.`` and nothing for a dead kernel (it waited for the
+  timeout).
 """
 
 from __future__ import annotations

@@ -2,8 +2,14 @@
 
 Both executors (``JupyterCodeExecutor``, ``EmbeddedIPythonCodeExecutor``) call
 :func:`execute_blocks` with a :class:`KernelBackend` saying how their kernel is reached and
-restarted. The rules:
+restarted, and check their ``output_dir`` with :func:`checked_output_dir`. The rules:
 
+* ``output_dir`` must exist (``ValueError``, as in AutoGen), except the default, ``coding``, a
+  dedicated folder created on demand (AutoGen's default was ``.``). It is where the kernel runs,
+  so a folder holding what code must not write (a response cache, a virtualenv, parley's
+  sources, a git repository) is refused with ``UnsafeWorkDirError``, as the command-line
+  executors refuse such a ``work_dir`` (``parley.coding._work_dir``); ``.`` always holds the
+  place of ``cache_seed``'s ``.cache``.
 * Blocks run in order in the one kernel, so variables survive between blocks and calls. The
   first block that fails (an error, a timeout, a dead kernel, a language the kernel cannot run)
   ends the call with exit code 1; the output of the blocks before it, and the block's own
@@ -19,8 +25,9 @@ restarted. The rules:
   ``HTML data saved to <path>``; the paths are the result's ``output_files``. (AutoGen's
   gateway executor saved only PNG and its embedded one wrote every image type, SVG included,
   to a ``.png`` file.) Other image types are JSON-dumped into the output.
-* A kernel that went on running after its timeout's interrupt, or died, is restarted before
-  the result is returned, so the next call runs; the result says the variables are lost.
+* A kernel that went on running after its timeout's interrupt, or died, is restarted (a
+  gateway restarts a dead kernel itself) before the result is returned, so the next call runs;
+  the result says the variables are lost.
 * A single ``ERROR:`` prefix marks a failure (AutoGen's gateway executor wrote
   ``ERROR: ERROR: ...``).
 """

@@ -33,31 +33,26 @@ from AutoGen:
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator
 
 from .._blocks import DEFAULT_WORK_DIR
-from .._process import while_code_runs
-from .._work_dir import check_work_dir
-from ..base import CodeBlock, IPythonCodeResult
-from ..markdown_code_extractor import MarkdownCodeExtractor
 from ._embedded_channels import EmbeddedKernel, kernel_language
+from ._kernel_executor import KernelExecutor
 from ._kernel_messages import CellEnd, CellOutcome, run_cell, wait_until_ready
-from ._results import checked_output_dir, execute_blocks
+from ._results import checked_output_dir
 
 __all__ = ["EmbeddedIPythonCodeExecutor"]
 
-_SelfT = TypeVar("_SelfT", bound="EmbeddedIPythonCodeExecutor")
 
 _READY_SECONDS = 60.0
 
 
-class EmbeddedIPythonCodeExecutor(BaseModel):
+class EmbeddedIPythonCodeExecutor(KernelExecutor, BaseModel):
     """Runs code blocks in one local Jupyter kernel (the module's rules)."""
 
     timeout: int = Field(default=60, ge=1, description="Seconds each block may run.")
@@ -84,36 +79,7 @@ class EmbeddedIPythonCodeExecutor(BaseModel):
         """Check the arguments, then start the kernel and wait until it answers."""
         super().__init__(**kwargs)
         self._language = kernel_language(self.kernel_name)
-        self._code_running.enter_context(while_code_runs())
-        try:
-            self._start()
-        except BaseException:
-            self.stop()
-            raise
-        atexit.register(self.stop)
-
-    @property
-    def code_extractor(self) -> MarkdownCodeExtractor:
-        """Finds the fenced code blocks of a message."""
-        return MarkdownCodeExtractor()
-
-    @property
-    def language(self) -> str:
-        """The kernel's language (``python`` for ``python3``)."""
-        return self._language
-
-    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> IPythonCodeResult:
-        """Run the blocks in order in the kernel; stop at the first failure.
-
-        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the calling chat is
-        cancelled (the block is interrupted first).
-        """
-        with self._lock:
-            if self._kernel is None:
-                raise ValueError("This EmbeddedIPythonCodeExecutor was stopped; create a new one.")
-            output_dir = Path(self.output_dir)
-            check_work_dir(output_dir)
-            return execute_blocks(self, code_blocks, output_dir)
+        self._launch(self._start)
 
     def run_cell(self, code: str, *, shell: bool) -> CellOutcome:
         """One cell within the timeout (for ``_results.execute_blocks``)."""
@@ -130,20 +96,13 @@ class EmbeddedIPythonCodeExecutor(BaseModel):
             self._shutdown()
             self._start()
 
-    def stop(self) -> None:
-        """Shut the kernel down; safe to call twice."""
-        atexit.unregister(self.stop)
-        with self._lock:
-            try:
-                self._shutdown()
-            finally:
-                self._code_running.close()
+    # -- the steps of KernelExecutor ----------------------------------------------------------------
 
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
+    def _kernel_ready(self) -> bool:
+        return self._kernel is not None
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    def _output_folder(self) -> Path:
+        return Path(self.output_dir)
 
     def _start(self) -> None:
         kernel = EmbeddedKernel(self.kernel_name, Path(self.output_dir))

@@ -30,25 +30,20 @@ results as AutoGen; the block loop's rules (languages, saved images and HTML, fa
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from .._blocks import DEFAULT_WORK_DIR
-from .._process import while_code_runs
-from .._work_dir import check_work_dir
-from ..base import CodeBlock, IPythonCodeResult
-from ..markdown_code_extractor import MarkdownCodeExtractor
+from ._kernel_executor import KernelExecutor
 from ._kernel_messages import CellEnd, CellOutcome, run_cell
-from ._results import checked_output_dir, execute_blocks
+from ._results import checked_output_dir
 from .base import JupyterConnectable, JupyterConnectionInfo
 from .jupyter_client import JupyterClient, JupyterKernelClient
 
 __all__ = ["JupyterCodeExecutor"]
 
-_SelfT = TypeVar("_SelfT", bound="JupyterCodeExecutor")
 
 _READY_SECONDS = 60.0
 
@@ -70,7 +65,7 @@ def kernel_path(server: object, output_dir: Path) -> str | None:
         return None
 
 
-class JupyterCodeExecutor:
+class JupyterCodeExecutor(KernelExecutor):
     """Runs code blocks in one kernel of a Jupyter Kernel Gateway (the module's rules)."""
 
     def __init__(
@@ -110,25 +105,12 @@ class JupyterCodeExecutor:
         self._timeout = timeout
         spec = specs[kernel_name].get("spec") or {}
         self._language = str(spec.get("language", "python")).lower()
-        self._lock = threading.RLock()  # a restart inside a call takes it again
+        self._lock = threading.RLock()
         self._code_running = contextlib.ExitStack()
-        self._code_running.enter_context(while_code_runs())
         self._kernel_id: str | None = None
         self._kernel: JupyterKernelClient | None = None
-        try:
-            self._kernel_id = self._client.start_kernel(
-                kernel_name, path=kernel_path(jupyter_server, self._output_dir)
-            )
-            self._connect()
-        except BaseException:
-            self.stop()
-            raise
-        atexit.register(self.stop)
-
-    @property
-    def code_extractor(self) -> MarkdownCodeExtractor:
-        """Finds the fenced code blocks of a message."""
-        return MarkdownCodeExtractor()
+        path = kernel_path(jupyter_server, self._output_dir)
+        self._launch(lambda: self._start(kernel_name, path))
 
     @property
     def timeout(self) -> int:
@@ -139,24 +121,6 @@ class JupyterCodeExecutor:
     def output_dir(self) -> Path:
         """Where images and HTML are saved (and, on a local gateway, where the kernel runs)."""
         return self._output_dir
-
-    @property
-    def language(self) -> str:
-        """The kernel's language (``python`` for ``python3``)."""
-        return self._language
-
-    def execute_code_blocks(self, code_blocks: list[CodeBlock]) -> IPythonCodeResult:
-        """Run the blocks in order in the kernel; stop at the first failure.
-
-        Raises :class:`~parley.exceptions.ExecutionCancelledError` if the calling chat is
-        cancelled (the block is interrupted first), and
-        :class:`~parley.exceptions.JupyterGatewayError` if the gateway is gone.
-        """
-        with self._lock:
-            if self._kernel is None:
-                raise ValueError("This JupyterCodeExecutor was stopped; create a new one.")
-            check_work_dir(self._output_dir)
-            return execute_blocks(self, code_blocks, self._output_dir)
 
     def run_cell(self, code: str, *, shell: bool) -> CellOutcome:
         """One cell within the timeout (for ``_results.execute_blocks``)."""
@@ -185,27 +149,31 @@ class JupyterCodeExecutor:
             self._client.restart_kernel(self._kernel_id)
             self._connect()
 
-    def stop(self) -> None:
-        """Delete the kernel (and stop an owned server); safe to call twice."""
-        atexit.unregister(self.stop)
-        with self._lock:
-            self._disconnect()
-            kernel_id, self._kernel_id = self._kernel_id, None
-            try:
-                if kernel_id is not None:
-                    with contextlib.suppress(OSError):  # the gateway may be gone already
-                        self._client.delete_kernel(kernel_id)
-            finally:
-                server, self._server = self._server, None
-                if server is not None:
-                    server.stop()
-                self._code_running.close()
+    # -- the steps of KernelExecutor ----------------------------------------------------------------
 
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
+    def _kernel_ready(self) -> bool:
+        return self._kernel is not None
 
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    def _output_folder(self) -> Path:
+        return self._output_dir
+
+    def _shutdown(self) -> None:
+        """Delete the kernel (a JupyterGatewayError raised by execute_code_blocks means the
+        gateway is gone), and stop an owned server."""
+        self._disconnect()
+        kernel_id, self._kernel_id = self._kernel_id, None
+        try:
+            if kernel_id is not None:
+                with contextlib.suppress(OSError):  # the gateway may be gone already
+                    self._client.delete_kernel(kernel_id)
+        finally:
+            server, self._server = self._server, None
+            if server is not None:
+                server.stop()
+
+    def _start(self, kernel_name: str, path: str | None) -> None:
+        self._kernel_id = self._client.start_kernel(kernel_name, path=path)
+        self._connect()
 
     def _connect(self) -> None:
         assert self._kernel_id is not None
