@@ -7,6 +7,7 @@ A notebook cell runs inside the kernel's event loop, so this is where the sync A
 from __future__ import annotations
 
 import json
+import os
 import queue
 import re
 from collections.abc import Iterator
@@ -28,7 +29,11 @@ CELL_TIMEOUT = 300  # seconds
 def kernel(tmp_path: Path) -> Iterator[Any]:
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    # The kernel runs in tmp_path: a relative PYTHONPATH (``PYTHONPATH=.``, how a checkout is
+    # tested) must still name this checkout there, not whatever parley is installed.
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths if p)}
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         yield client
     finally:

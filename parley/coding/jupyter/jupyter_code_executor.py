@@ -53,7 +53,7 @@ class _Stoppable(Protocol):
     def stop(self) -> None: ...
 
 
-def kernel_path(server: object, output_dir: Path) -> str | None:
+def _kernel_path(server: object, output_dir: Path) -> str | None:
     """Where, relative to the gateway's ``kernel_root``, a kernel starts in ``output_dir``;
     None if the server does not share this machine's folders."""
     root = getattr(server, "kernel_root", None)
@@ -109,7 +109,7 @@ class JupyterCodeExecutor(KernelExecutor):
         self._code_running = contextlib.ExitStack()
         self._kernel_id: str | None = None
         self._kernel: JupyterKernelClient | None = None
-        path = kernel_path(jupyter_server, self._output_dir)
+        path = _kernel_path(jupyter_server, self._output_dir)
         self._launch(lambda: self._start(kernel_name, path))
 
     @property

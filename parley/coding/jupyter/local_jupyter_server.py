@@ -43,6 +43,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, TypeVar
@@ -90,6 +91,9 @@ class LocalJupyterServer:
     class GenerateToken:
         """The default ``token``: a new random token (``secrets.token_hex(32)``)."""
 
+    kernel_root = Path("/")
+    """The folder the gateway resolves kernel paths against (see ``JupyterConnectable``)."""
+
     def __init__(
         self,
         ip: str = "127.0.0.1",
@@ -125,6 +129,7 @@ class LocalJupyterServer:
         self.token: str | None = token or None
         self._https = certfile is not None
         self._stopped = False
+        self._stop_lock = threading.Lock()  # stop() may come from atexit and a thread at once
         self._runtime_dir = tempfile.mkdtemp(prefix="parley-jupyter-")
         self._code_running = contextlib.ExitStack()
         try:
@@ -140,9 +145,6 @@ class LocalJupyterServer:
             raise
         atexit.register(self.stop)
 
-    kernel_root = Path("/")
-    """The folder the gateway resolves kernel paths against (see ``JupyterConnectable``)."""
-
     @property
     def connection_info(self) -> JupyterConnectionInfo:
         """Where the gateway listens (a wildcard ``ip`` is reached on loopback)."""
@@ -157,12 +159,15 @@ class LocalJupyterServer:
 
     def stop(self) -> None:
         """Stop the gateway, its kernels and everything they started; safe to call twice."""
-        if self._stopped:
-            return
-        self._stopped = True
+        with self._stop_lock:
+            if self._stopped:
+                return
+            self._stopped = True
         atexit.unregister(self.stop)
-        self._process.stop()
-        self._cleanup()
+        try:
+            self._process.stop()
+        finally:
+            self._cleanup()
 
     def __enter__(self: _SelfT) -> _SelfT:
         return self
