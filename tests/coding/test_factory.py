@@ -109,7 +109,8 @@ def test_jupyter_local_builds_an_executor_that_owns_its_gateway(tmp_path: Path) 
 @pytest.mark.jupyter
 def test_jupyter_local_with_bad_options_leaves_no_gateway(tmp_path: Path) -> None:
     before = set(processes_mentioning("-m kernel_gateway"))
-    config = {"executor": "jupyter-local", "jupyter-local": {"output_dir": tmp_path, "timeout": 0}}
+    options = {"output_dir": tmp_path, "timeout": 0, "server": {"log_file": None}}
+    config = {"executor": "jupyter-local", "jupyter-local": options}
     with pytest.raises(ValueError, match="Timeout must be greater than or equal to 1"):
         CodeExecutorFactory.create(config)
     wait_until_gone(*(set(processes_mentioning("-m kernel_gateway")) - before))
