@@ -13,11 +13,11 @@
     │   │   └── AllConfigsFailedError        every config in the list failed; ``failures`` says how
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
     │   ├── InvalidMessageError (+ ValueError, TypeError)  a message no model request could carry
+    │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
-    │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:

@@ -172,11 +172,8 @@ _warned = False
 
 
 @contextmanager
-def while_code_runs() -> Iterator[None]:
-    """Keep this process non-dumpable while at least one block runs; warn on the first run.
-
-    Held for a whole kernel's life by the Jupyter executors and servers: a kernel runs code at
-    any time."""
+def _while_code_runs() -> Iterator[None]:
+    """Keep this process non-dumpable while at least one block runs; warn on the first run."""
     global _running, _restore_dumpable, _warned
     with _dumpable_lock:
         if not _warned:
@@ -223,7 +220,7 @@ def run(
     executable = _find_program(argv[0], environment, cwd)
     token = current_token()
     deadline = time.monotonic() + timeout
-    with while_code_runs():
+    with _while_code_runs():
         block, out, err = start_block(executable, argv, cwd, environment)
         streams = {out: CappedBuffer(max_output), err: CappedBuffer(max_output)}
         ending = "exited"
@@ -325,3 +322,8 @@ def _drain(
         and (remaining := until - time.monotonic()) > 0
     ):
         _read_ready(block, selector, streams, remaining)
+
+
+while_code_runs = _while_code_runs
+"""The Jupyter executors and servers hold this for a kernel's whole life: a kernel runs code at
+any time."""

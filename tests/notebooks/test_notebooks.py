@@ -79,6 +79,18 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "45" in text
         assert "summary: The sum is 45." in text
         assert "async turns: 2" in text
+    if notebook.name == "jupyter_executors.ipynb":
+        assert "exit code: 0\nsum of squares: 285\n" in text
+        assert "still there: 81\nfrom the shell in coding\n" in text
+        assert "exit code: 1\nERROR: IndexError: list index out of range" in text
+        assert re.search(r"Image data saved to /\S+/coding/[0-9a-f]{32}\.png\n", text)
+        assert "saved in output_dir: True\nPNG written: True" in text
+        assert "with a token: True" in text
+        assert (
+            "returned within a few seconds: True\nERROR: Timeout: the code block ran longer than 2 s; it was "
+            "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
+        )
+        assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
     if notebook.name == "transform_messages.ipynb":
         assert "400: Invalid parameter: messages with role 'tool'" in text
         assert "4 ['assistant', 'tool', 'tool', 'user'] accepted" in text
@@ -120,18 +132,6 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "manifesto now: You are {name}. Always give the unit with a number." in text
         assert "async reply: 42 metres" in text
         assert "chat reply: 42 metres" in text
-    if notebook.name == "jupyter_executors.ipynb":
-        assert "exit code: 0\nsum of squares: 285\n" in text
-        assert "still there: 81\nfrom the shell in coding\n" in text
-        assert "exit code: 1\nERROR: IndexError: list index out of range" in text
-        assert re.search(r"Image data saved to /\S+/coding/[0-9a-f]{32}\.png\n", text)
-        assert "saved in output_dir: True\nPNG written: True" in text
-        assert "with a token: True" in text
-        assert (
-            "returned within a few seconds: True\nERROR: Timeout: the code block ran longer than 2 s; it was "
-            "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
-        )
-        assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
     if notebook.name == "autonomous_agent.ipynb":
         assert "SCRIBE THOUGHTS: I will write the plan." in text
         assert "AUTHORISED: the next 2 commands." in text
