@@ -5,8 +5,9 @@ receive the next message of the shell or iopub channel, interrupt the kernel, te
 is still alive. The gateway's websocket (``jupyter_client.py``) and an embedded kernel's ZeroMQ
 sockets (``_embedded_channels.py``) both give that; everything else is here:
 
-* :func:`wait_until_ready`: ``kernel_info_request`` until the kernel answers (resent each
-  second: a request sent while a kernel is still starting can go unanswered).
+* :func:`wait_until_ready`: ``kernel_info_request`` until the kernel answers on shell and is
+  heard on iopub (resent each second: a request sent while a kernel is still starting can go
+  unanswered, and iopub messages sent before the subscription took effect are lost).
 * :func:`run_cell`: an ``execute_request``, then the messages whose parent is that request
   (others are ignored, so output of an earlier, interrupted cell never leaks into this one,
   which AutoGen's embedded executor let happen) until the kernel is idle again, gathered by
@@ -157,11 +158,15 @@ def _parent_id(msg: Mapping[str, Any]) -> Any:
 
 def wait_until_ready(channels: KernelChannels, timeout: float | None) -> bool:
     """Whether the kernel answered a ``kernel_info_request`` within ``timeout`` seconds (None:
-    wait for ever)."""
+    wait for ever), on the shell channel *and* with a status message on iopub: a subscription
+    to iopub takes effect a moment after it is made, and messages published before that are
+    lost, so a kernel that answers on shell alone may not be heard yet (jupyter_client waits the
+    same way)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     sent: set[str] = set()
+    replied = heard = False
     next_send = 0.0
-    while True:
+    while not (replied and heard):
         now = time.monotonic()
         if deadline is not None and now >= deadline:
             return False
@@ -170,8 +175,10 @@ def wait_until_ready(channels: KernelChannels, timeout: float | None) -> bool:
             next_send = now + _RESEND_SECONDS
         wait = next_send - now if deadline is None else min(next_send, deadline) - now
         msg = channels.receive(max(wait, 0.0))
-        if msg and msg.get("msg_type") == "kernel_info_reply" and _parent_id(msg) in sent:
-            return True
+        if msg and _parent_id(msg) in sent:
+            replied = replied or msg.get("msg_type") == "kernel_info_reply"
+            heard = heard or msg.get("msg_type") == "status"
+    return True
 
 
 class CellReader:
