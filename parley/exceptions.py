@@ -13,6 +13,7 @@
     │   │   └── AllConfigsFailedError        every config in the list failed; ``failures`` says how
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
     │   ├── InvalidMessageError (+ ValueError, TypeError)  a message no model request could carry
+    │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
@@ -55,6 +56,7 @@ __all__ = [
     "InvalidAgentNameError",
     "InvalidCarryOverType",
     "InvalidMessageError",
+    "JupyterGatewayError",
     "LocalModelUnavailableError",
     "MalformedResponseError",
     "MessageRepairedWarning",
@@ -195,6 +197,19 @@ class SandboxUnavailableError(ParleyError, RuntimeError):
     namespaces it creates. Raised when the executor (or the agent) is built, never when code is
     about to run; the message says what to install or enable. parley never runs the code
     without the sandbox instead."""
+
+
+class JupyterGatewayError(ParleyError, OSError):
+    """A Jupyter kernel gateway refused a request (``status`` is the HTTP status) or could not
+    be reached, or the connection to a kernel closed (``status`` is None). An ``OSError``, as
+    the ``requests`` errors AutoGen's client raised were."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    def __reduce__(self) -> tuple[type[JupyterGatewayError], tuple[str, int | None]]:
+        return type(self), (str(self), self.status)
 
 
 class UnsandboxedExecutionWarning(UserWarning):

@@ -57,7 +57,9 @@ _HOMES = {
     "ImportFromModule": "func_with_reqs",
     "with_requirements": "func_with_reqs",
 }
-_SUBMODULES = frozenset(_HOMES.values())
+# ``jupyter`` (the Jupyter executors) is a subpackage of its own, with optional dependencies:
+# reachable as an attribute, imported on first access like the rest.
+_SUBMODULES = frozenset({*_HOMES.values(), "jupyter"})
 
 
 def __getattr__(name: str) -> Any:

@@ -66,6 +66,7 @@ __all__ = [
     "run",
     "run_program",
     "safe_env",
+    "while_code_runs",
 ]
 
 MAX_OUTPUT_BYTES = 256 * 1024
@@ -185,7 +186,7 @@ _warned = False
 
 
 @contextmanager
-def _while_code_runs(warn: bool) -> Iterator[None]:
+def _while_code_runs(warn: bool = True) -> Iterator[None]:
     """Keep this process non-dumpable while at least one block runs; warn on the first run
     with ``warn`` (generated code, not sandboxed)."""
     global _running, _restore_dumpable, _warned
@@ -348,3 +349,8 @@ def _drain(
         and (remaining := until - time.monotonic()) > 0
     ):
         _read_ready(block, selector, streams, remaining)
+
+
+while_code_runs = _while_code_runs
+"""The Jupyter executors and servers hold this for a kernel's whole life: a kernel runs code at
+any time."""

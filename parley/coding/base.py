@@ -62,17 +62,18 @@ class CodeExecutor(Protocol):
     def restart(self) -> None: ...
 
 
-# Functional syntax: two of AutoGen's keys contain hyphens.
+# Functional syntax: two of AutoGen's keys contain hyphens ("jupyter-local" is parley's).
 CodeExecutionConfig = TypedDict(
     "CodeExecutionConfig",
     {
-        "executor": "Literal['ipython-embedded', 'commandline-local'] | CodeExecutor",
+        "executor": "Literal['ipython-embedded', 'commandline-local', 'jupyter-local'] | CodeExecutor",
         "last_n_messages": "int | Literal['auto']",
         "timeout": int,
         "use_docker": "bool | str | list[str]",
         "work_dir": str,
         "ipython-embedded": Mapping[str, Any],
         "commandline-local": Mapping[str, Any],
+        "jupyter-local": Mapping[str, Any],
     },
     total=False,
 )

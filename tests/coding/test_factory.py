@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from parley.coding import (
     LocalCommandLineCodeExecutor,
     MarkdownCodeExtractor,
 )
+from tests.coding._jupyter_support import alive, processes_mentioning, wait_until_gone
 
 
 class EchoExecutor:
@@ -68,13 +70,81 @@ def test_unknown_executor() -> None:
         CodeExecutorFactory.create({})
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("parley.coding.jupyter") is not None,
-    reason="parley.coding.jupyter exists: its own tests cover ipython-embedded",
-)
-def test_ipython_embedded_is_not_available_yet() -> None:
-    with pytest.raises(NotImplementedError, match="ipython-embedded"):
-        CodeExecutorFactory.create({"executor": "ipython-embedded"})
+@pytest.mark.jupyter
+def test_ipython_embedded_builds_an_embedded_kernel_executor(tmp_path: Path) -> None:
+    from parley.coding.jupyter import EmbeddedIPythonCodeExecutor
+
+    executor = CodeExecutorFactory.create(
+        {"executor": "ipython-embedded", "ipython-embedded": {"output_dir": tmp_path, "timeout": 9}}
+    )
+    try:
+        assert isinstance(executor, EmbeddedIPythonCodeExecutor)
+        assert executor.timeout == 9
+        result = executor.execute_code_blocks([CodeBlock(code="print(6 * 7)", language="python")])
+        assert (result.exit_code, result.output) == (0, "42\n")
+    finally:
+        executor.stop()
+
+
+@pytest.mark.jupyter
+def test_jupyter_local_builds_an_executor_that_owns_its_gateway(tmp_path: Path) -> None:
+    from parley.coding.jupyter import JupyterCodeExecutor
+
+    config = {
+        "executor": "jupyter-local",
+        "jupyter-local": {"output_dir": tmp_path, "timeout": 9, "server": {"log_file": None}},
+    }
+    executor = CodeExecutorFactory.create(config)
+    assert isinstance(executor, JupyterCodeExecutor)
+    with executor:
+        assert executor.timeout == 9
+        code = "import os\nprint(os.getcwd())\nprint(os.getppid())"
+        result = executor.execute_code_blocks([CodeBlock(code=code, language="python")])
+        cwd, gateway = result.output.split()
+        assert cwd == str(tmp_path)
+        assert alive(int(gateway))
+    wait_until_gone(int(gateway))  # the executor's stop stopped its server
+
+
+@pytest.mark.jupyter
+def test_jupyter_local_with_bad_options_leaves_no_gateway(tmp_path: Path) -> None:
+    before = set(processes_mentioning("-m kernel_gateway"))
+    options = {"output_dir": tmp_path, "timeout": 0, "server": {"log_file": None}}
+    config = {"executor": "jupyter-local", "jupyter-local": options}
+    with pytest.raises(ValueError, match="Timeout must be greater than or equal to 1"):
+        CodeExecutorFactory.create(config)
+    wait_until_gone(*(set(processes_mentioning("-m kernel_gateway")) - before))
+
+
+def test_a_missing_jupyter_extra_names_the_install_command(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "for name in ('websockets', 'jupyter_client', 'kernel_gateway'):\n"
+        "    sys.modules[name] = None  # as if not installed\n"
+        "from parley.coding import jupyter\n"
+        "info = jupyter.JupyterConnectionInfo('127.0.0.1', False, 1)\n"
+        "for make in (\n"
+        "    lambda: jupyter.JupyterClient(info).get_kernel_client('k'),\n"
+        "    lambda: jupyter.EmbeddedIPythonCodeExecutor(output_dir='coding'),\n"
+        "    lambda: jupyter.LocalJupyterServer(log_file=None),\n"
+        "):\n"
+        "    try:\n"
+        "        make()\n"
+        "    except ImportError as error:\n"
+        "        print(error)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,  # a clean folder for output_dir='coding'; this checkout stays importable:
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout + done.stderr
+    assert all(line.endswith("pip install 'parley[jupyter]'") for line in lines)
 
 
 def test_package_exports() -> None:
@@ -133,6 +203,11 @@ def test_imports_stay_light() -> None:
     after_coding = imported_after("import parley.coding, parley.coding.factory")
     assert "docker" not in after_coding
     assert "parley.coding.docker_commandline_code_executor" not in after_coding
+    # The Jupyter package imports without its optional dependencies until a name is used.
+    after_jupyter = imported_after(
+        "import parley.coding.jupyter, parley.coding.jupyter.jupyter_client"
+    )
+    assert not {"jupyter_client", "websockets", "zmq", "kernel_gateway"} & after_jupyter
 
 
 def test_the_package_s_modules_are_reachable_as_attributes() -> None:

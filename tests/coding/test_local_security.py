@@ -16,6 +16,7 @@ import pytest
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 from parley.coding._process import MAX_OUTPUT_BYTES, ProcessResult, run, safe_env
+from tests.coding._processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -52,14 +53,6 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
             members.append(int(entry.name))
     return members
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def assert_all_gone(pgid: int, *pids: int) -> None:

@@ -7,7 +7,9 @@ A notebook cell runs inside the kernel's event loop, so this is where the sync A
 from __future__ import annotations
 
 import json
+import os
 import queue
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,11 @@ CELL_TIMEOUT = 300  # seconds
 def kernel(tmp_path: Path) -> Iterator[Any]:
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+    # The kernel runs in tmp_path: a relative PYTHONPATH (``PYTHONPATH=.``, how a checkout is
+    # tested) must still name this checkout there, not whatever parley is installed.
+    paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths if p)}
+    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         yield client
     finally:
@@ -73,6 +79,18 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "45" in text
         assert "summary: The sum is 45." in text
         assert "async turns: 2" in text
+    if notebook.name == "jupyter_executors.ipynb":
+        assert "exit code: 0\nsum of squares: 285\n" in text
+        assert "still there: 81\nfrom the shell in coding\n" in text
+        assert "exit code: 1\nERROR: IndexError: list index out of range" in text
+        assert re.search(r"Image data saved to /\S+/coding/[0-9a-f]{32}\.png\n", text)
+        assert "saved in output_dir: True\nPNG written: True" in text
+        assert "with a token: True" in text
+        assert (
+            "returned within a few seconds: True\nERROR: Timeout: the code block ran longer than 2 s; it was "
+            "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
+        )
+        assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
     if notebook.name == "transform_messages.ipynb":
         assert "400: Invalid parameter: messages with role 'tool'" in text
         assert "4 ['assistant', 'tool', 'tool', 'user'] accepted" in text
