@@ -43,6 +43,7 @@ bubblewrap is missing or cannot create its namespaces. Nothing here ever runs co
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 import subprocess
@@ -320,11 +321,17 @@ class BwrapSandbox:
         self._read_only = _installations(interpreters)
         self._prefix = self._command_line()
 
-    def show(self, folder: str) -> None:
-        """Show ``folder`` (say, packages installed for the code) read-only from now on."""
-        if folder not in self._read_only:
-            self._read_only = [*self._read_only, os.path.abspath(folder)]
-            self._prefix = self._command_line()
+    def showing(self, folders: Iterable[str]) -> BwrapSandbox:
+        """This sandbox, also showing ``folders`` read-only (say, packages installed for the
+        code, which may come and go between blocks); itself if it shows them already."""
+        wanted = [os.path.abspath(folder) for folder in folders]
+        missing = [folder for folder in wanted if folder not in self._read_only]
+        if not missing:
+            return self
+        wider = copy.copy(self)
+        wider._read_only = [*self._read_only, *missing]
+        wider._prefix = wider._command_line()
+        return wider
 
     def _command_line(self) -> list[str]:
         return [

@@ -170,21 +170,22 @@ def test_a_virtualenv_runs_in_the_sandbox(tmp_path: Path) -> None:
     assert (result.exit_code, result.output) == (0, f"True {env_dir}\n")
 
 
-def test_a_folder_shown_later_is_there_read_only(tmp_path: Path) -> None:
+def test_a_sandbox_showing_another_folder_shows_it_read_only(tmp_path: Path) -> None:
     # What an executor does with a folder it installs packages into for the code.
     packages, work = tmp_path / "packages", tmp_path / "work"
     packages.mkdir()
     work.mkdir()
     (packages / "extra.py").write_text("VALUE = 42\n")
     sandbox = BwrapSandbox(work, fresh=True)
+    wider = sandbox.showing([str(packages)])
     look = ["sh", "-c", f"cat {packages}/extra.py && touch {packages}/new"]
-    before = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
-    sandbox.show(str(packages))
-    after = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
-    assert "No such file or directory" in before.stderr
-    assert after.stdout == "VALUE = 42\n"
-    assert "Read-only file system" in after.stderr
+    without = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
+    shown = run_program(look, cwd=work, timeout=20, env=None, sandbox=wider)
+    assert "No such file or directory" in without.stderr
+    assert shown.stdout == "VALUE = 42\n"
+    assert "Read-only file system" in shown.stderr
     assert not (packages / "new").exists()
+    assert wider.showing([str(packages)]) is wider
 
 
 def test_the_legacy_execute_code_runs_in_the_sandbox(tmp_path: Path, host_server: int) -> None:
