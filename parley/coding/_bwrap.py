@@ -317,20 +317,38 @@ class BwrapSandbox:
         """``"uid:gid"`` the code runs as."""
         self._as_root = os.geteuid() == 0
         prepare_work_dir(self._work_dir, self.user, fresh)
-        self._read_only = _installations(interpreters)
-        self._prefix = self._command_line()
+        self._installations = _installations(interpreters)
+        self._shown: list[str] = []  # folders added by show()
+        # The command line, and the shown folders it was built with (replaced as one).
+        self._built: tuple[list[str], list[str]] = ([], self._command_line([]))
 
     def show(self, folder: str) -> None:
-        """Show ``folder`` (say, packages installed for the code) read-only from now on."""
-        if folder not in self._read_only:
-            self._read_only = [*self._read_only, os.path.abspath(folder)]
-            self._prefix = self._command_line()
+        """Show ``folder`` read-only from now on, for as long as it exists (say, packages
+        installed for the code, which an executor may remove and make again elsewhere).
 
-    def _command_line(self) -> list[str]:
+        When parley is root, the folder is opened to the code's user: ``tempfile.mkdtemp``
+        makes folders that only their creator may enter.
+        """
+        path = os.path.abspath(folder)
+        if self._as_root:
+            os.chmod(path, os.stat(path).st_mode | 0o555)
+        if path not in self._shown:
+            self._shown = [*self._shown, path]
+
+    def _prefix(self) -> list[str]:
+        """The command line up to the program, with the shown folders that exist now."""
+        shown = [path for path in self._shown if os.path.isdir(path)]
+        built_with, prefix = self._built
+        if shown != built_with:
+            prefix = self._command_line(shown)
+            self._built = (shown, prefix)
+        return prefix
+
+    def _command_line(self, shown: list[str]) -> list[str]:
         return [
             self._tools.bwrap,
             *_base_args(self._as_root),
-            *_binds(self._read_only, str(self._work_dir)),
+            *_binds([*self._installations, *shown], str(self._work_dir)),
             "--chdir",
             str(self._work_dir),
             "--",
@@ -346,7 +364,7 @@ class BwrapSandbox:
             inner.pop("USER", None)
             inner.pop("LOGNAME", None)
         inner.update(HOME=HOME, TMPDIR="/tmp")
-        return [*self._prefix, *argv], inner
+        return [*self._prefix(), *argv], inner
 
     def save(self, path: Path, code: str) -> None:
         """Write a code file in the work dir, owned by the user the code runs as."""

@@ -26,7 +26,8 @@ def executor(work_dir: Path, **options: Any) -> Iterator[LocalCommandLineCodeExe
 
 def pids_in(work_dir: Path) -> dict[int, str]:
     """This machine's processes whose current directory is ``work_dir``, with their command
-    lines; parley's block supervisors left out (one may still be exiting after its report).
+    lines; parley's block supervisors and processes already exiting left out (a supervisor may
+    still be exiting after its report).
 
     A sandboxed block's processes, seen from the host: each block has a PID namespace of its
     own, so a later block cannot list what an earlier one left (as ``ps`` in Docker's one
@@ -44,7 +45,9 @@ def pids_in(work_dir: Path) -> dict[int, str]:
                 line = cmdline.read().replace(b"\0", b" ").decode().strip()
         except OSError:
             continue  # it has just ended (or is not ours to look at)
-        if SUPERVISOR not in line:
+        # An empty command line: a process in the middle of exiting (a supervisor that has
+        # just reported, say), whose memory is gone but not yet its current directory.
+        if line and SUPERVISOR not in line:
             found[int(entry)] = line
     return found
 

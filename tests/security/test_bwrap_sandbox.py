@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from parley import AssistantAgent, UserProxyAgent
 from parley.code_utils import create_virtual_env, execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 from parley.coding._bwrap import BwrapSandbox
-from parley.coding._process import run_program
+from parley.coding._process import ProcessResult, run_program
 from parley.testing import FakeLLMServer
 from tests.coding._bwrap_support import executor
 
@@ -175,21 +176,32 @@ def test_a_virtualenv_runs_in_the_sandbox(tmp_path: Path) -> None:
     assert (result.exit_code, result.output) == (0, f"True {env_dir}\n")
 
 
-def test_a_folder_shown_later_is_there_read_only(tmp_path: Path) -> None:
-    # What an executor does with a folder it installs packages into for the code.
-    packages, work = tmp_path / "packages", tmp_path / "work"
-    packages.mkdir()
+def test_a_folder_shown_later_is_there_read_only_while_it_exists(tmp_path: Path) -> None:
+    # What an executor does with the folder it installs packages into for the code: made by
+    # mkdtemp (only its creator may enter it), shown, later removed and made again elsewhere.
+    work = tmp_path / "work"
     work.mkdir()
-    (packages / "extra.py").write_text("VALUE = 42\n")
     sandbox = BwrapSandbox(work, fresh=True)
-    look = ["sh", "-c", f"cat {packages}/extra.py && touch {packages}/new"]
-    before = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
-    sandbox.show(str(packages))
-    after = run_program(look, cwd=work, timeout=20, env=None, sandbox=sandbox)
+
+    def look(folder: str) -> ProcessResult:
+        command = ["sh", "-c", f"cat {folder}/extra.py && touch {folder}/new"]
+        return run_program(command, cwd=work, timeout=20, env=None, sandbox=sandbox)
+
+    packages = tempfile.mkdtemp(dir=tmp_path)
+    Path(packages, "extra.py").write_text("VALUE = 42\n")
+    before = look(packages)
+    sandbox.show(packages)
+    shown = look(packages)
+    shutil.rmtree(packages)
+    again = tempfile.mkdtemp(dir=tmp_path)
+    Path(again, "extra.py").write_text("VALUE = 43\n")
+    sandbox.show(again)
+    after = look(again)
     assert "No such file or directory" in before.stderr
-    assert after.stdout == "VALUE = 42\n"
-    assert "Read-only file system" in after.stderr
-    assert not (packages / "new").exists()
+    assert shown.stdout == "VALUE = 42\n"
+    assert "Read-only file system" in shown.stderr
+    assert not Path(packages, "new").exists()
+    assert after.stdout == "VALUE = 43\n", after.stderr  # the removed folder is no obstacle
 
 
 def test_the_legacy_execute_code_runs_in_the_sandbox(tmp_path: Path, host_server: int) -> None:
