@@ -257,3 +257,16 @@ def test_a_virtualenv_without_pip_is_explained(tmp_path: Path, wheels: Path) -> 
     )
     with pytest.raises(ValueError, match=r"^Pip install failed\. .* has no pip .*ensurepip"):
         executor.execute_code_blocks([py("print(1)")])
+
+
+@pytest.mark.bwrap
+def test_requirements_reach_code_in_the_bubblewrap_sandbox(tmp_path: Path, wheels: Path) -> None:
+    # The package folder is outside the work dir: the sandbox shows it read-only to the code's
+    # user (not root), and forgets it once stop() has removed it.
+    work = tmp_path / "work"
+    with LocalCommandLineCodeExecutor(work_dir=work, functions=[quadruple], sandbox=True) as ex:
+        result = ex.execute_code_blocks([py(USES_TINYPKG)])
+        assert (result.exit_code, result.output) == (0, "20\n"), result.output
+    assert ex.execute_code_blocks([py("print('ok')")]).exit_code == 0
+    assert ex.execute_code_blocks([py(USES_TINYPKG)]).output == "20\n"
+    ex.stop()
