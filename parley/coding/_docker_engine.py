@@ -14,17 +14,22 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from docker import DockerClient
+    from docker.models.images import Image
 
 __all__ = [
     "AUTOGEN_IMAGES",
     "DEFAULT_IMAGE",
     "IMAGE_ENV",
+    "OWN_IMAGES",
     "PARLEY_IMAGE",
+    "PARLEY_JUPYTER_IMAGE",
     "connect",
     "default_image_candidates",
     "default_images",
     "engine_answers",
     "ensure_image",
+    "find_image",
+    "first_line",
 ]
 
 IMAGE_ENV = "PARLEY_SANDBOX_IMAGE"
@@ -37,8 +42,14 @@ AUTOGEN_IMAGES = ("python:3-slim", "python:3", "python:3-windowsservercore")
 """What ``use_docker=True`` meant in AutoGen: the first of these that exists or can be pulled."""
 
 PARLEY_IMAGE = "parley-sandbox:latest"
-"""The image ``parley sandbox build`` makes. Used when present; never pulled: a registry's image
-of that name would be someone else's."""
+"""The sandbox image ``parley sandbox build`` makes."""
+
+PARLEY_JUPYTER_IMAGE = "parley-jupyter:latest"
+"""The Jupyter gateway image ``parley sandbox build --jupyter`` makes."""
+
+OWN_IMAGES = frozenset({PARLEY_IMAGE, PARLEY_JUPYTER_IMAGE})
+"""parley's own images: used when present, never pulled (a registry's image of such a name
+would be someone else's)."""
 
 # Seconds an API call may wait for the engine. Generous, since a pull streams for minutes, but
 # bounded: an unreachable TCP DOCKER_HOST must not hang an agent forever.
@@ -139,21 +150,18 @@ def ensure_image(client: DockerClient, candidates: Sequence[str]) -> str:
     if not candidates:
         raise ValueError("no Docker image given")
     for image in candidates:
-        try:
-            client.images.get(image)
+        if find_image(client, image) is not None:
             return image
-        except docker.errors.ImageNotFound:
-            continue
     failures = []
     for image in candidates:
-        if image == PARLEY_IMAGE:
+        if image in OWN_IMAGES:
             failures.append(f"{image}: not built yet")
             continue
         try:
             client.images.pull(image)  # docker-py splits off the tag; none means "latest"
             return image
         except docker.errors.DockerException as error:
-            failures.append(f"{image}: {_first_line(error)}")
+            failures.append(f"{image}: {first_line(error)}")
     tried = "; ".join(failures)
     raise RuntimeError(
         f"No Docker image to run code in: {', '.join(candidates)} "
@@ -162,6 +170,17 @@ def ensure_image(client: DockerClient, candidates: Sequence[str]) -> str:
     )
 
 
-def _first_line(error: Exception) -> str:
+def find_image(client: DockerClient, name: str) -> Image | None:
+    """The engine's image called ``name``, or None if it has none."""
+    import docker
+
+    try:
+        return client.images.get(name)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def first_line(error: Exception) -> str:
+    """The first line of an engine error (their texts run on with the server's details)."""
     text = str(error).strip()
     return text.splitlines()[0] if text else type(error).__name__

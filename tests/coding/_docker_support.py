@@ -47,16 +47,17 @@ def docker_client() -> Iterator[DockerClient]:
 
 def ensure_sandbox_image() -> str:
     """The sandbox image's name, built first (``parley sandbox build``) if it is missing."""
-    return _ensure_image("sandbox", SANDBOX_IMAGE)
+    return ensure_image("sandbox", SANDBOX_IMAGE)
 
 
 def ensure_jupyter_image() -> str:
     """The Jupyter gateway image's name, built first (``parley sandbox build --jupyter``) if it
     is missing."""
-    return _ensure_image("jupyter", JUPYTER_IMAGE)
+    return ensure_image("jupyter", JUPYTER_IMAGE)
 
 
-def _ensure_image(kind: str, tag: str) -> str:
+def ensure_image(kind: str, tag: str) -> str:
+    """The image ``tag`` of ``kind``, built first if it is missing."""
     from parley.coding.images import build_image
 
     if tag not in _built:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from ...exceptions import ImageBuildError
-from .._docker_engine import connect, default_image_candidates
+from .._docker_engine import connect, default_image_candidates, find_image
 from ._recipes import JUPYTER, RECIPES, SANDBOX, Recipe
 
 if TYPE_CHECKING:
@@ -94,18 +94,16 @@ def image_candidates(kind: str = "sandbox") -> list[str]:
 
 def image_status(kind: str = "sandbox", client: DockerClient | None = None) -> ImageStatus:
     """Which of :func:`image_candidates` the engine has. Raises RuntimeError without an engine."""
-    import docker
-
     own = client is None
     client = client or connect(timeout=30)
     try:
         states = []
         for name in image_candidates(kind):
-            try:
-                attrs = client.images.get(name).attrs
-            except docker.errors.ImageNotFound:
+            image = find_image(client, name)
+            if image is None:
                 states.append(ImageState(name, present=False))
                 continue
+            attrs = image.attrs
             states.append(
                 ImageState(
                     name,
@@ -184,12 +182,8 @@ def _recipe(kind: str) -> Recipe:
 
 
 def _image_id(client: DockerClient, name: str) -> str | None:
-    import docker
-
-    try:
-        return str(client.images.get(name).id).removeprefix("sha256:")
-    except docker.errors.ImageNotFound:
-        return None
+    image = find_image(client, name)
+    return None if image is None else str(image.id).removeprefix("sha256:")
 
 
 def _smoke_test(client: DockerClient, recipe: Recipe, tag: str, image_id: str) -> None:

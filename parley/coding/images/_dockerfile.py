@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import ImageBuildError
+from .._docker_engine import find_image, first_line
 from ._recipes import Recipe
 
 if TYPE_CHECKING:
@@ -35,16 +36,12 @@ def base_available(client: DockerClient, base: str, log: Callable[[str], None]) 
     """Whether the base image is in the engine, pulling it if a registry answers."""
     import docker
 
-    try:
-        client.images.get(base)
+    if find_image(client, base) is not None:
         return True
-    except docker.errors.ImageNotFound:
-        pass
     try:
         client.images.pull(base)
     except docker.errors.DockerException as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        log(f"{base} is not here and cannot be pulled ({first})")
+        log(f"{base} is not here and cannot be pulled ({first_line(error)})")
         return False
     return True
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .._docker_engine import PARLEY_IMAGE, PARLEY_JUPYTER_IMAGE
+
 __all__ = ["JUPYTER", "RECIPES", "SANDBOX", "Recipe"]
 
 
@@ -38,7 +40,7 @@ class Recipe:
 
 SANDBOX = Recipe(
     kind="sandbox",
-    default_tag="parley-sandbox:latest",
+    default_tag=PARLEY_IMAGE,
     tag_env="PARLEY_SANDBOX_IMAGE",
     dockerfile="sandbox.Dockerfile",
     debian_packages=("python3", "python-is-python3", "procps", "ca-certificates"),
@@ -48,7 +50,7 @@ SANDBOX = Recipe(
 # release before it moved to jupyter_server 2) runs on; the gateway itself is not in Debian.
 JUPYTER = Recipe(
     kind="jupyter",
-    default_tag="parley-jupyter:latest",
+    default_tag=PARLEY_JUPYTER_IMAGE,
     tag_env="PARLEY_JUPYTER_IMAGE",
     dockerfile="jupyter.Dockerfile",
     debian_packages=(

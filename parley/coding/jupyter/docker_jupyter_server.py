@@ -42,7 +42,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ...exceptions import JupyterGatewayError
 from .._code_user import choose_user, prepare_work_dir
+from .._docker_engine import connect, find_image
 from .._docker_sandbox import WORKSPACE, Ending, Sandbox, SandboxSettings
 from .base import JupyterConnectionInfo
 from .jupyter_client import JupyterClient
@@ -94,6 +96,7 @@ class DockerJupyterServer:
                 "pids_limit= or work_dir="
             )
         self._token = secrets.token_hex(32) if isinstance(token, self.GenerateToken) else token
+        self._client = connect()  # RuntimeError saying what to do without an engine
         self._own_dir: str | None = None
         if work_dir is None:
             self._own_dir = tempfile.mkdtemp(prefix="parley-jupyter-")
@@ -118,10 +121,9 @@ class DockerJupyterServer:
                 auto_remove=auto_remove and stop_container,
             )
         )
-        self._ending: Ending = ("remove" if auto_remove else "stop") if stop_container else "keep"
-        self._client: DockerClient | None = None
+        ending: Ending = ("remove" if auto_remove else "stop") if stop_container else "keep"
         self._finalizer = weakref.finalize(
-            self, _close, self._sandbox, self._ending, self._own_dir, None
+            self, _close, self._sandbox, ending, self._own_dir, self._client
         )
         try:
             self._host = self._start(custom_image_name, dict(docker_env or {}), network)
@@ -167,13 +169,6 @@ class DockerJupyterServer:
     # -- starting -------------------------------------------------------------------------------
 
     def _start(self, custom_image: str | None, env: dict[str, str], network: bool | str) -> str:
-        from .._docker_engine import connect
-
-        self._client = connect()
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(
-            self, _close, self._sandbox, self._ending, self._own_dir, self._client
-        )
         _check_image(self._client, custom_image)
         if network is False:
             _ensure_internal_network(self._client)
@@ -203,20 +198,14 @@ class DockerJupyterServer:
         return host
 
     def _wait_ready(self, host: str, container_id: str) -> None:
-        import urllib.error
-        import urllib.request
-
-        request = urllib.request.Request(f"http://{host}:{GATEWAY_PORT}/api/kernelspecs")
-        if self._token:
-            request.add_header("Authorization", f"token {self._token}")
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no proxy
+        info = JupyterConnectionInfo(host, False, GATEWAY_PORT, self._token or None)
+        client = JupyterClient(info)
         deadline = time.monotonic() + _READY_SECONDS
         while time.monotonic() < deadline:
             try:
-                with direct.open(request, timeout=2.0) as response:
-                    if response.status == 200:
-                        return
-            except (urllib.error.URLError, OSError):
+                client.list_kernel_specs()
+                return
+            except JupyterGatewayError:
                 pass
             if self._shell(container_id, "pgrep -f kernel_gateway")[0] != 0:
                 break  # the gateway exited: its log says why
@@ -227,7 +216,6 @@ class DockerJupyterServer:
     def _shell(self, container_id: str, command: str) -> tuple[int, str]:
         import docker
 
-        assert self._client is not None
         try:
             code, out = self._client.containers.get(container_id).exec_run(
                 ["/bin/sh", "-c", command], user=self._user
@@ -238,15 +226,11 @@ class DockerJupyterServer:
 
 
 def _check_image(client: DockerClient, custom_image: str | None) -> None:
-    import docker
-
     from ..images import image_status
 
     if custom_image is not None:
-        try:
-            client.images.get(custom_image)
-        except docker.errors.ImageNotFound:
-            raise ValueError(f"Custom image {custom_image} does not exist") from None
+        if find_image(client, custom_image) is None:
+            raise ValueError(f"Custom image {custom_image} does not exist")
         return
     if image_status("jupyter", client).chosen is None:
         raise RuntimeError(
@@ -276,13 +260,10 @@ def _ensure_internal_network(client: DockerClient) -> None:
                 raise
 
 
-def _close(
-    sandbox: Sandbox, ending: Ending, own_dir: str | None, client: DockerClient | None
-) -> None:
+def _close(sandbox: Sandbox, ending: Ending, own_dir: str | None, client: DockerClient) -> None:
     try:
         sandbox.close(ending)
     finally:
-        if client is not None:
-            client.close()
+        client.close()
         if own_dir is not None:
             shutil.rmtree(own_dir, ignore_errors=True)
