@@ -20,7 +20,8 @@
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
-    │   └── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
+    │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
+    │   └── BudgetExceededError              a model request was refused: its chat's budget is spent
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
         AgentNameConflict, NoEligibleSpeaker, SenderRequired, InvalidCarryOverType,
@@ -46,6 +47,7 @@ __all__ = [
     "AgentNameConflict",
     "AllConfigsFailedError",
     "ArgumentsValidationError",
+    "BudgetExceededError",
     "CompletionError",
     "ConfigError",
     "ConfigFailure",
@@ -242,6 +244,23 @@ class InputExhaustedError(ParleyError, EOFError):
     def __reduce__(self) -> tuple[type[InputExhaustedError], tuple[str, int]]:
         # The message is derived, so rebuild from the fields (pickling for subprocesses).
         return type(self), (self.prompt, self.answered)
+
+
+class BudgetExceededError(ParleyError):
+    """A model request was refused before it was sent: the chat it belongs to has reached a
+    limit of its :class:`parley.usage.Budget`. Inside a chat the turn that asked ends there,
+    with no reply, and the chat ends with ``termination_reason`` = ``reason``; it reaches your
+    code only from a request made outside a turn. ``reason`` is ``"budget:cost"``,
+    ``"budget:tokens"``, ``"budget:llm_calls"`` or ``"budget:seconds"``; ``chat_id`` the
+    chat's id."""
+
+    def __init__(self, reason: str, chat_id: str | None = None) -> None:
+        super().__init__(f"the chat's budget is spent ({reason}); no further model request is made")
+        self.reason = reason
+        self.chat_id = chat_id
+
+    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[str, str | None]]:
+        return type(self), (self.reason, self.chat_id)
 
 
 # -- AutoGen 0.2 compatibility (autogen.exception_utils) -----------------------------------

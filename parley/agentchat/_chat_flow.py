@@ -12,13 +12,16 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import _events
 from .._calls import call_user
-from ..exceptions import InvalidCarryOverType
+from ..exceptions import BudgetExceededError, InvalidCarryOverType
 from ..oai._streaming import echo_silenced
+from ..usage import Budget, Usage
+from ..usage import _run as _usage
 from . import _delivery
 from ._chat_result import ChatResult
 from ._messages import check_agent_names
-from .utils import SUMMARY_METHODS, consolidate_chat_info, gather_usage_summary
+from .utils import SUMMARY_METHODS, consolidate_chat_info
 
 if TYPE_CHECKING:
     from ._core import AgentCore
@@ -130,13 +133,18 @@ def _last_msg_summary(recipient: Any, sender: Any) -> str:
 
 
 async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
+    if _usage.check() is not None:
+        # The budget is spent: no request, the last message stands for the summary.
+        logger.warning("the chat's budget is spent: its summary is its last message")
+        return _last_msg_summary(recipient, sender)
     prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
     role = args.get("summary_role") or "system"
     if not isinstance(role, str):
         raise ValueError(f"summary_role must be a str, got {type(role).__name__}")
-    client = getattr(recipient, "client", None) or getattr(sender, "client", None)
+    owner = recipient if getattr(recipient, "client", None) is not None else sender
+    client = getattr(owner, "client", None)
     if client is None:
         raise ValueError("No OpenAIWrapper client is found.")
     history = list(recipient.chat_messages_for_summary(sender))
@@ -146,12 +154,16 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
     from ._messages import request_messages
 
     try:
-        response = await client.a_create(
-            messages=request_messages([], messages), cache=args.get("cache")
-        )
+        with _usage.acting_for(owner, "summary"):
+            response = await client.a_create(
+                messages=request_messages([], messages), cache=args.get("cache")
+            )
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)
         return ""
+    except BudgetExceededError:
+        logger.warning("the chat's budget is spent: its summary is its last message")
+        return _last_msg_summary(recipient, sender)
     summary = client.extract_text_or_completion_object(response)[0]
     if hasattr(summary, "model_dump"):
         summary = summary.model_dump(exclude_none=True)
@@ -196,27 +208,62 @@ async def run_chat(
     consolidate_chat_info(
         {"recipient": recipient, "summary_method": summary_method}, uniform_sender=sender
     )
+    budget = kwargs.pop("budget", None)
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a parley.usage.Budget, got {type(budget).__name__}")
     check_names(sender, recipient, summary_method)
     agents = [sender, recipient]
     for agent in agents:
         agent.previous_cache = agent.client_cache
         agent.client_cache = cache
-    try:
-        await _exchange(sender, recipient, clear_history, silent, max_turns, message, kwargs)
-        args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
-        args.setdefault("cache", cache)
-        with echo_silenced(bool(silent)):
-            summary = await summarize(sender, recipient, summary_method, args)
-    finally:
-        for agent in agents:
-            agent.client_cache = agent.previous_cache
-            agent.previous_cache = None
-    return ChatResult(
-        chat_history=list(sender.state.messages[recipient]),
-        summary=summary,
-        cost=gather_usage_summary(agents),
-        human_input=list(sender.state.human_input),
-    )
+    recipient_name = getattr(recipient, "name", None)
+    with _usage.chat_run(sender.name, recipient_name, budget) as run:
+        parent = run.parent
+        report = _events.step(
+            "chat",
+            f"{sender.name} -> {recipient_name}",
+            agent=sender,
+            chat_id=run.id,
+            parent_chat_id=parent.id if parent is not None else None,
+            sender=sender.name,
+            recipient=recipient_name,
+            message=message if not callable(message) else None,
+            max_turns=max_turns,
+        )
+        with report:
+            try:
+                await _exchange(
+                    sender, recipient, clear_history, silent, max_turns, message, kwargs
+                )
+                reason = run.termination_reason()
+                args = dict(
+                    summary_args or {}
+                )  # a copy: AutoGen wrote the cache into the caller's dict
+                args.setdefault("cache", cache)
+                with (
+                    echo_silenced(bool(silent)),
+                    _events.step(
+                        "summary", str(summary_method), agent=recipient, method=summary_method
+                    ) as summary_step,
+                ):
+                    summary = await summarize(sender, recipient, summary_method, args)
+                    summary_step.set(summary=summary)
+            finally:
+                for agent in agents:
+                    agent.client_cache = agent.previous_cache
+                    agent.previous_cache = None
+            usage = Usage(run.all_calls())
+            result = ChatResult(
+                chat_history=list(sender.state.messages[recipient]),
+                summary=summary,
+                cost=usage.to_autogen(),
+                human_input=list(sender.state.human_input),
+                termination_reason=reason,
+                usage=usage,
+                run_id=run.id,
+            )
+            report.set(termination_reason=reason, summary=summary, cost=result.cost, usage=usage)
+    return result
 
 
 async def _exchange(
@@ -246,5 +293,9 @@ async def _exchange(
                 history = sender.state.messages[recipient]
                 msg = await _delivery.generate_reply(sender, history, recipient)
         if msg is None:
-            break
+            return
         await _delivery.send(sender, msg, recipient, request_reply=True, silent=silent)
+        run = _usage.current_run()
+        if run is not None and run.stopped() is not None:
+            return
+    _usage.note_end("max_turns")

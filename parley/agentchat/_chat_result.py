@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..usage import Usage
 
 __all__ = ["ChatResult"]
 
@@ -14,6 +17,17 @@ class ChatResult:
 
     ``chat_history`` is a copy of the initiator's history at the end of the chat (AutoGen
     returned the live list, which a later chat could clear under the caller's feet).
+
+    ``cost`` (AutoGen's shape) and ``usage`` (a :class:`parley.usage.Usage`, per agent, model
+    and chat) are what this chat spent: every model call it caused, its group's speaker
+    selection, its summary, its nested chats and the tools that called models included
+    (AutoGen reported the two agents' running totals since their last reset).
+
+    ``termination_reason`` says why the chat ended: ``"max_turns"``, ``"is_termination_msg"``,
+    ``"human_exit"``, ``"max_consecutive_auto_reply"``, ``"max_round"`` (a group chat),
+    ``"no_eligible_speaker"``, ``"no_reply"`` (an agent had nothing to say), or a budget's
+    ``"budget:cost"``, ``"budget:tokens"``, ``"budget:llm_calls"``, ``"budget:seconds"``.
+    ``run_id`` identifies the chat in logs and traces.
     """
 
     chat_id: int | None = None
@@ -21,3 +35,6 @@ class ChatResult:
     summary: str | None = None
     cost: dict[str, Any] | None = None
     human_input: list[str] | None = None
+    termination_reason: str | None = None
+    usage: Usage | None = None
+    run_id: str | None = None

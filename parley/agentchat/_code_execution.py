@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .. import _events
 from .._runtime import run_in_thread
 
 if TYPE_CHECKING:
@@ -84,6 +85,20 @@ def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) 
     return n
 
 
+def _code_step(agent: Any, languages: list[str], code: list[str], executor: Any = None) -> Any:
+    if not _events.listening():
+        return _events.step("code_execution", "")
+    kind = "legacy" if executor is None else type(executor).__name__
+    return _events.step(
+        "code_execution",
+        kind,
+        agent=agent,
+        executor=kind,
+        languages=languages,
+        code="\n\n".join(code),
+    )
+
+
 def _reply_text(exit_code: int, output: str) -> str:
     status = "execution succeeded" if exit_code == 0 else "execution failed"
     return f"exitcode: {exit_code} ({status})\nCode output: {output}"
@@ -108,7 +123,9 @@ async def generate_code_execution_reply(
         blocks = extract_code(content)
         if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
             continue
-        exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
+        with _code_step(agent, [lang for lang, _ in blocks], [code for _, code in blocks]) as step:
+            exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
+            step.set(exit_code=exit_code, output=logs)
         return True, _reply_text(exit_code, logs)
     return False, None
 
@@ -179,11 +196,14 @@ async def generate_code_execution_reply_using_executor(
                 flush=True,
             )
         else:
-            languages = ", ".join(b.language for b in blocks)
+            shown = ", ".join(b.language for b in blocks)
             out.print(
-                f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{languages}])...",
+                f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{shown}])...",
                 flush=True,
             )
-        result = await run_in_thread(executor.execute_code_blocks, blocks)
+        languages = [b.language for b in blocks]
+        with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
+            result = await run_in_thread(executor.execute_code_blocks, blocks)
+            step.set(exit_code=result.exit_code, output=result.output)
         return True, _reply_text(result.exit_code, result.output)
     return False, None

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from .. import _events
 from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
 from . import _registry
@@ -139,6 +140,14 @@ async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> 
         await to_thread(agent._process_received_message, message, sender, silent)
     else:
         _receive_inline(agent, message, sender, silent)
+    if _events.listening():
+        _events.emit(
+            "received_message",
+            agent,
+            message=message,
+            sender=getattr(sender, "name", None),
+            valid=True,
+        )
 
 
 def _receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:

@@ -32,10 +32,13 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from .. import _events
 from .._calls import overrides
 from ..code_utils import content_str
-from ..exceptions import NoEligibleSpeaker
+from ..exceptions import BudgetExceededError, NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
+from ..usage import Budget
+from ..usage import _run as _usage
 from . import _delivery, _group_resume
 from ._group_chat import GroupChat
 from ._human import is_termination
@@ -62,8 +65,11 @@ class GroupChatManager(ConversableAgent):
         human_input_mode: Literal["ALWAYS", "NEVER", "TERMINATE"] = "NEVER",
         system_message: str | list[Any] | None = "Group chat manager.",
         silent: bool = False,
+        budget: Budget | None = None,
         **kwargs: Any,
     ) -> None:
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a parley.usage.Budget, got {type(budget).__name__}")
         if not isinstance(groupchat, GroupChat):
             raise TypeError(f"GroupChatManager needs a GroupChat, got {type(groupchat).__name__}")
         llm_config = kwargs.get("llm_config")
@@ -82,6 +88,7 @@ class GroupChatManager(ConversableAgent):
             **kwargs,
         )
         self._groupchat = groupchat
+        self.budget = budget  # applies to each group chat this manager runs (parley only)
         self._last_speaker: Agent | None = None
         self._silent = silent  # the group rounds' printing; the agent-level `silent` stays None
         # A built-in reply, like the base class's own. Its config is the live GroupChat
@@ -153,7 +160,8 @@ class GroupChatManager(ConversableAgent):
                 await _delivery.send(self, intro, agent, request_reply=False, silent=True)
         saved = self._share_cache(groupchat)
         try:
-            await self._rounds(groupchat, messages[-1], sender)
+            with _usage.watch_budget(self.budget):
+                await self._rounds(groupchat, messages[-1], sender)
         finally:
             for agent, cache in saved:
                 agent.client_cache = cache
@@ -181,8 +189,14 @@ class GroupChatManager(ConversableAgent):
             for agent in groupchat.agents:
                 if agent is not speaker:
                     await _delivery.send(self, message, agent, request_reply=False, silent=True)
-            if is_termination(self._is_termination_msg, message) or i == groupchat.max_round - 1:
+            if is_termination(self._is_termination_msg, message):
+                _usage.note_end("is_termination_msg")
                 return
+            if i == groupchat.max_round - 1:
+                _usage.note_end("max_round")
+                return
+            if _usage.check() is not None:
+                return  # the budget is spent: no selection, no further round
             turn = await self._turn(groupchat, speaker, select)
             if turn is None:
                 return
@@ -203,8 +217,18 @@ class GroupChatManager(ConversableAgent):
         """The next speaker and its reply; None when the chat ends here."""
         silent = self._silent
         try:
-            with echo_silenced(silent or not groupchat.select_speaker_auto_verbose):
+            with (
+                echo_silenced(silent or not groupchat.select_speaker_auto_verbose),
+                _usage.acting_for(self, "speaker_selection"),
+                _events.step(
+                    "speaker_selection",
+                    self.name,
+                    agent=self,
+                    last_speaker=getattr(last_speaker, "name", None),
+                ) as step,
+            ):
                 speaker = await select(last_speaker, self)
+                step.set(speaker=speaker.name)
             if not silent:
                 from ..io import IOStream
 
@@ -219,7 +243,10 @@ class GroupChatManager(ConversableAgent):
             reply = await self._reply_of(speaker)
         except NoEligibleSpeaker:
             logger.warning("No eligible speaker found. Terminating the conversation.")
+            _usage.note_end("no_eligible_speaker")
             return None
+        except BudgetExceededError:
+            return None  # the selection's request was refused: the chat ends before the round
         return None if reply is None else (speaker, reply)
 
     async def _reply_of(self, speaker: Agent) -> Any:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user
 from ..code_utils import content_str
+from ..usage._run import note_end
 from . import _delivery
 
 if TYPE_CHECKING:
@@ -103,6 +104,15 @@ def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _why_exit(typed_exit: bool, terminating: bool) -> str:
+    """The termination reason of a chat this check ends."""
+    if typed_exit:
+        return "human_exit"
+    if terminating:
+        return "is_termination_msg"
+    return "max_consecutive_auto_reply"
+
+
 async def check_termination_and_human_reply(
     agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, str | dict[str, Any] | None]:
@@ -140,6 +150,7 @@ async def check_termination_and_human_reply(
                 f"Please give feedback to {sender_name}. Press enter{skip} or type 'exit' to stop "
                 "the conversation: "
             )
+    typed_exit = asked and reply == EXIT
     if asked and not reply:
         out.print("\n>>>>>>>> NO HUMAN INPUT RECEIVED.", flush=True)
         if terminating:
@@ -147,6 +158,7 @@ async def check_termination_and_human_reply(
 
     if reply == EXIT:
         agent.state.auto_reply_counter[sender] = 0
+        note_end(_why_exit(typed_exit, terminating))
         return True, None
     if reply or (asked and limit == 0):
         agent.state.auto_reply_counter[sender] = 0

@@ -17,7 +17,9 @@ import reprlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from .. import _events
 from .._calls import call_user
+from ..exceptions import BudgetExceededError
 from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
@@ -151,8 +153,21 @@ async def execute_function(
         f"\n>>>>>>>> EXECUTING FUNCTION {name}...{call_text}\nInput arguments: {arguments}",
         flush=True,
     )
+    with _events.step("tool_call", name, agent=agent, arguments=arguments, call_id=call_id) as step:
+        success, reply = await _call_tool(func, name, arguments, verbose)
+        step.set(success=success, result=reply["content"])
+    return success, reply
+
+
+async def _call_tool(
+    func: Any, name: str, arguments: dict[str, Any], verbose: bool
+) -> tuple[bool, dict[str, Any]]:
+    from ..io import IOStream
+
     try:
         result = await call_user(func, **arguments)
+    except BudgetExceededError:
+        raise  # the tool asked a model past the chat's budget: the turn ends (not the model's error)
     except Exception as e:
         from ..function_utils import ArgumentsValidationError
 
@@ -166,7 +181,9 @@ async def execute_function(
         logger.info("the result of function %s cannot be shown: %s: %s", name, type(e).__name__, e)
         return _error(name, f"{type(e).__name__}: the result of {name} cannot be turned into text")
     if verbose:
-        out.print(f"\nInput arguments: {arguments}\nOutput:\n{content}", flush=True)
+        IOStream.get_default().print(
+            f"\nInput arguments: {arguments}\nOutput:\n{content}", flush=True
+        )
     return True, {"name": name, "role": "function", "content": content}
 
 

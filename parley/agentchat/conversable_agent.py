@@ -18,8 +18,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Literal, TypeVar
 
+from .. import _events
 from ..code_utils import content_str
+from ..exceptions import BudgetExceededError
 from ..oai._streaming import echo_silenced
+from ..usage import _run as _usage
 from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
 from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
@@ -48,6 +51,28 @@ logger = logging.getLogger(__name__)
 
 def _default_termination(message: dict[str, Any]) -> bool:
     return content_str(message.get("content")) == "TERMINATE"
+
+
+def _init_args(frame: dict[str, Any]) -> dict[str, Any]:
+    """The constructor's arguments, as the runtime logger records them."""
+    return {k: v for k, v in frame.items() if k not in ("self", "__class__")}
+
+
+def _turn_step(agent: Any, messages: list[dict[str, Any]], sender: Any) -> Any:
+    if not _events.listening():
+        return _events.step("turn", "")
+    name = getattr(sender, "name", None)
+    return _events.step("turn", agent.name, agent=agent, sender=name, messages=len(messages))
+
+
+def _reply_step(agent: Any, entry: ReplyEntry, sender: Any) -> Any:
+    if not _events.listening():
+        return _events.step("reply_func", "")
+    func = entry.func
+    name = getattr(func, "__name__", type(func).__name__)
+    return _events.step(
+        "reply_func", name, agent=agent, func=func, sender=getattr(sender, "name", None)
+    )
 
 
 class ConversableAgent(LLMAgent):
@@ -111,6 +136,8 @@ class ConversableAgent(LLMAgent):
         ]
         self.hook_lists = HookLists().lists
         self._hooks = HookLists(self.hook_lists)
+        if _events.listening():
+            _events.emit("agent_created", self, init_args=_init_args(locals()))
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -255,7 +282,17 @@ class ConversableAgent(LLMAgent):
             raise AssertionError("Either messages or sender must be provided.")
         if messages is None:
             messages = self.state.messages[sender]
-        exclude = kwargs.get("exclude") or ()
+        if _usage.check() is not None:
+            return None  # the chat's budget is spent: it ends here, before this turn
+        with _usage.reply_scope(self), _turn_step(self, messages, sender) as turn:
+            try:
+                reply = await self._reply(messages, sender, kwargs.get("exclude") or ())
+            except BudgetExceededError:
+                reply = None  # a request of this turn was refused: the turn ends, unanswered
+            turn.set(reply=reply)
+        return reply  # type: ignore[no-any-return]
+
+    async def _reply(self, messages: list[dict[str, Any]], sender: Any, exclude: Any) -> Any:
         sync_chat = in_sync_chat()
         match = self._match_trigger if self._match_chain else match_trigger
         with no_driver():
@@ -267,9 +304,11 @@ class ConversableAgent(LLMAgent):
                     continue
                 if not match(entry.trigger, sender):
                     continue
-                final, reply = await entry.run(self, messages, sender)
+                with _reply_step(self, entry, sender) as step:
+                    final, reply = await entry.run(self, messages, sender)
+                    step.set(final=final, reply=reply)
                 if final:
-                    return reply  # type: ignore[no-any-return]
+                    return reply
         return self._default_auto_reply
 
     send = sync_face(a_send)

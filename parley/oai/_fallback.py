@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import inspect
 import logging
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
+from .. import _events
 from ..exceptions import AllConfigsFailedError, ConfigFailure, MalformedResponseError
+from ..usage import _run as _usage
 from ._layers import Layer, Outcome
 from ._retry import error_status
 from ._slot import Attempt, Slot
@@ -61,31 +65,43 @@ def should_fall_back(error: BaseException) -> bool:
 
 
 class Completed(NamedTuple):
-    """A response a config's client made (``cached`` False) or the cache held for it."""
+    """A response a config's client made (``cached`` False) or the cache held for it, and
+    its usage as the client reports it (``ModelClient.get_usage``)."""
 
     client: Any
     response: Any
     cached: bool
+    usage: dict[str, Any]
 
 
 class Fallback:
     """``await fallback(config)``: the response to ``create(**config)`` over ``configs``."""
 
-    def __init__(self, configs: Sequence[tuple[Slot, Layer]]) -> None:
+    def __init__(self, configs: Sequence[tuple[Slot, Layer]], owner: Any = None) -> None:
         self._configs = list(configs)
         self._observers: list[Callable[[Completed], object]] = []
+        self._owner = owner  # the OpenAIWrapper, for the reports of parley._events
 
     def subscribe(self, observer: Callable[[Completed], object]) -> None:
         """Call ``observer`` with every response, before the filter judges it."""
         self._observers.append(observer)
 
     async def __call__(self, config: Mapping[str, Any]) -> Any:
+        _usage.gate()  # a chat whose budget is spent makes no further request
         failures: list[ConfigFailure] = []
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):
             attempt = slot.attempt(config)
+            start, t0 = time.time(), time.perf_counter()
+            report = self._step(attempt, index)
             try:
-                outcome = await layer(attempt)
+                with report:
+                    outcome = await layer(attempt)
+                    response, usage = self._present(
+                        attempt, outcome, start, time.perf_counter() - t0
+                    )
+                    if report:
+                        report.set(**_end_attrs(response, outcome, usage))
             except Exception as error:
                 if not should_fall_back(error):
                     raise
@@ -96,7 +112,6 @@ class Fallback:
                     "config %d failed (%s); trying the next one", index, type(error).__name__
                 )
                 continue
-            response = self._present(attempt, outcome)
             passed = await _passes(attempt, response)
             if passed or index == last:
                 response.config_id = index
@@ -104,15 +119,58 @@ class Fallback:
                 return response
         raise RuntimeError("Should not reach here.")
 
-    def _present(self, attempt: Attempt, outcome: Outcome) -> Any:
+    def _present(
+        self, attempt: Attempt, outcome: Outcome, start: float, duration: float
+    ) -> tuple[Any, dict[str, Any]]:
         response = outcome.response
         client = attempt.slot.client
         response.cost = outcome.cost
         response.message_retrieval_function = client.message_retrieval
-        done = Completed(client, response, outcome.cached)
+        usage = client.get_usage(response)
+        done = Completed(client, response, outcome.cached, usage)
         for observer in self._observers:
             observer(done)
-        return response
+        model = usage.get("model") or attempt.params.get("model") or "unknown"
+        _usage.record_call(
+            attempt.extras.get("agent"),
+            str(model),
+            usage,
+            outcome.cost or 0.0,
+            outcome.cached,
+            start,
+            duration,
+        )
+        return response, usage
+
+    def _step(self, attempt: Attempt, index: int) -> Any:
+        if not _events.listening():
+            return _events.step("llm_call", "")
+        agent, purpose = _usage.charged_to(attempt.extras.get("agent"))
+        model = str(attempt.params.get("model") or "")
+        return _events.step(
+            "llm_call",
+            model,
+            agent=attempt.extras.get("agent") or agent,
+            request=attempt.params,
+            wrapper=self._owner,
+            client=attempt.slot.client,
+            config_id=index,
+            model=model,
+            invocation_id=uuid.uuid4(),
+            purpose=purpose,
+        )
+
+
+def _end_attrs(response: Any, outcome: Outcome, usage: dict[str, Any]) -> dict[str, Any]:
+    choices = getattr(response, "choices", None) or ()
+    return {
+        "response": response,
+        "cost": outcome.cost or 0.0,
+        "cached": outcome.cached,
+        "usage": usage,
+        "response_model": getattr(response, "model", None),
+        "finish_reasons": [getattr(c, "finish_reason", None) for c in choices],
+    }
 
 
 async def _passes(attempt: Attempt, response: Any) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
+from .. import _events
 from .._runtime import run_sync
 from ..exceptions import ModelClientError
 from . import _templating
@@ -85,11 +86,20 @@ class OpenAIWrapper:
             entries = [{}]
         self._slots = [Slot(i, {**base_rest, **e}, base_client) for i, e in enumerate(entries)]
         last = len(self._slots) - 1
-        self._complete = Fallback([(s, stack(s, last=s.index == last)) for s in self._slots])
+        self._complete = Fallback(
+            [(s, stack(s, last=s.index == last)) for s in self._slots], owner=self
+        )
         self._complete.subscribe(self._count_usage)
         self.wrapper_id = id(self)
         self.total_usage_summary = None
         self.actual_usage_summary = None
+        if _events.listening():
+            _events.emit(
+                "wrapper_created", self, init_args={"config_list": config_list, **base_config}
+            )
+            for slot in self._slots:
+                if slot.client is not None:
+                    _events.emit("client_created", slot.client, wrapper=self, init_args=slot.entry)
 
     # -- custom clients -------------------------------------------------------------------
 
@@ -99,6 +109,7 @@ class OpenAIWrapper:
         for slot in self._slots:
             if slot.placeholder == name and slot.client is None:
                 slot.client = model_client_cls(dict(slot.entry), **kwargs)
+                _events.emit("client_created", slot.client, wrapper=self, init_args=slot.entry)
                 return
         if any(isinstance(slot.client, model_client_cls) for slot in self._slots):
             logger.warning("model client %s is already registered", name)
@@ -147,7 +158,7 @@ class OpenAIWrapper:
     # -- usage ----------------------------------------------------------------------------
 
     def _count_usage(self, done: Completed) -> None:
-        usage = done.client.get_usage(done.response)
+        usage = done.usage
         self.total_usage_summary = update_usage_summary(self.total_usage_summary, usage)
         if not done.cached:
             self.actual_usage_summary = update_usage_summary(self.actual_usage_summary, usage)

@@ -44,7 +44,17 @@ async def test_the_chat_result(variant: str) -> None:
 
 def test_chat_result_is_a_plain_dataclass() -> None:
     fields = [f.name for f in dataclasses.fields(ChatResult)]
-    assert fields == ["chat_id", "chat_history", "summary", "cost", "human_input"]
+    # AutoGen's fields in AutoGen's order (positional construction works), then parley's.
+    assert fields == [
+        "chat_id",
+        "chat_history",
+        "summary",
+        "cost",
+        "human_input",
+        "termination_reason",
+        "usage",
+        "run_id",
+    ]
     empty = ChatResult()
     assert all(getattr(empty, name) is None for name in fields)
     assert ChatResult(summary="x", chat_history=[]) == ChatResult(summary="x", chat_history=[])
