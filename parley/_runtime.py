@@ -157,7 +157,11 @@ def run_under(token: CancelToken, fn: Callable[..., T], /, *args: Any, **kwargs:
 async def _in_thread(fn: Callable[[], T], wind_down: float) -> T:
     loop = asyncio.get_running_loop()
     token = CancelToken()
-    future = loop.run_in_executor(None, functools.partial(run_under, token, fn))
+    # The caller's context, copied here (run_in_executor copies nothing): the worker sees the
+    # chat it works for (parley.usage), the default IOStream, the current step.
+    context = contextvars.copy_context()
+    context.run(_current.set, token)
+    future = loop.run_in_executor(None, context.run, fn)
     try:
         # Shielded: cancelling the task must leave us the worker's future to wait for.
         return await asyncio.shield(future)
