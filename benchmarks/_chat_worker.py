@@ -100,12 +100,57 @@ def run_overhead(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     mark("fill")
     replay = timed_chat(ag, args, args.turns, args.cache_seed)
     mark("replay")
-    return {
+    result = {
         "live_s": live,
         "fill_s": fill,
         "replay_s": replay,
         "cache_dir_exists": os.path.isdir(os.path.join(".cache", str(args.cache_seed))),
     }
+    if args.observability:
+        result.update(run_observed(ag, args))
+    return result
+
+
+def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
+    """The live chat again with runtime logging to SQLite on (both packages), then with
+    OpenTelemetry tracing to an in-memory exporter (parley only; AutoGen 0.2 has none). The
+    time includes stopping the logger, so writes deferred to another thread are counted."""
+    import importlib
+
+    logging_mod = importlib.import_module(f"{args.package}.runtime_logging")
+    alice, bob = make_pair(ag, args, args.turns, None)  # made before logging starts: not timed
+    start = time.perf_counter()
+    logging_mod.start(config={"dbname": "bench-logs.db"})
+    result = alice.initiate_chat(
+        bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
+    )
+    logging_mod.stop()
+    logged = time.perf_counter() - start
+    check_history(result, args.turns)
+    mark("logging")
+    out: dict[str, Any] = {"logging_s": logged}
+    if args.package == "parley":
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        from parley import tracing
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        alice, bob = make_pair(ag, args, args.turns, None)
+        start = time.perf_counter()
+        tracing.enable(provider)
+        result = alice.initiate_chat(
+            bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
+        )
+        tracing.disable()
+        out["tracing_s"] = time.perf_counter() - start
+        check_history(result, args.turns)
+        out["spans"] = len(exporter.get_finished_spans())
+        mark("tracing")
+    return out
 
 
 async def run_concurrent_chats(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
@@ -147,6 +192,7 @@ def main() -> None:
     parser.add_argument("--warmup-turns", type=int, default=2)
     parser.add_argument("--cache-seed", type=int, default=4242)
     parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--observability", action="store_true", help="also logging, tracing")
     args = parser.parse_args()
 
     t = time.perf_counter()

@@ -22,7 +22,17 @@ Phases, each in a worker subprocess per package that imports only that package
 * live: the chat with ``cache_seed=None`` (caching off);
 * cache fill: the same chat with ``cache_seed=<seed>``: live, and writing ``./.cache/<seed>``;
 * replay: the same chat again from the disk cache; the driver checks the server received no
-  request during it.
+  request during it;
+* logging (``--observability``): the live chat with ``runtime_logging.start()`` to SQLite on,
+  in both packages; timed until ``runtime_logging.stop()`` returns, so writes a logger defers to
+  a thread are counted;
+* tracing (``--observability``, parley only: AutoGen 0.2 has no tracing): the live chat with
+  ``parley.tracing.enable()`` on an OpenTelemetry SDK ``TracerProvider`` exporting every span
+  to an ``InMemorySpanExporter`` through a ``SimpleSpanProcessor`` (each span exported as it
+  ends, so the export is counted).
+
+With ``--observability`` the table adds the overhead per turn of each against the live phase of
+the same worker.
 
 Only the ``initiate_chat`` call is timed: interpreter start-up, imports and agent construction
 are not. The console transcript is silenced (``silent=True``) in both packages, so printing is
@@ -50,6 +60,11 @@ def main() -> None:
     )
     parser.add_argument("--turns", type=int, default=200, help="max_turns (default 200)")
     parser.add_argument("--cache-seed", type=int, default=4242, help="default 4242")
+    parser.add_argument(
+        "--observability",
+        action="store_true",
+        help="also time the chat with runtime logging (sqlite) and with tracing (in-memory)",
+    )
     drv.add_common_args(parser, runs=3, timeout=300)
     args = parser.parse_args()
     if args.turns < 1:
@@ -73,12 +88,16 @@ def main() -> None:
                             f"--model={args.model}",
                             f"--turns={args.turns}",
                             f"--cache-seed={args.cache_seed}",
+                            *(["--observability"] if args.observability else []),
                         ],
                         cwd=cwd,
                         timeout=args.timeout,
                     )
                 problems = []
-                for phase in ("live", "fill"):
+                counted = ["live", "fill"]
+                if args.observability:
+                    counted += ["logging"] + (["tracing"] if package == "parley" else [])
+                for phase in counted:
                     if run.requests[phase] != expected:
                         problems.append(
                             f"{phase} made {run.requests[phase]} requests, expected {expected}"
@@ -133,6 +152,18 @@ def main() -> None:
             f"{per_req:<24}{drv.fmt(ours and ours * scale, ' ms', 18, 2)}"
             f"{drv.fmt(theirs and theirs * scale, ' ms', 18, 2)}"
         )
+    if args.observability:
+        print("\nobservability, ms/turn added to the live chat (median of per-run differences)")
+        for phase, label in (("logging", "runtime logging, sqlite"), ("tracing", "tracing, in-memory")):
+            row = f"{label:<24}"
+            for package in ("parley", "autogen"):
+                extra = [
+                    (r.result[phase + "_s"] - r.result["live_s"]) / args.turns * 1000
+                    for r in runs.get(package, [])
+                    if phase + "_s" in r.result
+                ]
+                row += drv.fmt(drv.median(extra) if extra else None, " ms", 18, 2)
+            print(row)
     if "parley" not in runs:
         print("(parley not measured: run without --only to compare)")
 

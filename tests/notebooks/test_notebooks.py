@@ -165,6 +165,16 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "plan.md recalled: True" in text
         assert "budget stop: budget after 3 cycles" in text
         assert "exit code 0\n45" in text
+    if notebook.name == "cost_and_budgets.ipynb":
+        assert "ended by: is_termination_msg" in text
+        assert re.search(r"chat_manager\s+4\s+0\s+1600\s+66\s+1666\s+0\.004660", text)
+        assert re.search(r"speaker_selection\s+3 ", text)
+        assert re.search(r"tool\s+1 ", text)
+        assert re.search(r"total\s+9\s+0\s+2700\s+314\s+3014\s+0\.009744", text)
+        assert "\nTrue\n" in text
+        assert "ended by: budget:cost" in text
+        assert "['Write verses.', 'Verse 1.', 'Go on.', 'Verse 2.', 'Go on.', 'Verse 3.']" in text
+        assert "ended by: budget:llm_calls" in text
 
 
 def test_there_are_notebooks() -> None:

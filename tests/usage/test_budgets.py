@@ -267,3 +267,33 @@ async def test_termination_reasons_of_group_chats() -> None:
         )
         result = await user.a_initiate_chat(GroupChatManager(group), message="go")
         assert result.termination_reason == "no_eligible_speaker"
+
+
+async def test_a_nested_chat_with_a_budget_of_its_own(fake_llm: FakeLLMServer) -> None:
+    replies(fake_llm, 10)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    front = ConversableAgent("front", llm_config=False, human_input_mode="NEVER")
+    inner = ConversableAgent("inner", llm_config=llm(fake_llm), human_input_mode="NEVER")
+    front.register_nested_chats(
+        [{"recipient": inner, "max_turns": 5, "budget": Budget(max_llm_calls=2)}], trigger=user
+    )
+    with IOStream.set_default(IOScripted()):
+        result = await user.a_initiate_chat(front, message="task", max_turns=1)
+    # The nested chat stopped at its own limit; the outer chat went on to its turn limit.
+    assert len(fake_llm.requests) == 2
+    assert result.termination_reason == "max_turns"
+    assert result.chat_history[-1]["content"] == "reply 2"
+
+
+def test_queued_chats_each_with_a_budget(fake_llm: FakeLLMServer) -> None:
+    replies(fake_llm, 10)
+    user, bot = pair(fake_llm)
+    with IOStream.set_default(IOScripted()):
+        results = user.initiate_chats(
+            [
+                {"recipient": bot, "message": "one", "budget": Budget(max_llm_calls=1)},
+                {"recipient": bot, "message": "two", "budget": Budget(max_llm_calls=2)},
+            ]
+        )
+    assert [r.termination_reason for r in results] == ["budget:llm_calls"] * 2
+    assert [r.usage.llm_calls for r in results if r.usage is not None] == [1, 2]
