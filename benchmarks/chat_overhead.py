@@ -154,7 +154,10 @@ def main() -> None:
         )
     if args.observability:
         print("\nobservability, ms/turn added to the live chat (median of per-run differences)")
-        for phase, label in (("logging", "runtime logging, sqlite"), ("tracing", "tracing, in-memory")):
+        for phase, label in (
+            ("logging", "runtime logging, sqlite"),
+            ("tracing", "tracing, in-memory"),
+        ):
             row = f"{label:<24}"
             for package in ("parley", "autogen"):
                 extra = [
