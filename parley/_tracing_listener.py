@@ -1,0 +1,151 @@
+"""The listener that turns parley's steps into OpenTelemetry spans (:mod:`parley.tracing`).
+
+Each step becomes a span whose parent is the span of the nearest enclosing step this listener
+saw start, found through the step tree (``Step.parent``, the span kept in ``step.slots``) and
+passed as an explicit context: the tree is right whichever task or worker thread a step runs
+on, whatever OpenTelemetry's own context holds there. A step with no traced ancestor (an
+outermost chat) takes OpenTelemetry's current context, so a chat started inside the
+application's span is its child.
+
+While a step runs its span is also OpenTelemetry's current span in that context, so spans
+that other instrumentation makes inside it (an HTTP client a tool uses, say) are its children.
+
+Imported only once ``opentelemetry-api`` is known to be installed.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import traceback
+from typing import Any
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from . import _events
+from ._tracing_attrs import end_attributes, span_name_and_attributes
+
+__all__ = ["SpanListener"]
+
+# What an error message may carry of a credential: OpenAI's 401 repeats part of the key, an
+# HTTP error the Authorization header. Replaced before the message reaches a span.
+_SECRET = re.compile(r"\b(sk-[A-Za-z0-9*_\-]{2,}|Bearer\s+[^\s'\"]+)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """``text`` with what looks like an API key or bearer token replaced."""
+    return _SECRET.sub("[REDACTED]", text)
+
+
+class _Open:
+    """A step's span while it runs, and how to undo making it current."""
+
+    __slots__ = ("span", "thread", "token")
+
+    def __init__(self, span: Any, token: object, thread: int) -> None:
+        self.span = span
+        self.token = token
+        self.thread = thread
+
+
+class SpanListener(_events.Listener):
+    """A span per step, on ``tracer``; message contents only with ``capture_content``.
+
+    :meth:`close` stops new spans; the listener unregisters itself once the spans it opened
+    have ended, so a step that was running when tracing was disabled still gets its end.
+    """
+
+    def __init__(self, tracer: Any, capture_content: bool) -> None:
+        self._tracer = tracer
+        self._content = capture_content
+        self._lock = threading.Lock()
+        self._running = 0
+        self._closing = False
+
+    def close(self) -> None:
+        """Open no more spans; unregister once the open ones have ended."""
+        with self._lock:
+            self._closing = True
+            done = self._running == 0
+        if done:
+            _events.remove_listener(self)
+
+    def on_step_start(self, step: _events.Step) -> None:
+        with self._lock:
+            if self._closing:
+                return
+            self._running += 1
+        try:
+            name, attrs = span_name_and_attributes(step, self._content)
+            span = self._tracer.start_span(
+                name,
+                context=self._parent_context(step),
+                kind=SpanKind.CLIENT if step.kind == "llm_call" else SpanKind.INTERNAL,
+                attributes=attrs,
+                start_time=_ns(step.start_time),
+            )
+            token = otel_context.attach(trace.set_span_in_context(span))
+        except BaseException:
+            self._ended()
+            raise
+        step.slots[self] = _Open(span, token, threading.get_ident())
+
+    def on_step_end(self, step: _events.Step) -> None:
+        running = step.slots.get(self)
+        if not isinstance(running, _Open):
+            return  # it started before this listener was registered
+        span = running.span
+        try:
+            attrs, failure = end_attributes(step, self._content)
+            span.set_attributes(attrs)
+            if step.error is not None:
+                _record_error(span, step.error)
+            elif failure is not None:
+                span.set_attribute("error.type", f"{step.kind}_failed")
+                span.set_status(Status(StatusCode.ERROR, failure))
+        finally:
+            self._restore(span, running)
+            span.end(end_time=_ns(step.end_time) if step.end_time is not None else None)
+            self._ended()
+
+    def _parent_context(self, step: _events.Step) -> Any:
+        parent = step.parent
+        while parent is not None:
+            running = parent.slots.get(self)
+            if isinstance(running, _Open):
+                return trace.set_span_in_context(running.span)
+            parent = parent.parent
+        return None  # OpenTelemetry's current context: the application's span, if any
+
+    @staticmethod
+    def _restore(span: Any, running: _Open) -> None:
+        # Undo the attach only where it was made and still on top: a step ended on another
+        # thread, or after an unbalanced attach by other code, leaves that context alone
+        # (resetting it would raise there, and OpenTelemetry would log the failure).
+        if running.thread == threading.get_ident() and trace.get_current_span() is span:
+            otel_context.detach(running.token)  # type: ignore[arg-type]
+
+    def _ended(self) -> None:
+        with self._lock:
+            self._running -= 1
+            done = self._closing and self._running == 0
+        if done:
+            _events.remove_listener(self)
+
+
+def _record_error(span: Any, error: BaseException) -> None:
+    message = redact(str(error))
+    stack = redact("".join(traceback.format_exception(type(error), error, error.__traceback__)))
+    kind = type(error).__qualname__
+    span.record_exception(
+        error,
+        attributes={"exception.message": message, "exception.stacktrace": stack},
+    )
+    span.set_attribute("error.type", kind)
+    span.set_status(Status(StatusCode.ERROR, f"{kind}: {message}"[:500]))
+
+
+def _ns(seconds: float) -> int:
+    return int(seconds * 1e9)
