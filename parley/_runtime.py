@@ -157,7 +157,9 @@ def run_under(token: CancelToken, fn: Callable[..., T], /, *args: Any, **kwargs:
 async def _in_thread(fn: Callable[[], T], wind_down: float) -> T:
     loop = asyncio.get_running_loop()
     token = CancelToken()
-    future = loop.run_in_executor(None, functools.partial(run_under, token, fn))
+    # The caller's context, taken here: run_in_executor runs the function in the worker's own.
+    caller = contextvars.copy_context()
+    future = loop.run_in_executor(None, caller.run, run_under, token, fn)
     try:
         # Shielded: cancelling the task must leave us the worker's future to wait for.
         return await asyncio.shield(future)
