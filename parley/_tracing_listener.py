@@ -40,7 +40,7 @@ def redact(text: str) -> str:
 
 
 class _Open:
-    """A step's span while it runs, and how to undo making it current."""
+    """A step's span while it runs, and how to undo making it current (``token``, if it was)."""
 
     __slots__ = ("span", "thread", "token")
 
@@ -50,8 +50,16 @@ class _Open:
         self.thread = thread
 
 
+_PENDING = object()  # a reply function's slot until it shows it did something worth a span
+
+
 class SpanListener(_events.Listener):
     """A span per step, on ``tracer``; message contents only with ``capture_content``.
+
+    A reply function's span is made only if the function answered (``final``), failed, or
+    did traced work (a model call, a tool, a nested chat: its span is then started with the
+    function's start time). Most reply functions of a turn look at the message and pass;
+    leaving them out keeps traces readable and makes tracing a turn about half as costly.
 
     :meth:`close` stops new spans; the listener unregisters itself once the spans it opened
     have ended, so a step that was running when tracing was disabled still gets its end.
@@ -60,7 +68,8 @@ class SpanListener(_events.Listener):
     def __init__(self, tracer: Any, capture_content: bool) -> None:
         self._tracer = tracer
         self._content = capture_content
-        self._lock = threading.Lock()
+        # Reentrant: opening a span may open its pending ancestors' first.
+        self._lock = threading.RLock()
         self._running = 0
         self._closing = False
 
@@ -73,29 +82,21 @@ class SpanListener(_events.Listener):
             _events.remove_listener(self)
 
     def on_step_start(self, step: _events.Step) -> None:
-        with self._lock:
-            if self._closing:
-                return
-            self._running += 1
-        try:
-            name, attrs = span_name_and_attributes(step, self._content)
-            span = self._tracer.start_span(
-                name,
-                context=self._parent_context(step),
-                kind=SpanKind.CLIENT if step.kind == "llm_call" else SpanKind.INTERNAL,
-                attributes=attrs,
-                start_time=_ns(step.start_time),
-            )
-            token = otel_context.attach(trace.set_span_in_context(span))
-        except BaseException:
-            self._ended()
-            raise
-        step.slots[self] = _Open(span, token, threading.get_ident())
+        if self._closing:
+            return
+        if step.kind == "reply_func":
+            step.slots[self] = _PENDING
+            return
+        self._open(step, current=True)
 
     def on_step_end(self, step: _events.Step) -> None:
         running = step.slots.get(self)
+        if running is _PENDING:
+            if step.error is None and not step.attrs.get("final"):
+                return  # it passed, and did nothing traced
+            running = self._open(step, current=False)
         if not isinstance(running, _Open):
-            return  # it started before this listener was registered
+            return  # it started before this listener was registered, or after close()
         span = running.span
         try:
             attrs, failure = end_attributes(step, self._content)
@@ -110,10 +111,34 @@ class SpanListener(_events.Listener):
             span.end(end_time=_ns(step.end_time) if step.end_time is not None else None)
             self._ended()
 
+    def _open(self, step: _events.Step, current: bool) -> _Open | None:
+        """Start ``step``'s span (made OpenTelemetry's current span if ``current``)."""
+        with self._lock:
+            running = step.slots.get(self)
+            if isinstance(running, _Open):
+                return running  # a child opened it first
+            if self._closing:
+                return None
+            name, attrs = span_name_and_attributes(step, self._content)
+            span = self._tracer.start_span(
+                name,
+                context=self._parent_context(step),
+                kind=SpanKind.CLIENT if step.kind == "llm_call" else SpanKind.INTERNAL,
+                attributes=attrs,
+                start_time=_ns(step.start_time),
+            )
+            self._running += 1
+        token = otel_context.attach(trace.set_span_in_context(span)) if current else None
+        running = _Open(span, token, threading.get_ident())
+        step.slots[self] = running
+        return running
+
     def _parent_context(self, step: _events.Step) -> Any:
         parent = step.parent
         while parent is not None:
             running = parent.slots.get(self)
+            if running is _PENDING:
+                running = self._open(parent, current=False)
             if isinstance(running, _Open):
                 return trace.set_span_in_context(running.span)
             parent = parent.parent
@@ -124,7 +149,11 @@ class SpanListener(_events.Listener):
         # Undo the attach only where it was made and still on top: a step ended on another
         # thread, or after an unbalanced attach by other code, leaves that context alone
         # (resetting it would raise there, and OpenTelemetry would log the failure).
-        if running.thread == threading.get_ident() and trace.get_current_span() is span:
+        if (
+            running.token is not None
+            and running.thread == threading.get_ident()
+            and trace.get_current_span() is span
+        ):
             otel_context.detach(running.token)  # type: ignore[arg-type]
 
     def _ended(self) -> None:

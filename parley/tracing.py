@@ -27,6 +27,8 @@ The spans nest as the work does::
           execute_code                         code blocks: languages, exit code
     select_speaker / summarize                 a group manager's choice, a chat's summary
 
+A reply function that passes without doing anything traced gets no span (most of a turn's do).
+
 Attributes follow OpenTelemetry's GenAI semantic conventions (``gen_ai.operation.name``,
 ``gen_ai.request.model``, ``gen_ai.usage.input_tokens``, ``gen_ai.agent.name``,
 ``gen_ai.tool.name``...) plus ``parley.*`` ones (``parley.cost_usd``, ``parley.cached``,

@@ -4,7 +4,6 @@ are kept in memory (the SDK's InMemorySpanExporter), and disables it afterwards.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -59,23 +58,13 @@ class Traced:
             found.extend(self.subtree(child))
         return found
 
-    def outline(self, root: ReadableSpan | None = None, declined: bool = False) -> list[str]:
-        """The tree as indented names; reply functions that declined to answer and did
-        nothing are left out unless ``declined``."""
+    def outline(self, root: ReadableSpan | None = None) -> list[str]:
+        """The tree as indented names."""
         lines: list[str] = []
 
         def walk(span: ReadableSpan, depth: int) -> None:
-            attrs: Any = span.attributes or {}
-            kids = self.children(span)
-            if (
-                not declined
-                and attrs.get("parley.step.kind") == "reply_func"
-                and attrs.get("parley.reply_func.final") is False
-                and not kids
-            ):
-                return
             lines.append("  " * depth + span.name)
-            for child in kids:
+            for child in self.children(span):
                 walk(child, depth + 1)
 
         for top in [root] if root is not None else self.roots():

@@ -227,3 +227,33 @@ def test_the_attribute_names_are_the_conventions_names(
     assert len(gen_ai) > 15
     assert gen_ai <= known, gen_ai - known
     assert used - gen_ai == {k for k in used if k.startswith("parley.")}
+
+
+def test_a_fallback_and_a_reflection_summary(fake_llm: FakeLLMServer, traced: Traced) -> None:
+    config_list = fake_llm.config_list("first-model") + fake_llm.config_list("second-model")
+    assistant = AssistantAgent("assistant", llm_config={"config_list": config_list})
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    fake_llm.add_error(404, "The model `first-model` does not exist")
+    fake_llm.add_reply("TERMINATE")
+    fake_llm.add_reply("They agreed.", usage={"prompt_tokens": 9, "completion_tokens": 3})
+    user.initiate_chat(assistant, message="hi", summary_method="reflection_with_llm", silent=True)
+    assert traced.outline() == [
+        "chat user -> assistant",
+        "  invoke_agent assistant",
+        "    reply_func generate_oai_reply",
+        "      chat first-model",
+        "      chat second-model",
+        "  invoke_agent user",
+        "    reply_func check_termination_and_human_reply",
+        "  summarize reflection_with_llm",
+        "    chat first-model",
+    ]
+    failed, answered = traced.named("chat first-model")[0], traced.one("chat second-model")
+    assert failed.status.status_code.name == "ERROR"
+    assert failed.attributes["error.type"] == "NotFoundError"
+    assert failed.attributes["parley.config_id"] == 0
+    assert answered.status.status_code.name == "UNSET"
+    assert answered.attributes["parley.config_id"] == 1
+    summary_call = traced.named("chat first-model")[1]
+    assert summary_call.attributes["parley.purpose"] == "summary"
+    assert summary_call.attributes["gen_ai.usage.input_tokens"] == 9

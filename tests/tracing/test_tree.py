@@ -311,3 +311,49 @@ def test_enable_twice_replaces_the_settings(fake_llm: FakeLLMServer, traced: Tra
     user.initiate_chat(assistant, message="hi", silent=True)
     assert len(traced.named("chat model-0")) == 1
     assert "gen_ai.input.messages" in traced.one("chat model-0").attributes
+
+
+def test_reply_functions_that_pass_without_traced_work_get_no_span(
+    fake_llm: FakeLLMServer, traced: Traced
+) -> None:
+    user, assistant = pair(fake_llm, 0)
+    helper, expert = agent("helper"), agent("expert", default_auto_reply="expert view")
+
+    async def consult_then_pass(
+        recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, Any]:
+        await helper.a_initiate_chat(expert, message="thoughts?", max_turns=1, silent=True)
+        return False, None
+
+    def broken(
+        recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+    ) -> tuple[bool, Any]:
+        raise ValueError("broken reply function")
+
+    assistant.register_reply([UserProxyAgent, None], consult_then_pass)
+    fake_llm.add_reply("TERMINATE")
+    user.initiate_chat(assistant, message="hi", silent=True)
+    assert traced.outline() == [
+        "chat user0 -> assistant0",
+        "  invoke_agent assistant0",
+        "    reply_func consult_then_pass",
+        "      chat helper -> expert",
+        "        invoke_agent expert",
+        "        summarize last_msg",
+        "    reply_func generate_oai_reply",
+        "      chat model-0",
+        "  invoke_agent user0",
+        "    reply_func check_termination_and_human_reply",
+        "  summarize last_msg",
+    ]
+    passed = traced.one("reply_func consult_then_pass")
+    assert passed.attributes["parley.reply_func.final"] is False
+    # the span starts when the function did, not when its first traced work did
+    assert passed.start_time < traced.one("chat helper -> expert").start_time
+    traced.exporter.clear()
+    assistant.register_reply([UserProxyAgent, None], broken)
+    with pytest.raises(ValueError, match="broken reply function"):
+        user.initiate_chat(assistant, message="hi", silent=True)
+    failed = traced.one("reply_func broken")
+    assert failed.status.status_code.name == "ERROR"
+    assert failed.attributes["error.type"] == "ValueError"
