@@ -128,10 +128,16 @@ class SpanListener(_events.Listener):
                 start_time=_ns(step.start_time),
             )
             self._running += 1
-        token = otel_context.attach(trace.set_span_in_context(span)) if current else None
-        running = _Open(span, token, threading.get_ident())
-        step.slots[self] = running
+            running = _Open(span, None, threading.get_ident())
+            step.slots[self] = running
+        if current:
+            running.token = otel_context.attach(trace.set_span_in_context(span))
         return running
+
+    def forget_lock(self) -> None:
+        """A fresh lock, in a forked child: the parent's may have been held by a thread the
+        child does not have."""
+        self._lock = threading.RLock()
 
     def _parent_context(self, step: _events.Step) -> Any:
         parent = step.parent

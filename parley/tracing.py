@@ -47,6 +47,7 @@ import threading
 from typing import Any
 
 from . import _events
+from ._runtime import after_fork
 
 __all__ = ["INSTALL_HINT", "disable", "enable", "tracing_enabled"]
 
@@ -54,6 +55,16 @@ INSTALL_HINT = "pip install 'parley[tracing]'"
 
 _lock = threading.Lock()
 _listener: Any = None  # the SpanListener of the last enable(), until disable()
+
+
+def _after_fork() -> None:
+    global _lock
+    _lock = threading.Lock()
+    if _listener is not None:
+        _listener.forget_lock()
+
+
+after_fork(_after_fork)
 
 
 def enable(tracer_provider: Any = None, *, capture_content: bool = False) -> None:

@@ -357,3 +357,52 @@ def test_reply_functions_that_pass_without_traced_work_get_no_span(
     failed = traced.one("reply_func broken")
     assert failed.status.status_code.name == "ERROR"
     assert failed.attributes["error.type"] == "ValueError"
+
+
+def test_a_forked_child_traces_although_a_thread_held_the_lock(
+    fake_llm: FakeLLMServer, traced: Traced
+) -> None:
+    import os
+    import select
+    import signal
+    import warnings
+
+    listener = parley.tracing._listener
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with listener._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    user, assistant = pair(fake_llm, 0)
+    fake_llm.add_reply("TERMINATE")
+    read_end, write_end = os.pipe()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # forking with threads running
+            pid = os.fork()
+        if pid == 0:  # the child: the holder thread does not exist here
+            try:
+                # On this thread: a new thread may get the dead holder's id, and so the lock.
+                asyncio.run(user.a_initiate_chat(assistant, message="hi", silent=True))
+                names = {s.name for s in traced.spans()}
+                os.write(write_end, b"ok" if "chat model-0" in names else b"no spans")
+            finally:
+                os._exit(0)
+    finally:
+        release.set()
+        holder.join(10)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], 20)
+        answer = os.read(read_end, 16) if ready else b"the child hung"
+    finally:
+        os.close(read_end)
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert answer == b"ok"
