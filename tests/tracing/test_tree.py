@@ -406,3 +406,28 @@ def test_a_forked_child_traces_although_a_thread_held_the_lock(
             os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     assert answer == b"ok"
+
+
+def test_a_chat_a_sync_tool_starts_is_inside_the_tools_span(
+    fake_llm: FakeLLMServer, traced: Traced
+) -> None:
+    user, assistant = pair(fake_llm, 0)
+    helper, expert = agent("helper"), agent("expert", default_auto_reply="42")
+
+    def ask_expert(question: str) -> str:  # sync: runs in a worker thread
+        result = helper.initiate_chat(expert, message=question, max_turns=1, silent=True)
+        return str(result.summary)
+
+    parley.register_function(ask_expert, caller=assistant, executor=user, description="Ask.")
+    fake_llm.add_reply(tool_calls=[{"name": "ask_expert", "arguments": {"question": "?"}}])
+    fake_llm.add_reply("TERMINATE")
+    user.initiate_chat(assistant, message="hi", silent=True)
+    inner = traced.one("chat helper -> expert")
+    assert traced.ancestors(inner) == [
+        "execute_tool ask_expert",
+        "reply_func generate_tool_calls_reply",
+        "invoke_agent user0",
+        "chat user0 -> assistant0",
+    ]
+    outer = traced.one("chat user0 -> assistant0")
+    assert inner.attributes["parley.chat.parent_id"] == outer.attributes["parley.chat.id"]
