@@ -4,6 +4,7 @@ fork leave behind. All against a real FakeLLMServer through the real openai clie
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import os
 import time
@@ -14,7 +15,7 @@ import openai
 import pytest
 
 from parley import ConversableAgent, OpenAIWrapper
-from parley._runtime import after_fork, run_sync
+from parley._runtime import after_fork, run_in_thread, run_sync, to_thread
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]
@@ -147,3 +148,17 @@ def _eventually(condition: Any, timeout: float = 5.0) -> bool:
             return False
         time.sleep(0.01)
     return True
+
+
+async def test_a_worker_thread_sees_the_callers_context_variables() -> None:
+    var: contextvars.ContextVar[str] = contextvars.ContextVar("test_var", default="unset")
+    var.set("caller")
+
+    def read_and_write() -> str:
+        seen = var.get()
+        var.set("worker")  # in the worker's copy: the caller's value stays
+        return seen
+
+    assert await run_in_thread(read_and_write) == "caller"
+    assert await to_thread(read_and_write) == "caller"
+    assert var.get() == "caller"

@@ -158,6 +158,7 @@ class Fallback:
             model=model,
             invocation_id=uuid.uuid4(),
             purpose=purpose,
+            charged_to=agent,
         )
 
 

@@ -175,6 +175,23 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "ended by: budget:cost" in text
         assert "['Write verses.', 'Verse 1.', 'Go on.', 'Verse 2.', 'Go on.', 'Verse 3.']" in text
         assert "ended by: budget:llm_calls" in text
+    if notebook.name == "tracing.ipynb":
+        assert "tracing: True" in text
+        assert re.search(
+            r"chat user -> assistant .*cost_usd=0\.1805, termination_reason=is_termination_msg\n"
+            r"  invoke_agent assistant .*\n"
+            r"    reply_func generate_oai_reply .*\n"
+            r"      chat fake-model .*usage\.input_tokens=120, usage\.output_tokens=18, "
+            r"agent\.name=assistant, cost_usd=0\.087\n"
+            r"  invoke_agent user .*\n"
+            r"    reply_func generate_tool_calls_reply .*\n"
+            r"      execute_tool add .*tool\.name=add\n",
+            text,
+        )
+        assert "gen_ai.operation.name            chat" in text
+        assert '"content": "Say hello."' in text
+        assert re.search(r"handle request .*\n  chat user -> assistant ", text)
+        assert "tracing after disable(): False" in text
 
 
 def test_there_are_notebooks() -> None:
