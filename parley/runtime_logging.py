@@ -135,7 +135,15 @@ def log_chat_completion(
     target = _active("log_chat_completion")
     if target is not None:
         target.log_chat_completion(
-            invocation_id, client_id, wrapper_id, agent, request, response, is_cached, cost, start_time
+            invocation_id,
+            client_id,
+            wrapper_id,
+            agent,
+            request,
+            response,
+            is_cached,
+            cost,
+            start_time,
         )
 
 

@@ -20,9 +20,7 @@ from .logger_utils import to_dict
 
 __all__ = ["chat_id", "dumps", "reported_step", "reporting", "snapshot", "source_name"]
 
-reporting: contextvars.ContextVar[Any] = contextvars.ContextVar(
-    "parley_logged_step", default=None
-)
+reporting: contextvars.ContextVar[Any] = contextvars.ContextVar("parley_logged_step", default=None)
 
 
 def reported_step() -> Any:

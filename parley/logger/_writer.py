@@ -93,7 +93,9 @@ class Writer:
         self._queue.put(marker)
         if threading.current_thread() is not self._thread:
             if not marker.done.wait(timeout):
-                logger.error("[%s] the log writer did not finish within %.0f s", self._name, timeout)
+                logger.error(
+                    "[%s] the log writer did not finish within %.0f s", self._name, timeout
+                )
             self._thread.join(timeout)
 
     # -- the thread -----------------------------------------------------------------------
@@ -139,7 +141,9 @@ class Writer:
         try:
             function(*args)
         except Exception as error:
-            logger.error("[%s] could not write a log record: %s: %s", self._name, type(error).__name__, error)
+            logger.error(
+                "[%s] could not write a log record: %s: %s", self._name, type(error).__name__, error
+            )
 
     def _drain(self) -> None:
         # Items queued by threads that saw the writer open just before close().

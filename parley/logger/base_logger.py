@@ -16,13 +16,13 @@ import sqlite3
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, TypeVar, Union
+from typing import Any, TypeVar
 
 __all__ = ["BaseLogger", "ConfigItem", "LLMConfig"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-ConfigItem = dict[str, Union[str, list[str]]]
-LLMConfig = dict[str, Union[None, float, int, ConfigItem, list[ConfigItem]]]
+ConfigItem = dict[str, str | list[str]]
+LLMConfig = dict[str, float | int | ConfigItem | list[ConfigItem] | None]
 
 
 class BaseLogger(ABC):
@@ -67,7 +67,9 @@ class BaseLogger(ABC):
         """A model client was made for ``wrapper`` from this config entry."""
 
     @abstractmethod
-    def log_function_use(self, source: Any, function: Any, args: dict[str, Any], returns: Any) -> None:
+    def log_function_use(
+        self, source: Any, function: Any, args: dict[str, Any], returns: Any
+    ) -> None:
         """``source`` ran a registered function (a tool) with ``args``; it returned ``returns``."""
 
     @abstractmethod

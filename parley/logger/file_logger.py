@@ -81,9 +81,7 @@ class FileLogger(BaseLogger):
         except OSError as error:
             logger.error("[file_logger] cannot open %s: %s", self.log_file, error)
             raise
-        self._record(
-            {"session_id": self.session_id, "event_name": "session_start"}, time.time()
-        )
+        self._record({"session_id": self.session_id, "event_name": "session_start"}, time.time())
         return self.session_id
 
     def stop(self) -> None:
@@ -96,7 +94,7 @@ class FileLogger(BaseLogger):
 
     def get_connection(self) -> None:
         """None: a file has no connection."""
-        return None
+        return
 
     # -- records --------------------------------------------------------------------------
 
@@ -193,7 +191,9 @@ class FileLogger(BaseLogger):
             json_state=(snapshot(init_args), True, {}),
         )
 
-    def log_function_use(self, source: Any, function: Any, args: dict[str, Any], returns: Any) -> None:
+    def log_function_use(
+        self, source: Any, function: Any, args: dict[str, Any], returns: Any
+    ) -> None:
         self._record(
             {
                 "source_id": id(source),

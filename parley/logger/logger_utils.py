@@ -80,10 +80,12 @@ class _Walk:
         if callable(dump):  # a pydantic model (a response, a config)
             try:
                 return self.mapping(dump().items(), depth)
-            except Exception:  # noqa: S110 - fall back to its attributes
+            except Exception:
                 pass
         if dataclasses.is_dataclass(obj):
-            return self.mapping(((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)), depth)
+            return self.mapping(
+                ((f.name, getattr(obj, f.name)) for f in dataclasses.fields(obj)), depth
+            )
         attrs = getattr(obj, "__dict__", None)
         if isinstance(attrs, dict):
             return self.mapping(list(attrs.items()), depth)

@@ -154,7 +154,7 @@ class SqliteLogger(BaseLogger):
                 reader = sqlite3.connect(
                     self.dbname, timeout=30.0, check_same_thread=False, factory=_ReaderConnection
                 )
-                reader.flush = self.flush  # type: ignore[method-assign]
+                reader.flush = self.flush
                 self._reader = reader
             return self._reader
 
@@ -163,7 +163,9 @@ class SqliteLogger(BaseLogger):
     def _put(self, query: str, build: Callable[..., tuple[Any, ...]], *args: Any) -> None:
         self._writer.put(self._write, query, build, args)
 
-    def _write(self, query: str, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]) -> None:
+    def _write(
+        self, query: str, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]
+    ) -> None:
         self._db.run(query, build(*args))
 
     def log_chat_completion(
@@ -298,7 +300,17 @@ class SqliteLogger(BaseLogger):
         ts: float,
         chat: str | None,
     ) -> tuple[Any, ...]:
-        return (source_id, source, name, module, cls, dumps(kwargs), format_ts(ts), chat, self.session_id)
+        return (
+            source_id,
+            source,
+            name,
+            module,
+            cls,
+            dumps(kwargs),
+            format_ts(ts),
+            chat,
+            self.session_id,
+        )
 
     def _chat_start_row(self, data: dict[str, Any]) -> tuple[Any, ...]:
         message = data.get("message")
@@ -369,7 +381,9 @@ class SqliteLogger(BaseLogger):
         args = dumps(init_args, exclude=_EXCLUDE)
         return (client_id, wrapper_id, self.session_id, cls, args, format_ts(ts))
 
-    def log_function_use(self, source: Any, function: Any, args: dict[str, Any], returns: Any) -> None:
+    def log_function_use(
+        self, source: Any, function: Any, args: dict[str, Any], returns: Any
+    ) -> None:
         step = _records.reported_step()
         self._put(
             _FUNCTION,
@@ -478,4 +492,7 @@ _CHAT_END = """
         llm_calls = ?, total_tokens = ?, usage = ?
     WHERE chat_id = ?
 """
-_CHAT_EVENTS = {"chat_start": (_CHAT_START, "_chat_start_row"), "chat_end": (_CHAT_END, "_chat_end_row")}
+_CHAT_EVENTS = {
+    "chat_start": (_CHAT_START, "_chat_start_row"),
+    "chat_end": (_CHAT_END, "_chat_end_row"),
+}
