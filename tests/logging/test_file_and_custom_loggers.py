@@ -109,13 +109,20 @@ def test_a_users_logger_gets_autogens_calls() -> None:
     (function,) = [data for kind, data in recorder.calls if kind == "function"]
     assert function == ("user", "add", {"a": 2, "b": 3}, "5")
     completion = next(data for kind, data in recorder.calls if kind == "completion")
-    assert completion[0].name == "assistant" and completion[2] == 0 and completion[3] > 0
+    assert completion[0].name == "assistant"
+    assert completion[2] == 0
+    assert completion[3] > 0
     assert "api_key" not in json.dumps(completion[1], default=str)
     names = [data[0] for kind, data in recorder.calls if kind == "event"]
-    assert names[0] == "chat_start" and names[-1] == "chat_end"
-    assert "received_message" in names and "reply_func_executed" in names
-    end = [data[1] for kind, data in recorder.calls if kind == "event" and data[0] == "chat_end"][0]
-    assert end["termination_reason"] == "is_termination_msg" and end["total_cost"] > 0
+    assert names[0] == "chat_start"
+    assert names[-1] == "chat_end"
+    assert "received_message" in names
+    assert "reply_func_executed" in names
+    end = next(
+        data[1] for kind, data in recorder.calls if kind == "event" and data[0] == "chat_end"
+    )
+    assert end["termination_reason"] == "is_termination_msg"
+    assert end["total_cost"] > 0
 
 
 def test_a_logger_whose_start_fails(caplog: pytest.LogCaptureFixture) -> None:
@@ -137,5 +144,6 @@ def test_a_logger_that_raises_never_breaks_a_chat(caplog: pytest.LogCaptureFixtu
     with FakeLLMServer() as fake:
         runtime_logging.start(logger=Raising())
         result = chats.tool_chat(fake)
-    assert len(result.chat_history) == 4 and result.termination_reason == "is_termination_msg"
+    assert len(result.chat_history) == 4
+    assert result.termination_reason == "is_termination_msg"
     assert "logger bug" in caplog.text

@@ -48,7 +48,8 @@ def test_the_list_as_a_command(logged: dict[str, object], dbname: str) -> None:
     assert lines[0].split()[:3] == ["chat", "start", "(UTC)"]
     tool = logged["tool"]
     row = next(line for line in lines if line.startswith(tool.run_id[:8]))  # type: ignore[attr-defined]
-    assert "user -> assistant" in row and "is_termination_msg" in row
+    assert "user -> assistant" in row
+    assert "is_termination_msg" in row
     assert row.split()[-4:-1] == ["4", "2", f"{tool.usage.cost:.6f}"]  # type: ignore[attr-defined]
     nested = logged["nested"]
     assert any(line.startswith("  ") and "critic -> reviewer" in line for line in lines)
@@ -92,32 +93,38 @@ def test_a_chat_with_code_and_a_nested_chat(
     out = capsys.readouterr().out
     timings = out.split("Time (with nested chats)\n")[1].splitlines()
     code_line = timings[5].split()
-    assert code_line[:3] == ["code", "execution", "1"] and float(code_line[3]) > 0
+    assert code_line[:3] == ["code", "execution", "1"]
+    assert float(code_line[3]) > 0
     assert "6 * 7" not in out.split("Transcript")[0]  # the code is in the transcript only
     assert "print(6 * 7)" in out.split("Transcript")[1]
     assert main(["logs", dbname, nested.run_id[:8]]) == 0  # type: ignore[attr-defined]
     out = capsys.readouterr().out
-    assert "(nested chat " in out and "critic -> reviewer" in out
+    assert "(nested chat " in out
+    assert "critic -> reviewer" in out
     assert "reviewer" in out.split("Cost per agent")[1]  # the nested chat's cost is included
     assert f"{nested.usage.cost:.6f}" in out  # type: ignore[attr-defined]
 
 
 def test_refusals(tmp_path: Path, logged: dict[str, object], dbname: str) -> None:
     done = run_cli(str(tmp_path / "nope.db"))
-    assert done.returncode == 1 and "nope.db: no such file" in done.stderr
+    assert done.returncode == 1
+    assert "nope.db: no such file" in done.stderr
     text = tmp_path / "notes.txt"
     text.write_text("not a database at all, just some text that is long enough" * 20)
     done = run_cli(str(text))
-    assert done.returncode == 1 and "not a SQLite database" in done.stderr
+    assert done.returncode == 1
+    assert "not a SQLite database" in done.stderr
     done = run_cli(dbname, "zzzz")
-    assert done.returncode == 1 and "no chat with an id starting with 'zzzz'" in done.stderr
+    assert done.returncode == 1
+    assert "no chat with an id starting with 'zzzz'" in done.stderr
     done = run_cli(dbname, "")
     assert done.returncode == 0  # an empty id means the list
     ids = [r.run_id for r in logged.values()]  # type: ignore[attr-defined]
     common = next((c for c in "0123456789abcdef" if sum(i.startswith(c) for i in ids) > 1), None)
     if common is not None:
         done = run_cli(dbname, common)
-        assert done.returncode == 1 and "chats have ids starting with" in done.stderr
+        assert done.returncode == 1
+        assert "chats have ids starting with" in done.stderr
 
 
 def test_an_ambiguous_prefix(dbname: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -152,7 +159,8 @@ def test_an_autogen_database(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["logs", str(path)]) == 0
     out = capsys.readouterr().out
     assert "no chats table (it was written by AutoGen" in out
-    assert "s-123456" in out and "0.250000" in out
+    assert "s-123456" in out
+    assert "0.250000" in out
     assert main(["logs", str(path), "abc"]) == 1
     assert "chats cannot be shown" in capsys.readouterr().err
     other = tmp_path / "other.db"

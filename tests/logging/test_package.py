@@ -53,7 +53,7 @@ def test_factory_types(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert LoggerFactory.get_logger().dbname == "logs.db"  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="Unknown logger type: csv"):
         LoggerFactory.get_logger("csv")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Unknown logger type"):
         runtime_logging.start(logger_type="csv")  # type: ignore[arg-type]
     assert not runtime_logging.logging_enabled()
 

@@ -58,4 +58,7 @@ def test_remembered_values_are_scrubbed_anywhere() -> None:
 
 def test_timestamps_in_autogens_format() -> None:
     ts = get_current_ts()
-    assert len(ts) == 26 and ts[4] == "-" and ts[10] == " " and ts[19] == "."
+    assert len(ts) == 26
+    assert ts[4] == "-"
+    assert ts[10] == " "
+    assert ts[19] == "."

@@ -97,17 +97,21 @@ def test_every_kind_of_record(tmp_path: Path, dbname: str) -> None:
     assert init_args["name"] == "assistant"
     assert init_args["llm_config"]["config_list"][0]["model"] == "fake-model"
     assert "api_key" not in init_args["llm_config"]["config_list"][0]
-    assert rows(con, "oai_wrappers") and rows(con, "oai_clients")
+    assert rows(con, "oai_wrappers")
+    assert rows(con, "oai_clients")
     assert {r["class"] for r in rows(con, "oai_clients")} == {"OpenAIClient"}
 
     completions = rows(con, "chat_completions")
     assert len(completions) == 2 + 2 + 2 + 1
     first = completions[0]
-    assert first["source_name"] == "assistant" and first["is_cached"] == 0
+    assert first["source_name"] == "assistant"
+    assert first["is_cached"] == 0
     assert json.loads(first["request"])["messages"][-1]["content"] == "2+3?"
     response = json.loads(first["response"])
     assert response["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "add"
-    assert first["cost"] > 0 and first["duration"] >= 0 and first["model"] == "fake-model"
+    assert first["cost"] > 0
+    assert first["duration"] >= 0
+    assert first["model"] == "fake-model"
     assert first["start_time"] <= first["end_time"]
 
     calls = rows(con, "function_calls")
@@ -118,8 +122,10 @@ def test_every_kind_of_record(tmp_path: Path, dbname: str) -> None:
 
     executions = rows(con, "code_executions")
     assert len(executions) == 1
-    assert executions[0]["exit_code"] == 0 and "42" in executions[0]["output"]
-    assert executions[0]["source_name"] == "runner" and executions[0]["chat_id"] == code.run_id
+    assert executions[0]["exit_code"] == 0
+    assert "42" in executions[0]["output"]
+    assert executions[0]["source_name"] == "runner"
+    assert executions[0]["chat_id"] == code.run_id
 
     names = {r["event_name"] for r in rows(con, "events")}
     assert {
@@ -171,14 +177,16 @@ def test_create_without_an_agent_is_logged_with_the_wrapper(dbname: str) -> None
         con = runtime_logging.get_connection()
         assert con is not None
         (row,) = rows(con, "chat_completions")
-        assert row["source_name"] == "OpenAIWrapper" and row["chat_id"] is None
+        assert row["source_name"] == "OpenAIWrapper"
+        assert row["chat_id"] is None
 
 
 def test_get_connection_while_running_then_start_again(dbname: str, tmp_path: Path) -> None:
     with FakeLLMServer() as fake:
         first = runtime_logging.start(config={"dbname": dbname})
         con = runtime_logging.get_connection()
-        assert con is not None and runtime_logging.get_connection() is con
+        assert con is not None
+        assert runtime_logging.get_connection() is con
         chats.tool_chat(fake)
         # the records queued so far are visible to the next query, from any thread
         assert len(rows(con, "chat_completions")) == 2
@@ -214,7 +222,9 @@ def test_an_autogen_database_gets_parleys_columns(dbname: str) -> None:
         runtime_logging.stop()
     con = sqlite3.connect(dbname)
     got = rows(con, "chat_completions")
-    assert len(got) == 3 and got[0]["session_id"] == "old" and got[1]["chat_id"] is not None
+    assert len(got) == 3
+    assert got[0]["session_id"] == "old"
+    assert got[1]["chat_id"] is not None
     con.close()
 
 
