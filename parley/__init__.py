@@ -34,7 +34,7 @@ class _PackageLogger(logging.Logger):
     """The stdlib logger "parley", answering for the package parley.logger's public names."""
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("__"):
             raise AttributeError(name)
         import importlib
 

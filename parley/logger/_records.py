@@ -15,10 +15,22 @@ from typing import Any
 
 from .._agent_protocol import is_agent
 from ..usage import _run
-from ._secrets import scrub
+from ._secrets import is_secret_key, scrub
 from .logger_utils import to_dict
 
-__all__ = ["chat_id", "dumps", "reported_step", "reporting", "snapshot", "source_name"]
+__all__ = [
+    "chat_id",
+    "dumps",
+    "dumps_request",
+    "dumps_response",
+    "reported_step",
+    "reporting",
+    "snapshot",
+    "source_name",
+]
+
+# Request keys that may hold credentials below their top level (headers, query parameters).
+_WALKED = ("extra_headers", "default_headers", "extra_query", "default_query", "extra_body")
 
 reporting: contextvars.ContextVar[Any] = contextvars.ContextVar("parley_logged_step", default=None)
 
@@ -77,3 +89,33 @@ def dumps(value: Any, **to_dict_args: Any) -> str:
     """``value`` as JSON, credentials stripped (by key, then by remembered value)."""
     data = to_dict(value, **to_dict_args)
     return scrub(json.dumps(data, default=_non_serializable))
+
+
+def _walked(obj: Any) -> Any:
+    return to_dict(obj)
+
+
+def dumps_request(request: Any) -> str:
+    """A model request as JSON: credentials stripped at the top level and in its headers and
+    query; the messages (plain JSON, and most of the bytes) serialized by ``json`` directly,
+    so that long chats stay cheap to log."""
+    if not isinstance(request, dict):
+        return dumps(request)
+    clean = {k: v for k, v in request.items() if not is_secret_key(k)}
+    for key in _WALKED:
+        if key in clean:
+            clean[key] = to_dict(clean[key])
+    return scrub(json.dumps(clean, default=_walked))
+
+
+def dumps_response(response: Any) -> str:
+    """A model response as JSON (a pydantic model is dumped by pydantic)."""
+    dump = getattr(response, "model_dump", None)
+    if callable(dump):
+        try:
+            data = dump()
+        except Exception:
+            pass
+        else:
+            return scrub(json.dumps(data, default=_non_serializable))
+    return dumps(response)

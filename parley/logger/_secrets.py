@@ -13,6 +13,7 @@ written, wherever it ended up (a tool's output, a function's source).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -51,8 +52,11 @@ _lock = threading.Lock()
 
 def is_secret_key(key: object) -> bool:
     """Whether a dict key or attribute name holds a credential (see the module docstring)."""
-    if not isinstance(key, str):
-        return False
+    return isinstance(key, str) and _secret_name(key)
+
+
+@functools.lru_cache(maxsize=4096)  # the same few keys, record after record
+def _secret_name(key: str) -> bool:
     lowered = key.lower()
     if lowered in SECRET_KEYS:
         return True

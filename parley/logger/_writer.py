@@ -22,8 +22,11 @@ __all__ = ["Sink", "Writer"]
 
 logger = logging.getLogger(__name__)
 
-_BATCH = 2000
+_BATCH = 5000
 _FLUSH_TIMEOUT = 30.0
+# After the first record of a batch, the writer waits this long for more (unless someone is
+# waiting for a flush): fewer wake-ups and commits, so less time taken from the chats' threads.
+_LINGER = 0.05
 
 
 class Sink(Protocol):
@@ -54,6 +57,7 @@ class Writer:
         self._thread: threading.Thread | None = None
         self._closed = False
         self._opened = threading.Event()
+        self._urgent = threading.Event()
         self._open_error: BaseException | None = None
 
     def start(self) -> None:
@@ -81,6 +85,7 @@ class Writer:
             return True
         marker = _Marker(stop=False)
         self._queue.put(marker)
+        self._urgent.set()
         return marker.done.wait(timeout)
 
     def close(self, timeout: float = _FLUSH_TIMEOUT) -> None:
@@ -91,6 +96,7 @@ class Writer:
         _open_writers.discard(self)
         marker = _Marker(stop=True)
         self._queue.put(marker)
+        self._urgent.set()
         if threading.current_thread() is not self._thread:
             if not marker.done.wait(timeout):
                 logger.error(
@@ -111,6 +117,9 @@ class Writer:
         get, get_nowait = self._queue.get, self._queue.get_nowait
         while True:
             batch = [get()]
+            if not isinstance(batch[0], _Marker):
+                self._urgent.wait(_LINGER)
+            self._urgent.clear()
             while len(batch) < _BATCH:
                 try:
                     batch.append(get_nowait())

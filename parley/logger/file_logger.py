@@ -17,10 +17,11 @@ import os
 import threading
 import time
 import uuid
+from functools import partial
 from typing import IO, Any
 
 from . import _records
-from ._records import agent_class, dumps, snapshot, source_name
+from ._records import agent_class, dumps, dumps_request, dumps_response, snapshot, source_name
 from ._secrets import remember_environment, scrub
 from ._writer import Writer
 from .base_logger import BaseLogger
@@ -42,8 +43,13 @@ class _File:
     def open(self) -> None:
         self.file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 - kept open
 
-    def write(self, record: dict[str, Any]) -> None:
-        self.lines.append(scrub(json.dumps(record, default=_text)))
+    def write(self, record: dict[str, Any], fragments: dict[str, str]) -> None:
+        """A line: ``record``'s fields, then ``fragments`` (keys to JSON text) spliced in."""
+        line = scrub(json.dumps(record, default=_text))
+        if fragments:
+            extra = ", ".join(f"{json.dumps(k)}: {v}" for k, v in fragments.items())
+            line = f"{line[:-1]}, {extra}}}"
+        self.lines.append(line)
 
     def commit(self) -> None:
         if self.file is not None and self.lines:
@@ -99,8 +105,9 @@ class FileLogger(BaseLogger):
     # -- records --------------------------------------------------------------------------
 
     def _record(self, fields: dict[str, Any], ts: float, **deferred: Any) -> None:
-        """Queue a line: ``fields`` as they are, ``deferred`` values serialized (as JSON
-        text, as AutoGen's lines nest them) on the writer thread."""
+        """Queue a line: ``fields`` as they are; each ``deferred`` value, ``(serializer,
+        value, as_text)``, serialized on the writer thread: as a JSON string holding the JSON
+        (``as_text``, as AutoGen's ``json_state``) or as nested JSON."""
         fields["thread_id"] = threading.get_ident()
         chat = _records.chat_id()
         if chat is not None:
@@ -109,10 +116,12 @@ class FileLogger(BaseLogger):
 
     def _write(self, fields: dict[str, Any], ts: float, deferred: dict[str, Any]) -> None:
         record = dict(fields)
-        for key, (value, as_text, args) in deferred.items():
-            record[key] = dumps(value, **args) if as_text else json.loads(dumps(value, **args))
         record.setdefault("timestamp", format_ts(ts))
-        self._file.write(record)
+        fragments: dict[str, str] = {}
+        for key, (serialize, value, as_text) in deferred.items():
+            text = serialize(value)
+            fragments[key] = json.dumps(text) if as_text else text
+        self._file.write(record, fragments)
 
     def log_chat_completion(
         self,
@@ -139,8 +148,8 @@ class FileLogger(BaseLogger):
                 "source_name": source_name(source),
             },
             now,
-            request=(snapshot(request), False, {}),
-            response=(response, False, {}),
+            request=(dumps_request, snapshot(request), False),
+            response=(dumps_response, response, False),
         )
 
     def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
@@ -158,7 +167,7 @@ class FileLogger(BaseLogger):
                 "agent_type": type(agent).__name__,
             },
             now,
-            args=(snapshot(init_args), False, {"no_recursive": (Agent,)}),
+            args=(partial(dumps, no_recursive=(Agent,)), snapshot(init_args), False),
         )
 
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
@@ -170,13 +179,13 @@ class FileLogger(BaseLogger):
         }
         if cls is not None:
             fields["agent_module"], fields["agent_class"] = module, cls
-        self._record(fields, time.time(), json_state=(snapshot(kwargs), True, {}))
+        self._record(fields, time.time(), json_state=(dumps, snapshot(kwargs), True))
 
     def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._record(
             {"wrapper_id": id(wrapper), "session_id": self.session_id},
             time.time(),
-            json_state=(snapshot(init_args), True, {}),
+            json_state=(dumps, snapshot(init_args), True),
         )
 
     def log_new_client(self, client: Any, wrapper: Any, init_args: dict[str, Any]) -> None:
@@ -188,7 +197,7 @@ class FileLogger(BaseLogger):
                 "class": type(client).__name__,
             },
             time.time(),
-            json_state=(snapshot(init_args), True, {}),
+            json_state=(dumps, snapshot(init_args), True),
         )
 
     def log_function_use(
@@ -203,6 +212,6 @@ class FileLogger(BaseLogger):
                 "function_name": getattr(function, "__name__", None) or str(function),
             },
             time.time(),
-            input_args=(snapshot(args), True, {}),
-            returns=(returns, True, {}),
+            input_args=(dumps, snapshot(args), True),
+            returns=(dumps, returns, True),
         )

@@ -70,9 +70,9 @@ class _Walk:
             self.seen.discard(id(obj))
 
     def _compound(self, obj: Any, depth: int) -> Any:
-        if isinstance(obj, Mapping):
+        if type(obj) is dict or isinstance(obj, Mapping):
             return self.mapping(obj.items(), depth)
-        if isinstance(obj, (list, tuple, set, frozenset)):
+        if type(obj) is list or isinstance(obj, (list, tuple, set, frozenset)):
             return [self.value(v, depth) for v in obj]
         if isinstance(obj, type) or inspect.isroutine(obj) or callable(obj):
             return _source(obj)

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _records
-from ._records import agent_class, dumps, snapshot, source_name
+from ._records import agent_class, dumps, dumps_request, dumps_response, snapshot, source_name
 from ._schema import create
 from ._secrets import remember_environment
 from ._writer import Writer
@@ -213,7 +213,7 @@ class SqliteLogger(BaseLogger):
         if response is None or isinstance(response, str):
             response_json = json.dumps({"response": response})
         else:
-            response_json = dumps(response)
+            response_json = dumps_response(response)
         usage = getattr(response, "usage", None)
         model = getattr(response, "model", None) or (
             request.get("model") if isinstance(request, dict) else None
@@ -223,7 +223,7 @@ class SqliteLogger(BaseLogger):
             client_id,
             wrapper_id,
             self.session_id,
-            dumps(request),
+            dumps_request(request),
             response_json,
             is_cached,
             cost,
@@ -433,7 +433,7 @@ def _scrubbed(text: Any) -> Any:
 
 def _duration(start_time: str, end: float) -> float | None:
     try:
-        start = datetime.datetime.strptime(start_time, "%Y-%m-%d %H:%M:%S.%f")
+        start = datetime.datetime.fromisoformat(start_time)  # get_current_ts()'s format
     except (TypeError, ValueError):
         return None
     return max(0.0, end - start.replace(tzinfo=datetime.timezone.utc).timestamp())
