@@ -265,7 +265,7 @@ def _transcript(con: sqlite3.Connection, chat: str, tree: _Tree) -> str:
 
 def _message_text(message: Any) -> str:
     if not isinstance(message, dict):
-        return str(message)
+        return str(message) if message not in (None, "") else "(empty)"
     parts = []
     content = message.get("content")
     if isinstance(content, list):
