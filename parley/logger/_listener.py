@@ -17,6 +17,7 @@ from typing import Any
 
 from .._events import Event, Listener, Step
 from ._records import reporting
+from ._secrets import remember_in
 from .base_logger import BaseLogger
 from .logger_utils import format_ts
 
@@ -38,6 +39,7 @@ class Reporter(Listener):
 
     def __init__(self, logger: BaseLogger) -> None:
         self.logger = logger
+        self._clients: set[int] = set()  # the model clients whose credentials are noted
         self._on_end: dict[str, Callable[[Step], None]] = {
             "reply_func": self._reply_func,
             "llm_call": self._llm_call,
@@ -115,6 +117,11 @@ class Reporter(Listener):
         if step.error is not None or "response" not in attrs:
             return
         wrapper, client = attrs.get("wrapper"), attrs.get("client")
+        if id(client) not in self._clients:
+            # A client made before logging started: its key is scrubbed from what is written
+            # (a tool's output, a reply quoting it) all the same.
+            self._clients.add(id(client))
+            remember_in(getattr(client, "_kwargs", None))
         self.logger.log_chat_completion(
             attrs.get("invocation_id") or step.id,  # type: ignore[arg-type]
             id(client),

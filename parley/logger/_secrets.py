@@ -18,7 +18,7 @@ import os
 import re
 import threading
 
-__all__ = ["REDACTED", "SECRET_KEYS", "is_secret_key", "remember", "scrub"]
+__all__ = ["REDACTED", "SECRET_KEYS", "is_secret_key", "remember", "remember_in", "scrub"]
 
 REDACTED = "<redacted>"
 # AutoGen's exclusions (not all of them secrets, but AutoGen users expect them absent).
@@ -66,9 +66,27 @@ def _secret_name(key: str) -> bool:
 def remember(value: object) -> None:
     """Note a secret value, so that :func:`scrub` removes it from any text."""
     global _known
+    if isinstance(value, dict):
+        remember_in(value)
+        return
+    if isinstance(value, str) and value.lower().startswith("bearer "):
+        value = value[7:]
     if isinstance(value, str) and len(value) >= _MIN_SECRET and value not in _known:
         with _lock:
             _known = _known | {value}
+
+
+def remember_in(config: object, depth: int = 0) -> None:
+    """Note the secret values of a config dict (and of the dicts in it: headers)."""
+    if not isinstance(config, dict) or depth > 3:
+        return
+    for key, value in config.items():
+        if is_secret_key(key):
+            remember(value)
+        if isinstance(value, dict):
+            remember_in(value, depth + 1)
+        elif isinstance(value, str) and value.lower().startswith("bearer "):
+            remember(value[7:])
 
 
 def remember_environment() -> None:

@@ -94,10 +94,10 @@ class _Walk:
     def mapping(self, items: Any, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, item in items:
-            if key in self.exclude or key in ("self", "__class__"):
-                continue
             if is_secret_key(key):
                 remember(item)  # dropped, as AutoGen drops them; scrubbed if seen elsewhere
+                continue
+            if key in self.exclude or key in ("self", "__class__"):
                 continue
             if self.no_recursive and isinstance(item, self.no_recursive):
                 out[str(key)] = str(item)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from pathlib import Path
 
 from parley import OpenAIWrapper, runtime_logging
@@ -234,3 +235,49 @@ def test_a_database_that_cannot_be_opened_fails_start(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.Error):
         runtime_logging.start(config={"dbname": str(tmp_path / "missing" / "logs.db")})
     assert not runtime_logging.logging_enabled()
+
+
+def test_credentials_never_written_wherever_they_hide(dbname: str) -> None:
+    import parley
+    from parley import AssistantAgent, UserProxyAgent
+
+    header_secret = "hdr-SENTINEL-0123456789"
+    # A key not seen before (random per run) in agents made before logging starts: the log
+    # learns it from the model client that uses it.
+    key = f"sk-late-{uuid.uuid4().hex}"
+    with FakeLLMServer(api_key=key) as fake:
+        config = fake.config_list(default_headers={"X-Custom-Auth-Token": header_secret})
+        assistant = AssistantAgent("assistant", llm_config={"config_list": config})
+        user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+        runtime_logging.start(config={"dbname": dbname})
+
+        def leak() -> str:
+            return f"the key is {key}"  # a tool that prints the key
+
+        parley.register_function(leak, caller=assistant, executor=user, description="Leak.")
+        fake.add_reply(tool_calls=[{"name": "leak", "arguments": {}}])
+        fake.add_reply("TERMINATE")
+        user.initiate_chat(assistant, message="go", silent=True)
+        runtime_logging.stop()
+    data = db_bytes(dbname)
+    assert key.encode() not in data
+    assert header_secret.encode() not in data
+    con = sqlite3.connect(dbname)
+    (returns,) = con.execute("SELECT returns FROM function_calls").fetchone()
+    assert json.loads(returns) == "the key is <redacted>"
+    con.close()
+
+
+def test_a_key_of_a_client_made_before_logging_is_scrubbed(dbname: str) -> None:
+    key = f"sk-early-{uuid.uuid4().hex}"  # never seen by the log before the call
+    with FakeLLMServer(api_key=key) as fake:
+        client = OpenAIWrapper(config_list=fake.config_list(), cache_seed=None)
+        runtime_logging.start(config={"dbname": dbname})
+        fake.add_reply(f"your key is {key}")  # a model repeating the key it was sent
+        client.create(messages=[{"role": "user", "content": "what is my key?"}])
+        runtime_logging.stop()
+    assert key.encode() not in db_bytes(dbname)
+    con = sqlite3.connect(dbname)
+    (response,) = con.execute("SELECT response FROM chat_completions").fetchone()
+    assert json.loads(response)["choices"][0]["message"]["content"] == "your key is <redacted>"
+    con.close()
