@@ -13,9 +13,10 @@ eager imports; sub-packages (``parley.agentchat``, ``parley.oai``...) are attrib
 from __future__ import annotations
 
 import logging
-import sys
-import types
-from typing import TYPE_CHECKING, Any
+import sys as _sys
+from types import ModuleType as _ModuleType
+from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from ._lazy import lazy_exports
 from .version import __version__ as __version__
@@ -33,7 +34,7 @@ logger.setLevel(logging.INFO)
 class _PackageLogger(logging.Logger):
     """The stdlib logger "parley", answering for the package parley.logger's public names."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> _Any:
         if name.startswith("__"):
             raise AttributeError(name)
         import importlib
@@ -47,16 +48,16 @@ class _PackageLogger(logging.Logger):
             raise AttributeError(f"'Logger' object has no attribute {name!r}") from None
 
 
-class _Package(types.ModuleType):
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "logger" and isinstance(value, types.ModuleType):
+class _Package(_ModuleType):
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "logger" and isinstance(value, _ModuleType):
             return  # the sub-package being bound by the import system: see above
         super().__setattr__(name, value)
 
 
 if type(logger) is logging.Logger:  # not if a program set its own logger class first
     logger.__class__ = _PackageLogger
-sys.modules[__name__].__class__ = _Package
+_sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:
     # What type checkers see. (Keeping __getattr__ out of their sight keeps a misspelt

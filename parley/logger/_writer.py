@@ -5,13 +5,16 @@ Each queued item is ``(function, args)``, run on the writer thread; an item that
 logged (never raised to the chat that logged it). After each batch (everything queued by the
 time the thread gets to it, up to ``_BATCH``) the sink commits once. ``flush()`` waits until
 everything queued before it is committed; ``close()`` flushes, closes the sink and ends the
-thread. A writer left open is flushed and closed at interpreter exit.
+thread. A writer left open is flushed and closed at interpreter exit. In a forked child the
+writer thread does not exist: the child's writers drop what it logs (the parent's records are
+the parent's to write).
 """
 
 from __future__ import annotations
 
 import atexit
 import logging
+import os
 import queue
 import threading
 import weakref
@@ -93,6 +96,9 @@ class Writer:
         if self._closed or self._thread is None:
             return
         self._closed = True
+        if not self._thread.is_alive():
+            _open_writers.discard(self)
+            return
         _open_writers.discard(self)
         marker = _Marker(stop=True)
         self._queue.put(marker)
@@ -178,3 +184,13 @@ _open_writers: weakref.WeakSet[Writer] = weakref.WeakSet()
 def _close_at_exit() -> None:
     for writer in list(_open_writers):
         writer.close(timeout=5.0)
+
+
+def _forget_in_child() -> None:
+    for writer in list(_open_writers):
+        writer._closed = True
+    _open_writers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

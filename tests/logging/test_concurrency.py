@@ -79,3 +79,25 @@ async def test_concurrent_chats_lose_no_record(
     con.close()
     assert "database is locked" not in caplog.text
     assert "could not write" not in caplog.text
+
+
+def test_a_forked_child_exits_at_once_and_the_parent_keeps_logging(dbname: str) -> None:
+    import os
+    import time
+
+    runtime_logging.start(config={"dbname": dbname})
+    runtime_logging.log_event("parent", "before")
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # the child: logs nothing, and its exit does not wait for a writer
+        runtime_logging.log_event("child", "in the child")
+        runtime_logging.stop()
+        os._exit(0)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert time.monotonic() - started < 3
+    runtime_logging.log_event("parent", "after")
+    con = runtime_logging.get_connection()
+    assert con is not None
+    names = [r[0] for r in con.execute("SELECT event_name FROM events ORDER BY id")]
+    assert names == ["before", "after"]
