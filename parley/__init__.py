@@ -13,14 +13,51 @@ eager imports; sub-packages (``parley.agentchat``, ``parley.oai``...) are attrib
 from __future__ import annotations
 
 import logging
+import sys as _sys
+from types import ModuleType as _ModuleType
 from typing import TYPE_CHECKING
+from typing import Any as _Any
 
 from ._lazy import lazy_exports
 from .version import __version__ as __version__
 
-# As in AutoGen: `autogen.logger` is the stdlib logger "autogen" (here "parley"), level INFO.
+# As in AutoGen: `autogen.logger` is the stdlib logger "autogen" (here "parley"), level INFO,
+# and stays so when the sub-package parley.logger (AutoGen's autogen.logger: SqliteLogger...)
+# is imported: the import system's binding of the sub-package here is refused (AutoGen's
+# __init__ rebinds the name after importing it). `from parley.logger import SqliteLogger`
+# reaches the package; so does `import parley.logger as m` (which binds m to the attribute,
+# the stdlib logger, as in AutoGen): the logger answers the names it lacks from the package.
 logger = logging.getLogger("parley")
 logger.setLevel(logging.INFO)
+
+
+class _PackageLogger(logging.Logger):
+    """The stdlib logger "parley", answering for the package parley.logger's public names."""
+
+    def __getattr__(self, name: str) -> _Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        import importlib
+
+        package = importlib.import_module("parley.logger")
+        if hasattr(package, name):
+            return getattr(package, name)
+        try:
+            return importlib.import_module(f"parley.logger.{name}")
+        except ModuleNotFoundError:
+            raise AttributeError(f"'Logger' object has no attribute {name!r}") from None
+
+
+class _Package(_ModuleType):
+    def __setattr__(self, name: str, value: _Any) -> None:
+        if name == "logger" and isinstance(value, _ModuleType):
+            return  # the sub-package being bound by the import system: see above
+        super().__setattr__(name, value)
+
+
+if type(logger) is logging.Logger:  # not if a program set its own logger class first
+    logger.__class__ = _PackageLogger
+_sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:
     # What type checkers see. (Keeping __getattr__ out of their sight keeps a misspelt
@@ -61,6 +98,7 @@ else:
             "graph_utils",
             "io",
             "oai",
+            "runtime_logging",
             "token_count_utils",
             "types",
             "version",

@@ -8,7 +8,8 @@ a file of that name in the current folder); without one, SmolLM2-135M-Instruct r
 (the ``local`` extra). The transcript goes to stdout, progress and notes to stderr.
 
 ``parley sandbox build`` / ``parley sandbox status`` build and show parley's Docker images
-(``parley._sandbox_cli``).
+(``parley._sandbox_cli``); ``parley logs logs.db [CHAT_ID]`` lists the chats of a runtime log
+and shows one (``parley._logs_cli``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import _sandbox_cli
+from . import _logs_cli, _sandbox_cli
 
 __all__ = ["main"]
 
@@ -364,8 +365,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-docker", action="store_true", help="run the code on this machine, not in Docker"
     )
     _sandbox_cli.add_parser(sub)
+    _logs_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return _sandbox_cli.run(args)
+    if args.command == "logs":
+        return _logs_cli.run(args)
     assert args.command == "demo"  # argparse refuses any other
     return demo(args.config, no_docker=args.no_docker)

@@ -91,6 +91,16 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
         )
         assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
+    if notebook.name == "runtime_logging.ipynb":
+        text = text.replace("\r\n", "\n")  # the output of `!` commands comes from a terminal
+        assert "logging: True" in text
+        assert "functions: [('multiply', '{\"a\": 6, \"b\": 7}', '\"42\"')]" in text
+        assert "chats row: user -> assistant is_termination_msg" in text
+        assert "the log's cost is the chat's: True\nno API key in the file: True" in text
+        assert re.search(r"\n[0-9a-f]{8}  \S+ \S+\s+user -> assistant\s+6\s+3\s+", text)
+        assert "[2] assistant -> user:\n    tool call multiply({\"a\": 6, \"b\": 7})" in text
+        assert "tool calls          1" in text
+        assert "logging: False" in text
     if notebook.name == "transform_messages.ipynb":
         assert "400: Invalid parameter: messages with role 'tool'" in text
         assert "4 ['assistant', 'tool', 'tool', 'user'] accepted" in text

@@ -1,0 +1,112 @@
+"""What runtime logging (SqliteLogger) adds to a chat turn, on the caller's thread.
+
+    python benchmarks/logging_overhead.py [--turns 200] [--runs 5]
+
+The chat of chat_overhead.py (two LLM agents on a FakeLLMServer on loopback, ``max_turns``
+turns, ``silent=True``, caching off), timed without logging and with
+``runtime_logging.start(config={"dbname": ...})``; plus the time spent inside the logging
+listener's calls themselves (the snapshot and queue put that run on the event loop), measured
+directly, and the CPU time the writer thread spends (serializing and inserting, off the loop,
+but sharing the GIL with it). Runs alternate with and without logging; min and median over
+``--runs``; times per turn (one turn of ``max_turns``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parley import ConversableAgent, runtime_logging
+from parley.logger import _listener, _writer
+from parley.testing import FakeLLMServer
+
+
+def chat(fake: FakeLLMServer, turns: int) -> float:
+    config = fake.llm_config(cache_seed=None)
+    alice = ConversableAgent("alice", llm_config=config, human_input_mode="NEVER")
+    bob = ConversableAgent("bob", llm_config=config, human_input_mode="NEVER")
+    start = time.perf_counter()
+    alice.initiate_chat(bob, message="hello", max_turns=turns, silent=True)
+    return time.perf_counter() - start
+
+
+class _WriterCPU:
+    """Adds up the writer thread's CPU time per record."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        original = _writer.Writer._write
+
+        def timed(writer: Any, item: Any) -> None:
+            t0 = time.thread_time()
+            original(writer, item)
+            self.seconds += time.thread_time() - t0
+
+        _writer.Writer._write = timed  # type: ignore[method-assign]
+
+
+class _Timed:
+    """Wraps the listener's entry points, adding up their time."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+        reporter = _listener.Reporter
+        for name in ("on_event", "on_step_start", "on_step_end"):
+            original = getattr(reporter, name)
+            setattr(reporter, name, self._wrap(original))
+
+    def _wrap(self, original: Any) -> Any:
+        def timed(listener: Any, arg: Any) -> None:
+            t0 = time.perf_counter()
+            original(listener, arg)
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+
+        return timed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--turns", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    plain: list[float] = []
+    logged: list[float] = []
+    inside: list[float] = []
+    cpu: list[float] = []
+    timer = _Timed()
+    writer = _WriterCPU()
+    with FakeLLMServer(default="a short answer") as fake, tempfile.TemporaryDirectory() as tmp:
+        chat(fake, 2)  # warm-up
+        for run in range(args.runs):
+            plain.append(chat(fake, args.turns))
+            runtime_logging.start(config={"dbname": f"{tmp}/logs{run}.db"})
+            timer.seconds, timer.calls, writer.seconds = 0.0, 0, 0.0
+            logged.append(chat(fake, args.turns))
+            inside.append(timer.seconds)
+            runtime_logging.stop()
+            cpu.append(writer.seconds)
+    turns = args.turns
+    ms = 1000 / turns
+
+    def show(label: str, values: list[float]) -> None:
+        low, mid = min(values) * ms, statistics.median(values) * ms
+        print(f"  {label:<44} min {low:7.3f} ms   median {mid:7.3f} ms")
+
+    print(f"a chat of {turns} turns, {args.runs} runs each, per turn:")
+    show("without logging", plain)
+    show("with SqliteLogger", logged)
+    show(f"in the logging listener ({timer.calls // turns} calls, on the loop)", inside)
+    show("writer thread CPU (off the loop)", cpu)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""One thread that owns a log's sink (a database connection, a file) and writes what callers
+queue: callers pay a ``queue.put``; serialization and I/O happen here, in batches.
+
+Each queued item is ``(function, args)``, run on the writer thread; an item that raises is
+logged (never raised to the chat that logged it). After each batch (everything queued by the
+time the thread gets to it, up to ``_BATCH``) the sink commits once. ``flush()`` waits until
+everything queued before it is committed; ``close()`` flushes, closes the sink and ends the
+thread. A writer left open is flushed and closed at interpreter exit. In a forked child the
+writer thread does not exist: the child's writers drop what it logs (the parent's records are
+the parent's to write).
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any, Protocol
+
+__all__ = ["Sink", "Writer"]
+
+logger = logging.getLogger(__name__)
+
+_BATCH = 5000
+_FLUSH_TIMEOUT = 30.0
+# After the first record of a batch, the writer waits this long for more (unless someone is
+# waiting for a flush): fewer wake-ups and commits, so less time taken from the chats' threads.
+_LINGER = 0.05
+
+
+class Sink(Protocol):
+    """Where a writer writes; every method runs on the writer thread."""
+
+    def open(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _Marker:
+    __slots__ = ("done", "stop")
+
+    def __init__(self, stop: bool) -> None:
+        self.done = threading.Event()
+        self.stop = stop
+
+
+class Writer:
+    """The writer thread of one sink (see the module docstring)."""
+
+    def __init__(self, name: str, sink: Sink) -> None:
+        self._name = name
+        self._sink = sink
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self._opened = threading.Event()
+        self._urgent = threading.Event()
+        self._open_error: BaseException | None = None
+
+    def start(self) -> None:
+        """Start the thread and open the sink there; raises what opening raised."""
+        self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+        self._thread.start()
+        self._opened.wait()
+        if self._open_error is not None:
+            self._closed = True
+            raise self._open_error
+        _open_writers.add(self)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and not self._closed
+
+    def put(self, function: Callable[..., Any], *args: Any) -> None:
+        """Queue ``function(*args)`` for the writer thread (dropped once closed)."""
+        if not self._closed:
+            self._queue.put((function, args))
+
+    def flush(self, timeout: float = _FLUSH_TIMEOUT) -> bool:
+        """Wait until what was queued so far is committed; False on timeout."""
+        if self._closed or threading.current_thread() is self._thread:
+            return True
+        marker = _Marker(stop=False)
+        self._queue.put(marker)
+        self._urgent.set()
+        return marker.done.wait(timeout)
+
+    def close(self, timeout: float = _FLUSH_TIMEOUT) -> None:
+        """Write what is queued, close the sink and end the thread (idempotent)."""
+        if self._closed or self._thread is None:
+            return
+        self._closed = True
+        if not self._thread.is_alive():
+            _open_writers.discard(self)
+            return
+        _open_writers.discard(self)
+        marker = _Marker(stop=True)
+        self._queue.put(marker)
+        self._urgent.set()
+        if threading.current_thread() is not self._thread:
+            if not marker.done.wait(timeout):
+                logger.error(
+                    "[%s] the log writer did not finish within %.0f s", self._name, timeout
+                )
+            self._thread.join(timeout)
+
+    # -- the thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            self._sink.open()
+        except BaseException as error:  # reported to start()'s caller
+            self._open_error = error
+            self._opened.set()
+            return
+        self._opened.set()
+        get, get_nowait = self._queue.get, self._queue.get_nowait
+        while True:
+            batch = [get()]
+            if not isinstance(batch[0], _Marker):
+                self._urgent.wait(_LINGER)
+            self._urgent.clear()
+            while len(batch) < _BATCH:
+                try:
+                    batch.append(get_nowait())
+                except queue.Empty:
+                    break
+            markers = [item for item in batch if isinstance(item, _Marker)]
+            for item in batch:
+                if not isinstance(item, _Marker):
+                    self._write(item)
+            try:
+                self._sink.commit()
+            except Exception as error:
+                logger.error("[%s] commit failed: %s", self._name, error)
+            if any(m.stop for m in markers):
+                self._drain()
+                try:
+                    self._sink.close()
+                except Exception as error:
+                    logger.error("[%s] close failed: %s", self._name, error)
+                for marker in markers:
+                    marker.done.set()
+                return
+            for marker in markers:
+                marker.done.set()
+
+    def _write(self, item: tuple[Callable[..., Any], tuple[Any, ...]]) -> None:
+        function, args = item
+        try:
+            function(*args)
+        except Exception as error:
+            logger.error(
+                "[%s] could not write a log record: %s: %s", self._name, type(error).__name__, error
+            )
+
+    def _drain(self) -> None:
+        # Items queued by threads that saw the writer open just before close().
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, _Marker):
+                item.done.set()
+            else:
+                self._write(item)
+        try:
+            self._sink.commit()
+        except Exception as error:
+            logger.error("[%s] commit failed: %s", self._name, error)
+
+
+_open_writers: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    for writer in list(_open_writers):
+        writer.close(timeout=5.0)
+
+
+def _forget_in_child() -> None:
+    for writer in list(_open_writers):
+        writer._closed = True
+    _open_writers.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)

@@ -1,0 +1,498 @@
+"""``SqliteLogger``: the runtime log in a SQLite database (AutoGen's tables, see ``_schema``).
+
+Every record is queued by the thread that logs it and written by one writer thread that owns
+the database connection (``_writer``), in WAL mode with one commit per batch: many concurrent
+chats and threads log without ever meeting "database is locked", and the event loop only pays
+for a shallow snapshot and a queue put. SQL errors are logged, never raised into a chat.
+
+``get_connection()`` returns a connection of the caller's (the same one on every call, usable
+from any thread) that first waits for the records queued so far to be written, so a query
+sees everything logged before it. ``stop()`` writes what is queued, closes the writer's
+connection and that one.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from . import _records
+from ._records import agent_class, dumps, dumps_request, dumps_response, snapshot, source_name
+from ._schema import create
+from ._secrets import remember_environment
+from ._writer import Writer
+from .base_logger import BaseLogger
+from .logger_utils import format_ts
+
+__all__ = ["SqliteLogger"]
+
+logger = logging.getLogger(__name__)
+
+# AutoGen leaves these out of the constructor arguments it logs.
+_EXCLUDE = (
+    "self",
+    "__class__",
+    "api_key",
+    "organization",
+    "base_url",
+    "azure_endpoint",
+    "azure_ad_token",
+    "azure_ad_token_provider",
+)
+
+
+class _Database:
+    """The writer thread's side: the connection (see ``_writer.Sink``)."""
+
+    def __init__(self, dbname: str) -> None:
+        self.dbname = dbname
+        self.con: sqlite3.Connection | None = None
+
+    def open(self) -> None:
+        con = sqlite3.connect(self.dbname, timeout=30.0)
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            con.execute("PRAGMA synchronous=NORMAL")
+            create(con)
+        except BaseException:
+            con.close()
+            raise
+        self.con = con
+
+    def run(self, query: str, args: tuple[Any, ...]) -> None:
+        assert self.con is not None
+        try:
+            self.con.execute(query, args)
+        except sqlite3.Error as error:
+            logger.error("[SqliteLogger] error running query %s: %s", query.split("(")[0], error)
+
+    def commit(self) -> None:
+        if self.con is not None:
+            self.con.commit()
+
+    def close(self) -> None:
+        if self.con is not None:
+            self.con.close()
+            self.con = None
+
+
+class _ReaderConnection(sqlite3.Connection):
+    """The connection ``get_connection()`` hands out: waits for queued records first."""
+
+    flush: Callable[[], object] = staticmethod(lambda: None)
+
+    def cursor(self, *args: Any, **kwargs: Any) -> Any:
+        self.flush()
+        return super().cursor(*args, **kwargs)
+
+    def execute(self, *args: Any, **kwargs: Any) -> Any:
+        self.flush()
+        return super().execute(*args, **kwargs)
+
+    def executemany(self, *args: Any, **kwargs: Any) -> Any:
+        self.flush()
+        return super().executemany(*args, **kwargs)
+
+    def executescript(self, *args: Any, **kwargs: Any) -> Any:
+        self.flush()
+        return super().executescript(*args, **kwargs)
+
+
+class SqliteLogger(BaseLogger):
+    """Logs to the SQLite database ``config["dbname"]`` (default ``"logs.db"``)."""
+
+    schema_version = 1
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.dbname: str = str(config.get("dbname", "logs.db"))
+        self.session_id = str(uuid.uuid4())
+        self._db = _Database(self.dbname)
+        self._writer = Writer("parley-sqlite-logger", self._db)
+        self._reader: _ReaderConnection | None = None
+        self._lock = threading.Lock()
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def start(self) -> str:
+        """Open (or create) the database and start the writer; returns the session id.
+        Raises ``sqlite3.Error`` when the database cannot be opened."""
+        remember_environment()
+        try:
+            self._writer.start()
+        except sqlite3.Error as error:
+            logger.error("[SqliteLogger] cannot open database %s: %s", self.dbname, error)
+            raise
+        return self.session_id
+
+    def stop(self) -> None:
+        """Write what is queued and close the connections."""
+        self._writer.close()
+        with self._lock:
+            reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
+
+    def flush(self) -> None:
+        """Wait until every record queued so far is in the database."""
+        self._writer.flush()
+
+    def get_connection(self) -> sqlite3.Connection | None:
+        """A connection to the database (see the module docstring); None once stopped."""
+        if not self._writer.running:
+            return None
+        self.flush()
+        with self._lock:
+            if self._reader is None:
+                reader = sqlite3.connect(
+                    self.dbname, timeout=30.0, check_same_thread=False, factory=_ReaderConnection
+                )
+                reader.flush = self.flush
+                self._reader = reader
+            return self._reader
+
+    # -- records --------------------------------------------------------------------------
+
+    def _put(self, query: str, build: Callable[..., tuple[Any, ...]], *args: Any) -> None:
+        self._writer.put(self._write, query, build, args)
+
+    def _write(
+        self, query: str, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]
+    ) -> None:
+        self._db.run(query, build(*args))
+
+    def log_chat_completion(
+        self,
+        invocation_id: uuid.UUID,
+        client_id: int,
+        wrapper_id: int,
+        source: Any,
+        request: dict[str, Any],
+        response: Any,
+        is_cached: int,
+        cost: float,
+        start_time: str,
+    ) -> None:
+        self._put(
+            _COMPLETION,
+            self._completion_row,
+            str(invocation_id),
+            client_id,
+            wrapper_id,
+            source_name(source),
+            snapshot(request),
+            response,
+            int(is_cached),
+            cost,
+            start_time,
+            time.time(),
+            _records.chat_id(),
+        )
+
+    def _completion_row(
+        self,
+        invocation_id: str,
+        client_id: int,
+        wrapper_id: int,
+        name: str,
+        request: Any,
+        response: Any,
+        is_cached: int,
+        cost: float,
+        start_time: str,
+        end: float,
+        chat: str | None,
+    ) -> tuple[Any, ...]:
+        if response is None or isinstance(response, str):
+            response_json = json.dumps({"response": response})
+        else:
+            response_json = dumps_response(response)
+        usage = getattr(response, "usage", None)
+        model = getattr(response, "model", None) or (
+            request.get("model") if isinstance(request, dict) else None
+        )
+        return (
+            invocation_id,
+            client_id,
+            wrapper_id,
+            self.session_id,
+            dumps_request(request),
+            response_json,
+            is_cached,
+            cost,
+            start_time,
+            format_ts(end),
+            name,
+            chat,
+            model,
+            _duration(start_time, end),
+            getattr(usage, "prompt_tokens", None),
+            getattr(usage, "completion_tokens", None),
+            getattr(usage, "total_tokens", None),
+        )
+
+    def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
+        client = getattr(agent, "client", None)
+        wrapper_id = getattr(client, "wrapper_id", "") if client is not None else ""
+        name = getattr(agent, "name", None) or ""
+        self._put(
+            _AGENT,
+            self._agent_row,
+            id(agent),
+            wrapper_id,
+            name,
+            type(agent).__name__,
+            snapshot(init_args),
+            time.time(),
+        )
+
+    def _agent_row(
+        self, agent_id: int, wrapper_id: Any, name: str, cls: str, init_args: Any, ts: float
+    ) -> tuple[Any, ...]:
+        from .._agent_protocol import Agent
+
+        args = dumps(init_args, exclude=_EXCLUDE, no_recursive=(Agent,))
+        return (agent_id, wrapper_id, self.session_id, name, cls, args, format_ts(ts))
+
+    def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
+        module, cls = agent_class(source)
+        self._put(
+            _EVENT,
+            self._event_row,
+            id(source),
+            source_name(source),
+            name,
+            module,
+            cls,
+            snapshot(kwargs),
+            time.time(),
+            _records.chat_id(),
+        )
+        if name in _CHAT_EVENTS:
+            query, build = _CHAT_EVENTS[name]
+            self._put(query, getattr(self, build), snapshot(kwargs))
+        elif name == "code_execution":
+            self._put(
+                _CODE,
+                self._code_row,
+                id(source),
+                source_name(source),
+                snapshot(kwargs),
+                time.time(),
+                _records.chat_id(),
+            )
+
+    def _event_row(
+        self,
+        source_id: int,
+        source: str,
+        name: str,
+        module: str | None,
+        cls: str | None,
+        kwargs: dict[str, Any],
+        ts: float,
+        chat: str | None,
+    ) -> tuple[Any, ...]:
+        return (
+            source_id,
+            source,
+            name,
+            module,
+            cls,
+            dumps(kwargs),
+            format_ts(ts),
+            chat,
+            self.session_id,
+        )
+
+    def _chat_start_row(self, data: dict[str, Any]) -> tuple[Any, ...]:
+        message = data.get("message")
+        return (
+            data.get("chat_id"),
+            data.get("parent_chat_id"),
+            self.session_id,
+            data.get("sender"),
+            data.get("recipient"),
+            message if isinstance(message, str) or message is None else dumps(message),
+            data.get("max_turns") if isinstance(data.get("max_turns"), int) else None,
+            data.get("start_time"),
+        )
+
+    def _chat_end_row(self, data: dict[str, Any]) -> tuple[Any, ...]:
+        summary = data.get("summary")
+        return (
+            data.get("end_time"),
+            data.get("duration"),
+            data.get("termination_reason"),
+            summary if isinstance(summary, str) or summary is None else dumps(summary),
+            data.get("total_cost"),
+            data.get("llm_calls"),
+            data.get("total_tokens"),
+            dumps(data.get("cost")),
+            data.get("chat_id"),
+        )
+
+    def _code_row(
+        self, source_id: int, source: str, data: dict[str, Any], ts: float, chat: str | None
+    ) -> tuple[Any, ...]:
+        languages = data.get("languages")
+        return (
+            self.session_id,
+            chat,
+            source_id,
+            source,
+            data.get("executor"),
+            json.dumps(languages) if languages is not None else None,
+            _scrubbed(data.get("code")),
+            data.get("exit_code"),
+            _scrubbed(data.get("output")),
+            data.get("start_time"),
+            format_ts(ts),
+            data.get("duration"),
+        )
+
+    def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
+        self._put(_WRAPPER, self._wrapper_row, id(wrapper), snapshot(init_args), time.time())
+
+    def _wrapper_row(self, wrapper_id: int, init_args: Any, ts: float) -> tuple[Any, ...]:
+        return (wrapper_id, self.session_id, dumps(init_args, exclude=_EXCLUDE), format_ts(ts))
+
+    def log_new_client(self, client: Any, wrapper: Any, init_args: dict[str, Any]) -> None:
+        self._put(
+            _CLIENT,
+            self._client_row,
+            id(client),
+            id(wrapper),
+            type(client).__name__,
+            snapshot(init_args),
+            time.time(),
+        )
+
+    def _client_row(
+        self, client_id: int, wrapper_id: int, cls: str, init_args: Any, ts: float
+    ) -> tuple[Any, ...]:
+        args = dumps(init_args, exclude=_EXCLUDE)
+        return (client_id, wrapper_id, self.session_id, cls, args, format_ts(ts))
+
+    def log_function_use(
+        self, source: Any, function: Any, args: dict[str, Any], returns: Any
+    ) -> None:
+        step = _records.reported_step()
+        self._put(
+            _FUNCTION,
+            self._function_row,
+            id(source),
+            source_name(source),
+            getattr(function, "__name__", None) or str(function),
+            snapshot(args),
+            returns,
+            time.time(),
+            _records.chat_id(),
+            step.attrs.get("call_id") if step is not None else None,
+            step.duration if step is not None else None,
+        )
+
+    def _function_row(
+        self,
+        source_id: int,
+        source: str,
+        function: str,
+        args: Any,
+        returns: Any,
+        ts: float,
+        chat: str | None,
+        call_id: str | None,
+        duration: float | None,
+    ) -> tuple[Any, ...]:
+        return (
+            source_id,
+            source,
+            function,
+            dumps(args),
+            dumps(returns),
+            format_ts(ts),
+            chat,
+            self.session_id,
+            call_id,
+            duration,
+        )
+
+
+def _scrubbed(text: Any) -> Any:
+    from ._secrets import scrub
+
+    return scrub(text) if isinstance(text, str) else text
+
+
+def _duration(start_time: str, end: float) -> float | None:
+    try:
+        start = datetime.datetime.fromisoformat(start_time)  # get_current_ts()'s format
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, end - start.replace(tzinfo=datetime.timezone.utc).timestamp())
+
+
+_COMPLETION = """
+    INSERT INTO chat_completions (
+        invocation_id, client_id, wrapper_id, session_id, request, response, is_cached, cost,
+        start_time, end_time, source_name, chat_id, model, duration, prompt_tokens,
+        completion_tokens, total_tokens
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+# An upsert, as AutoGen's: a subclass's constructor may log the same agent again.
+_AGENT = """
+    INSERT INTO agents (agent_id, wrapper_id, session_id, name, class, init_args, timestamp)
+    VALUES (?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (agent_id, session_id) DO UPDATE SET
+        wrapper_id = excluded.wrapper_id, name = excluded.name, class = excluded.class,
+        init_args = excluded.init_args, timestamp = excluded.timestamp
+"""
+_EVENT = """
+    INSERT INTO events (
+        source_id, source_name, event_name, agent_module, agent_class_name, json_state,
+        timestamp, chat_id, session_id
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_WRAPPER = """
+    INSERT INTO oai_wrappers (wrapper_id, session_id, init_args, timestamp) VALUES (?, ?, ?, ?)
+    ON CONFLICT (wrapper_id, session_id) DO NOTHING
+"""
+_CLIENT = """
+    INSERT INTO oai_clients (client_id, wrapper_id, session_id, class, init_args, timestamp)
+    VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (client_id, session_id) DO NOTHING
+"""
+_FUNCTION = """
+    INSERT INTO function_calls (
+        source_id, source_name, function_name, args, returns, timestamp, chat_id, session_id,
+        call_id, duration
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_CODE = """
+    INSERT INTO code_executions (
+        session_id, chat_id, source_id, source_name, executor, languages, code, exit_code,
+        output, start_time, end_time, duration
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_CHAT_START = """
+    INSERT INTO chats (
+        chat_id, parent_chat_id, session_id, sender, recipient, message, max_turns, start_time
+    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (chat_id) DO NOTHING
+"""
+_CHAT_END = """
+    UPDATE chats SET end_time = ?, duration = ?, termination_reason = ?, summary = ?, cost = ?,
+        llm_calls = ?, total_tokens = ?, usage = ?
+    WHERE chat_id = ?
+"""
+_CHAT_EVENTS = {
+    "chat_start": (_CHAT_START, "_chat_start_row"),
+    "chat_end": (_CHAT_END, "_chat_end_row"),
+}
