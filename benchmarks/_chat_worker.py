@@ -79,13 +79,20 @@ def check_history(result: Any, turns: int) -> int:
     return n
 
 
-def timed_chat(ag: ModuleType, args: argparse.Namespace, turns: int, seed: int | None) -> float:
+CPU: dict[str, float] = {}  # process CPU seconds (every thread of the worker) per phase
+
+
+def timed_chat(
+    ag: ModuleType, args: argparse.Namespace, turns: int, seed: int | None, label: str = ""
+) -> float:
     alice, bob = make_pair(ag, args, turns, seed)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     result = alice.initiate_chat(
         bob, message="Hello Bob, let's chat for a while.", max_turns=turns, silent=True
     )
     elapsed = time.perf_counter() - start
+    if label:
+        CPU[label] = time.process_time() - cpu
     check_history(result, turns)
     return elapsed
 
@@ -94,7 +101,7 @@ def run_overhead(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     # cwd is a fresh temp dir chosen by the driver: the legacy disk cache goes to ./.cache/<seed>.
     timed_chat(ag, args, args.warmup_turns, None)  # connections, lazy imports
     mark("warmup")
-    live = timed_chat(ag, args, args.turns, None)
+    live = timed_chat(ag, args, args.turns, None, "live")
     mark("live")
     fill = timed_chat(ag, args, args.turns, args.cache_seed)
     mark("fill")
@@ -108,6 +115,7 @@ def run_overhead(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.observability:
         result.update(run_observed(ag, args))
+        result.update({f"{k}_cpu_s": v for k, v in CPU.items()})
     return result
 
 
@@ -119,13 +127,14 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
 
     logging_mod = importlib.import_module(f"{args.package}.runtime_logging")
     alice, bob = make_pair(ag, args, args.turns, None)  # made before logging starts: not timed
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     logging_mod.start(config={"dbname": "bench-logs.db"})
     result = alice.initiate_chat(
         bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
     )
     logging_mod.stop()
     logged = time.perf_counter() - start
+    CPU["logging"] = time.process_time() - cpu
     check_history(result, args.turns)
     mark("logging")
     out: dict[str, Any] = {"logging_s": logged}
@@ -140,13 +149,14 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         alice, bob = make_pair(ag, args, args.turns, None)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         tracing.enable(provider)
         result = alice.initiate_chat(
             bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
         )
         tracing.disable()
         out["tracing_s"] = time.perf_counter() - start
+        CPU["tracing"] = time.process_time() - cpu
         check_history(result, args.turns)
         out["spans"] = len(exporter.get_finished_spans())
         mark("tracing")

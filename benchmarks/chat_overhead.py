@@ -153,20 +153,22 @@ def main() -> None:
             f"{drv.fmt(theirs and theirs * scale, ' ms', 18, 2)}"
         )
     if args.observability:
-        print("\nobservability, ms/turn added to the live chat (median of per-run differences)")
-        for phase, label in (
-            ("logging", "runtime logging, sqlite"),
-            ("tracing", "tracing, in-memory"),
-        ):
-            row = f"{label:<24}"
-            for package in ("parley", "autogen"):
-                extra = [
-                    (r.result[phase + "_s"] - r.result["live_s"]) / args.turns * 1000
-                    for r in runs.get(package, [])
-                    if phase + "_s" in r.result
-                ]
-                row += drv.fmt(drv.median(extra) if extra else None, " ms", 18, 2)
-            print(row)
+        print(
+            "\nobservability: ms/turn added to the live chat (median of per-run differences), "
+            "by the wall clock and by the CPU time\nof the chat's process (all its threads: the "
+            "work added, steadier than the wall clock on a busy machine)"
+        )
+        for phase, label in (("logging", "runtime logging, sqlite"), ("tracing", "tracing")):
+            for kind, suffix in (("wall", "_s"), ("CPU", "_cpu_s")):
+                row = f"{label + ', ' + kind:<30}"
+                for package in ("parley", "autogen"):
+                    extra = [
+                        (r.result[phase + suffix] - r.result["live" + suffix]) / args.turns * 1000
+                        for r in runs.get(package, [])
+                        if phase + suffix in r.result
+                    ]
+                    row += drv.fmt(drv.median(extra) if extra else None, " ms", 18, 2)
+                print(row)
     if "parley" not in runs:
         print("(parley not measured: run without --only to compare)")
 

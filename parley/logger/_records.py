@@ -26,6 +26,7 @@ __all__ = [
     "reported_step",
     "reporting",
     "snapshot",
+    "snapshot_request",
     "source_name",
 ]
 
@@ -87,29 +88,138 @@ def _non_serializable(obj: Any) -> str:
 
 def dumps(value: Any, **to_dict_args: Any) -> str:
     """``value`` as JSON, credentials stripped (by key, then by remembered value)."""
+    if not to_dict_args and _plain(value, 0):
+        # Most records (an event's message, reply, flags) are plain JSON data without a
+        # credential's key: serialized by json directly, in C, instead of walked and copied.
+        try:
+            return scrub(json.dumps(value))
+        except (TypeError, ValueError):
+            pass  # a value json cannot take (a set, an object): walked below
     data = to_dict(value, **to_dict_args)
     return scrub(json.dumps(data, default=_non_serializable))
+
+
+_PLAIN_DEPTH = 16
+
+
+def _plain(value: Any, depth: int) -> bool:
+    """Whether ``value``'s dicts and lists (nested less than ``_PLAIN_DEPTH`` deep) have str
+    keys, none of them a credential's."""
+    kind = type(value)
+    if kind is dict:
+        if depth >= _PLAIN_DEPTH:
+            return False
+        for key, item in value.items():
+            if type(key) is not str or is_secret_key(key):
+                return False
+            if type(item) in (dict, list, tuple) and not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        if depth >= _PLAIN_DEPTH:
+            return False
+        return all(type(i) not in (dict, list, tuple) or _plain(i, depth + 1) for i in value)
+    return True
 
 
 def _walked(obj: Any) -> Any:
     return to_dict(obj)
 
 
+class _Message:
+    """A request message, copied when first seen and serialized once (on a writer thread)."""
+
+    __slots__ = ("copy", "text")
+
+    def __init__(self, source: Any) -> None:
+        self.copy = _level(source)
+        self.text: str | None = None
+
+    def json(self) -> str:
+        text = self.text
+        if text is None:
+            text = self.text = json.dumps(self.copy, default=_walked)
+        return text
+
+
+# A chat's requests repeat its history: each holds the previous one's messages plus one or
+# two new ones. Snapshotting and serializing the whole list for every request would cost
+# O(n) Python work per turn; instead the last request of each conversation is remembered
+# (by its first message's id, the system message parley's request memo keeps) and, when the
+# new request starts with messages equal to it (one list compare, in C), only the new
+# messages are copied, and later serialized.
+_conversations: dict[int, tuple[list[Any], list[_Message]]] = {}
+_CONVERSATIONS_MAX = 256
+
+
+def _messages(messages: list[Any]) -> list[_Message]:
+    key = id(messages[0]) if messages else 0
+    known = _conversations.get(key)
+    if known is not None:
+        copies, snapshots = known
+        n = len(copies)
+        if n <= len(messages) and messages[:n] == copies:
+            new = [_Message(m) for m in messages[n:]]
+            if not new:
+                return snapshots
+            copies = copies + [m.copy for m in new]
+            snapshots = snapshots + new
+            _conversations[key] = (copies, snapshots)
+            return snapshots
+    if len(_conversations) >= _CONVERSATIONS_MAX:
+        _conversations.clear()
+    snapshots = [_Message(m) for m in messages]
+    _conversations[key] = ([m.copy for m in snapshots], snapshots)
+    return snapshots
+
+
+def snapshot_request(request: Any) -> Any:
+    """:func:`snapshot` of a model request, its messages shared with the conversation's
+    previous request's where they are equal (see :class:`_Message`)."""
+    if type(request) is not dict or type(request.get("messages")) is not list:
+        return snapshot(request)
+    out = {k: _level(v) for k, v in request.items() if k != "messages"}
+    out["messages"] = _messages(request["messages"])
+    return out
+
+
+_MESSAGES_MARK = "\x00parley:messages\x00"
+
+
 def dumps_request(request: Any) -> str:
-    """A model request as JSON: credentials stripped at the top level and in its headers and
-    query; the messages (plain JSON, and most of the bytes) serialized by ``json`` directly,
-    so that long chats stay cheap to log."""
+    """A model request (from :func:`snapshot_request`) as JSON: credentials stripped at the top
+    level and in its headers and query; each message serialized by ``json`` directly, once."""
     if not isinstance(request, dict):
         return dumps(request)
     clean = {k: v for k, v in request.items() if not is_secret_key(k)}
     for key in _WALKED:
         if key in clean:
             clean[key] = to_dict(clean[key])
-    return scrub(json.dumps(clean, default=_walked))
+    messages = clean.get("messages")
+    if type(messages) is list:
+        clean["messages"] = _MESSAGES_MARK
+        texts = [
+            m.json() if type(m) is _Message else json.dumps(m, default=_walked) for m in messages
+        ]
+        body = json.dumps(clean, default=_walked).replace(
+            json.dumps(_MESSAGES_MARK), "[" + ", ".join(texts) + "]", 1
+        )
+    else:
+        body = json.dumps(clean, default=_walked)
+    return scrub(body)
 
 
 def dumps_response(response: Any) -> str:
-    """A model response as JSON (a pydantic model is dumped by pydantic)."""
+    """A model response as JSON (a pydantic model is dumped by pydantic, in Rust; the callable
+    parley sets on responses, ``message_retrieval_function``, is left out)."""
+    dump_json = getattr(response, "model_dump_json", None)
+    if callable(dump_json):
+        try:
+            return scrub(
+                dump_json(exclude={"message_retrieval_function"}, fallback=_non_serializable)
+            )
+        except Exception:
+            pass
     dump = getattr(response, "model_dump", None)
     if callable(dump):
         try:

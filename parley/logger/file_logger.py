@@ -21,7 +21,15 @@ from functools import partial
 from typing import IO, Any
 
 from . import _records
-from ._records import agent_class, dumps, dumps_request, dumps_response, snapshot, source_name
+from ._records import (
+    agent_class,
+    dumps,
+    dumps_request,
+    dumps_response,
+    snapshot,
+    snapshot_request,
+    source_name,
+)
 from ._secrets import remember_environment, scrub
 from ._writer import Writer
 from .base_logger import BaseLogger
@@ -148,7 +156,7 @@ class FileLogger(BaseLogger):
                 "source_name": source_name(source),
             },
             now,
-            request=(dumps_request, snapshot(request), False),
+            request=(dumps_request, snapshot_request(request), False),
             response=(dumps_response, response, False),
         )
 

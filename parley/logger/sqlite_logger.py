@@ -24,7 +24,15 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _records
-from ._records import agent_class, dumps, dumps_request, dumps_response, snapshot, source_name
+from ._records import (
+    agent_class,
+    dumps,
+    dumps_request,
+    dumps_response,
+    snapshot,
+    snapshot_request,
+    source_name,
+)
 from ._schema import create
 from ._secrets import remember_environment
 from ._writer import Writer
@@ -187,7 +195,7 @@ class SqliteLogger(BaseLogger):
             client_id,
             wrapper_id,
             source_name(source),
-            snapshot(request),
+            snapshot_request(request),
             response,
             int(is_cached),
             cost,
