@@ -24,8 +24,9 @@ Phases, each in a worker subprocess per package that imports only that package
 * replay: the same chat again from the disk cache; the driver checks the server received no
   request during it;
 * logging (``--observability``): the live chat with ``runtime_logging.start()`` to SQLite on,
-  in both packages; timed until ``runtime_logging.stop()`` returns, so writes a logger defers to
-  a thread are counted;
+  in both packages; timed from the start of the chat (the logger already started: opening the
+  database is not a turn's cost) until ``runtime_logging.stop()`` returns, so writes a logger
+  defers to a thread are counted;
 * tracing (``--observability``, parley only: AutoGen 0.2 has no tracing): the live chat with
   ``parley.tracing.enable()`` on an OpenTelemetry SDK ``TracerProvider`` exporting every span
   to an ``InMemorySpanExporter`` through a ``SimpleSpanProcessor`` (each span exported as it

@@ -102,6 +102,9 @@ def dumps(value: Any, **to_dict_args: Any) -> str:
 _PLAIN_DEPTH = 16
 
 
+_plain_keys: dict[str, bool] = {}  # key -> whether it is not a credential's (the same few keys)
+
+
 def _plain(value: Any, depth: int) -> bool:
     """Whether ``value``'s dicts and lists (nested less than ``_PLAIN_DEPTH`` deep) have str
     keys, none of them a credential's."""
@@ -109,8 +112,14 @@ def _plain(value: Any, depth: int) -> bool:
     if kind is dict:
         if depth >= _PLAIN_DEPTH:
             return False
+        known = _plain_keys
         for key, item in value.items():
-            if type(key) is not str or is_secret_key(key):
+            ok = known.get(key) if type(key) is str else False
+            if ok is None:
+                ok = not is_secret_key(key)
+                if len(known) < 4096:
+                    known[key] = ok
+            if not ok:
                 return False
             if type(item) in (dict, list, tuple) and not _plain(item, depth + 1):
                 return False

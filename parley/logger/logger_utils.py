@@ -29,10 +29,24 @@ def get_current_ts() -> str:
     return format_ts(datetime.datetime.now(datetime.timezone.utc).timestamp())
 
 
+_last_second: tuple[int, str] = (-1, "")
+
+
 def format_ts(seconds: float) -> str:
     """A ``time.time()`` value in :func:`get_current_ts`'s format."""
-    moment = datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc)
-    return moment.strftime("%Y-%m-%d %H:%M:%S.%f")
+    # Every record has a timestamp and strftime is slow: the date and time to the second are
+    # formatted once per second, the microseconds appended.
+    global _last_second
+    whole = int(seconds // 1)
+    micros = round((seconds - whole) * 1_000_000)
+    if micros >= 1_000_000:
+        whole, micros = whole + 1, micros - 1_000_000
+    second, text = _last_second
+    if second != whole:
+        moment = datetime.datetime.fromtimestamp(whole, datetime.timezone.utc)
+        text = moment.strftime("%Y-%m-%d %H:%M:%S")
+        _last_second = (whole, text)
+    return f"{text}.{micros:06d}"
 
 
 def to_dict(
