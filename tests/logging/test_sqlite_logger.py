@@ -281,3 +281,32 @@ def test_a_key_of_a_client_made_before_logging_is_scrubbed(dbname: str) -> None:
     (response,) = con.execute("SELECT response FROM chat_completions").fetchone()
     assert json.loads(response)["choices"][0]["message"]["content"] == "your key is <redacted>"
     con.close()
+
+
+def test_each_request_is_logged_as_it_was_sent(dbname: str) -> None:
+    # A conversation's requests share their first messages, and the logger serializes those
+    # once; a message changed in place between two requests must still be logged as sent.
+    with FakeLLMServer() as fake:
+        runtime_logging.start(config={"dbname": dbname})
+        client = OpenAIWrapper(config_list=fake.config_list(), cache_seed=None)
+        system = {"role": "system", "content": "be brief"}
+        first = {"role": "user", "content": "one"}
+        messages = [system, first]
+        for _ in range(4):
+            fake.add_reply("ok")
+        client.create(messages=list(messages))
+        messages.append({"role": "assistant", "content": "ok"})
+        client.create(messages=list(messages))  # the same dicts, one more message
+        first["content"] = "ONE, changed in place"
+        client.create(messages=list(messages))
+        client.create(messages=[system])  # shorter than before
+        con = runtime_logging.get_connection()
+        assert con is not None
+        sent = [json.loads(r["request"])["messages"] for r in rows(con, "chat_completions")]
+        assert sent == [r["messages"] for r in fake.requests]
+    assert [[m["content"] for m in request] for request in sent] == [
+        ["be brief", "one"],
+        ["be brief", "one", "ok"],
+        ["be brief", "ONE, changed in place", "ok"],
+        ["be brief"],
+    ]
