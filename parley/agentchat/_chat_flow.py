@@ -16,8 +16,9 @@ from .. import _events
 from .._calls import call_user
 from ..exceptions import BudgetExceededError, InvalidCarryOverType
 from ..oai._streaming import echo_silenced
-from ..usage import Budget, Usage
+from ..usage import Usage
 from ..usage import _run as _usage
+from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
 from ._messages import check_agent_names
@@ -133,10 +134,6 @@ def _last_msg_summary(recipient: Any, sender: Any) -> str:
 
 
 async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
-    if _usage.check() is not None:
-        # The budget is spent: no request, the last message stands for the summary.
-        logger.warning("the chat's budget is spent: its summary is its last message")
-        return _last_msg_summary(recipient, sender)
     prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
@@ -161,7 +158,7 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)
         return ""
-    except BudgetExceededError:
+    except BudgetExceededError:  # refused before it was sent: the last message stands in
         logger.warning("the chat's budget is spent: its summary is its last message")
         return _last_msg_summary(recipient, sender)
     summary = client.extract_text_or_completion_object(response)[0]
@@ -208,9 +205,7 @@ async def run_chat(
     consolidate_chat_info(
         {"recipient": recipient, "summary_method": summary_method}, uniform_sender=sender
     )
-    budget = kwargs.pop("budget", None)
-    if budget is not None and not isinstance(budget, Budget):
-        raise TypeError(f"budget must be a parley.usage.Budget, got {type(budget).__name__}")
+    budget = checked_budget(kwargs.pop("budget", None))
     check_names(sender, recipient, summary_method)
     agents = [sender, recipient]
     for agent in agents:

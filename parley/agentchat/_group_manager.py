@@ -39,6 +39,7 @@ from ..exceptions import BudgetExceededError, NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
 from ..usage import Budget
 from ..usage import _run as _usage
+from ..usage._budget import checked as checked_budget
 from . import _delivery, _group_resume
 from ._group_chat import GroupChat
 from ._human import is_termination
@@ -68,8 +69,7 @@ class GroupChatManager(ConversableAgent):
         budget: Budget | None = None,
         **kwargs: Any,
     ) -> None:
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(f"budget must be a parley.usage.Budget, got {type(budget).__name__}")
+        checked_budget(budget)
         if not isinstance(groupchat, GroupChat):
             raise TypeError(f"GroupChatManager needs a GroupChat, got {type(groupchat).__name__}")
         llm_config = kwargs.get("llm_config")

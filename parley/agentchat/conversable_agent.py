@@ -20,10 +20,18 @@ from typing import Any, ClassVar, Literal, TypeVar
 
 from .. import _events
 from ..code_utils import content_str
-from ..exceptions import BudgetExceededError
 from ..oai._streaming import echo_silenced
-from ..usage import _run as _usage
-from . import _chat_flow, _code_execution, _delivery, _human, _nested, _queue, _replies, _tools
+from . import (
+    _chat_flow,
+    _code_execution,
+    _delivery,
+    _human,
+    _nested,
+    _queue,
+    _replies,
+    _tools,
+    _turn,
+)
 from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._chat_result import ChatResult
@@ -36,9 +44,8 @@ from ._registry import (
     builtin_reply,
     check_trigger_type,
     insert_reply,
-    match_trigger,
 )
-from ._sync_chat import in_sync_chat, run_sync, sync_face
+from ._sync_chat import run_sync, sync_face
 from .agent import Agent, LLMAgent
 
 __all__ = ["ConversableAgent", "register_function"]
@@ -56,23 +63,6 @@ def _default_termination(message: dict[str, Any]) -> bool:
 def _init_args(frame: dict[str, Any]) -> dict[str, Any]:
     """The constructor's arguments, as the runtime logger records them."""
     return {k: v for k, v in frame.items() if k not in ("self", "__class__")}
-
-
-def _turn_step(agent: Any, messages: list[dict[str, Any]], sender: Any) -> Any:
-    if not _events.listening():
-        return _events.step("turn", "")
-    name = getattr(sender, "name", None)
-    return _events.step("turn", agent.name, agent=agent, sender=name, messages=len(messages))
-
-
-def _reply_step(agent: Any, entry: ReplyEntry, sender: Any) -> Any:
-    if not _events.listening():
-        return _events.step("reply_func", "")
-    func = entry.func
-    name = getattr(func, "__name__", type(func).__name__)
-    return _events.step(
-        "reply_func", name, agent=agent, func=func, sender=getattr(sender, "name", None)
-    )
 
 
 class ConversableAgent(LLMAgent):
@@ -282,34 +272,7 @@ class ConversableAgent(LLMAgent):
             raise AssertionError("Either messages or sender must be provided.")
         if messages is None:
             messages = self.state.messages[sender]
-        if _usage.check() is not None:
-            return None  # the chat's budget is spent: it ends here, before this turn
-        with _usage.reply_scope(self), _turn_step(self, messages, sender) as turn:
-            try:
-                reply = await self._reply(messages, sender, kwargs.get("exclude") or ())
-            except BudgetExceededError:
-                reply = None  # a request of this turn was refused: the turn ends, unanswered
-            turn.set(reply=reply)
-        return reply  # type: ignore[no-any-return]
-
-    async def _reply(self, messages: list[dict[str, Any]], sender: Any, exclude: Any) -> Any:
-        sync_chat = in_sync_chat()
-        match = self._match_trigger if self._match_chain else match_trigger
-        with no_driver():
-            messages = await self._hooks.before_reply(messages)
-            for entry in list(self._reply_func_list):
-                if exclude and any(entry.matches_func(f) for f in exclude):
-                    continue
-                if sync_chat and entry.ignore_async_in_sync_chat and entry.is_async:
-                    continue
-                if not match(entry.trigger, sender):
-                    continue
-                with _reply_step(self, entry, sender) as step:
-                    final, reply = await entry.run(self, messages, sender)
-                    step.set(final=final, reply=reply)
-                if final:
-                    return reply
-        return self._default_auto_reply
+        return await _turn.take_turn(self, messages, sender, kwargs.get("exclude") or ())  # type: ignore[no-any-return]
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)

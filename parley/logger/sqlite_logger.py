@@ -33,8 +33,8 @@ from ._records import (
     snapshot_request,
     source_name,
 )
-from ._schema import create
 from ._secrets import remember_environment
+from ._sqlite_connections import Database, ReaderConnection
 from ._writer import Writer
 from .base_logger import BaseLogger
 from .logger_utils import format_ts
@@ -56,63 +56,6 @@ _EXCLUDE = (
 )
 
 
-class _Database:
-    """The writer thread's side: the connection (see ``_writer.Sink``)."""
-
-    def __init__(self, dbname: str) -> None:
-        self.dbname = dbname
-        self.con: sqlite3.Connection | None = None
-
-    def open(self) -> None:
-        con = sqlite3.connect(self.dbname, timeout=30.0)
-        try:
-            con.execute("PRAGMA journal_mode=WAL")
-            con.execute("PRAGMA synchronous=NORMAL")
-            create(con)
-        except BaseException:
-            con.close()
-            raise
-        self.con = con
-
-    def run(self, query: str, args: tuple[Any, ...]) -> None:
-        assert self.con is not None
-        try:
-            self.con.execute(query, args)
-        except sqlite3.Error as error:
-            logger.error("[SqliteLogger] error running query %s: %s", query.split("(")[0], error)
-
-    def commit(self) -> None:
-        if self.con is not None:
-            self.con.commit()
-
-    def close(self) -> None:
-        if self.con is not None:
-            self.con.close()
-            self.con = None
-
-
-class _ReaderConnection(sqlite3.Connection):
-    """The connection ``get_connection()`` hands out: waits for queued records first."""
-
-    flush: Callable[[], object] = staticmethod(lambda: None)
-
-    def cursor(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().cursor(*args, **kwargs)
-
-    def execute(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().execute(*args, **kwargs)
-
-    def executemany(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().executemany(*args, **kwargs)
-
-    def executescript(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().executescript(*args, **kwargs)
-
-
 class SqliteLogger(BaseLogger):
     """Logs to the SQLite database ``config["dbname"]`` (default ``"logs.db"``)."""
 
@@ -122,9 +65,9 @@ class SqliteLogger(BaseLogger):
         self.config = config
         self.dbname: str = str(config.get("dbname", "logs.db"))
         self.session_id = str(uuid.uuid4())
-        self._db = _Database(self.dbname)
+        self._db = Database(self.dbname)
         self._writer = Writer("parley-sqlite-logger", self._db)
-        self._reader: _ReaderConnection | None = None
+        self._reader: ReaderConnection | None = None
         self._lock = threading.Lock()
 
     # -- lifetime -------------------------------------------------------------------------
@@ -160,7 +103,7 @@ class SqliteLogger(BaseLogger):
         with self._lock:
             if self._reader is None:
                 reader = sqlite3.connect(
-                    self.dbname, timeout=30.0, check_same_thread=False, factory=_ReaderConnection
+                    self.dbname, timeout=30.0, check_same_thread=False, factory=ReaderConnection
                 )
                 reader.flush = self.flush
                 self._reader = reader

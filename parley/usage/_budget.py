@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-__all__ = ["BUDGET_REASONS", "Budget", "Spent", "exhausted"]
+__all__ = ["BUDGET_REASONS", "Budget", "Spent", "checked", "exhausted"]
 
 BUDGET_REASONS = ("budget:cost", "budget:tokens", "budget:llm_calls", "budget:seconds")
 """The ``termination_reason`` of a chat a budget ended, one per kind of limit."""
@@ -50,6 +50,13 @@ class Budget:
                 raise TypeError(f"Budget.{name} must be an int or None, got {value!r}")
             if value < 0:
                 raise ValueError(f"Budget.{name} must be 0 or more, got {value!r}")
+
+
+def checked(budget: object) -> Budget | None:
+    """``budget`` if it is a :class:`Budget` or None; a TypeError naming the type otherwise."""
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a parley.usage.Budget, got {type(budget).__name__}")
+    return budget
 
 
 @dataclass(slots=True)

@@ -174,14 +174,21 @@ def watch_budget(budget: Budget | None) -> Iterator[None]:
         run.watches.remove(watch)
 
 
-@contextmanager
-def reply_scope(agent: Any) -> Iterator[None]:
-    """Charge calls made in the block (by tools, hooks, reply functions) to ``agent``."""
-    token = _replying.set(agent)
-    try:
-        yield
-    finally:
-        _replying.reset(token)
+class reply_scope:
+    """Charge calls made in the block (by tools, hooks, reply functions) to ``agent``.
+
+    A class, not a generator: every turn of every chat enters one."""
+
+    __slots__ = ("_agent", "_token")
+
+    def __init__(self, agent: Any) -> None:
+        self._agent = agent
+
+    def __enter__(self) -> None:
+        self._token = _replying.set(self._agent)
+
+    def __exit__(self, *exc: object) -> None:
+        _replying.reset(self._token)
 
 
 @contextmanager
