@@ -10,11 +10,14 @@ its calls, so that a logger can read the step being reported (its duration, its 
 from __future__ import annotations
 
 import contextvars
+import itertools
 import json
 from typing import Any
 
 from .._agent_protocol import is_agent
 from ..usage import _run
+from . import _secrets
+from ._schema import MESSAGES_MARK
 from ._secrets import is_secret_key, scrub
 from .logger_utils import to_dict
 
@@ -23,6 +26,7 @@ __all__ = [
     "dumps",
     "dumps_request",
     "dumps_response",
+    "dumps_state",
     "reported_step",
     "reporting",
     "snapshot",
@@ -96,7 +100,35 @@ def dumps(value: Any, **to_dict_args: Any) -> str:
         except (TypeError, ValueError):
             pass  # a value json cannot take (a set, an object): walked below
     data = to_dict(value, **to_dict_args)
-    return scrub(json.dumps(data, default=_non_serializable))
+    return scrub(_encode_any(data))
+
+
+# Most events of a chat are a reply function that did not reply: the same few keys with the
+# same short strings, flags and Nones, turn after turn. Their JSON is made once (per set of
+# remembered secrets); a state holding anything else is serialized every time.
+_STATES_MAX = 1024
+_MEMO_TEXT = 256
+_states: dict[tuple[Any, ...], tuple[frozenset[str], str]] = {}
+
+
+def dumps_state(state: dict[str, Any]) -> str:
+    """An event's keyword arguments as JSON (:func:`dumps`), memoized (see above)."""
+    for value in state.values():
+        # bool and None only (no int): True == 1 would share a key with a different text.
+        if (value is not None and value is not True and value is not False) and (
+            type(value) is not str or len(value) > _MEMO_TEXT
+        ):
+            return dumps(state)
+    key = tuple(state.items())
+    secrets = _secrets.known()
+    known = _states.get(key)
+    if known is not None and known[0] is secrets:
+        return known[1]
+    text = dumps(state)
+    if len(_states) >= _STATES_MAX:
+        _states.clear()
+    _states[key] = (secrets, text)
+    return text
 
 
 _PLAIN_DEPTH = 16
@@ -135,56 +167,116 @@ def _walked(obj: Any) -> Any:
     return to_dict(obj)
 
 
+# ``json.dumps(x, default=f)`` builds a new encoder on every call; these are built once.
+_encode_walked = json.JSONEncoder(default=_walked).encode
+_encode_any = json.JSONEncoder(default=_non_serializable).encode
+
+
 class _Message:
-    """A request message, copied when first seen and serialized once (on a writer thread)."""
+    """A request message, copied when first seen and serialized and scrubbed once (on a
+    writer thread; scrubbed again if a secret was remembered since)."""
 
     __slots__ = ("copy", "text")
 
     def __init__(self, source: Any) -> None:
         self.copy = _level(source)
-        self.text: str | None = None
+        self.text: tuple[frozenset[str], str] | None = None
 
     def json(self) -> str:
-        text = self.text
-        if text is None:
-            text = self.text = json.dumps(self.copy, default=_walked)
+        secrets, done = _secrets.known(), self.text
+        if done is None:
+            text = scrub(_encode_walked(self.copy), secrets)
+        elif done[0] is not secrets:
+            text = scrub(done[1], secrets)
+        else:
+            return done[1]
+        self.text = (secrets, text)
         return text
 
 
-# A chat's requests repeat its history: each holds the previous one's messages plus one or
-# two new ones. Snapshotting and serializing the whole list for every request would cost
-# O(n) Python work per turn; instead the last request of each conversation is remembered
-# (by its first message's id, the system message parley's request memo keeps) and, when the
-# new request starts with messages equal to it (one list compare, in C), only the new
-# messages are copied, and later serialized.
-_conversations: dict[int, tuple[list[Any], list[_Message]]] = {}
+_serials = itertools.count(1)
+
+
+class _Transcript:
+    """The messages a conversation's requests have sent so far, in order, append-only.
+
+    A chat's requests repeat its history: each holds the previous one's messages plus one or
+    two new ones. Snapshotting and serializing the whole list for every request would cost
+    O(n) Python work per turn (O(n^2) per chat); instead each conversation keeps one
+    transcript (found by its first message's id, the system message parley's request memo
+    keeps). A request whose messages start with the transcript's (one list compare, in C)
+    only appends its new messages, and is snapshotted as a prefix of the transcript; its
+    JSON extends the longest prefix serialized so far by the new messages' text (a string
+    concatenation, in C). The loop's thread appends, a writer thread reads prefixes: a prefix
+    never changes once taken.
+    """
+
+    __slots__ = ("copies", "joined", "messages", "serial")
+
+    def __init__(self) -> None:
+        self.serial = next(_serials)  # the SQLite logger's transcript number
+        self.copies: list[Any] = []
+        self.messages: list[_Message] = []
+        self.joined: tuple[frozenset[str], int, str] = (frozenset(), 0, "")
+
+    def add(self, sources: list[Any]) -> None:
+        new = [_Message(m) for m in sources]
+        self.messages.extend(new)
+        self.copies.extend(m.copy for m in new)
+
+    def json(self, n: int) -> str:
+        """The JSON array of the first ``n`` messages, scrubbed."""
+        secrets = _secrets.known()
+        scrubbed_for, done, text = self.joined  # one read: another writer may replace it
+        if n < done:
+            return "[" + ", ".join(m.json() for m in self.messages[:n]) + "]"
+        if scrubbed_for is not secrets:
+            text = scrub(text, secrets)
+        rest = ", ".join(m.json() for m in self.messages[done:n])
+        if not done:
+            text = rest
+        elif rest:
+            text = text + ", " + rest
+        self.joined = (secrets, n, text)
+        return "[" + text + "]"
+
+
+class _Prefix:
+    """A request's messages: the first ``n`` of a transcript."""
+
+    __slots__ = ("n", "transcript")
+
+    def __init__(self, transcript: _Transcript, n: int) -> None:
+        self.transcript = transcript
+        self.n = n
+
+    def json(self) -> str:
+        return self.transcript.json(self.n)
+
+
+_conversations: dict[int, _Transcript] = {}
 _CONVERSATIONS_MAX = 256
 
 
-def _messages(messages: list[Any]) -> list[_Message]:
+def _messages(messages: list[Any]) -> _Prefix:
     key = id(messages[0]) if messages else 0
     known = _conversations.get(key)
     if known is not None:
-        copies, snapshots = known
-        n = len(copies)
-        if n <= len(messages) and messages[:n] == copies:
-            new = [_Message(m) for m in messages[n:]]
-            if not new:
-                return snapshots
-            copies = copies + [m.copy for m in new]
-            snapshots = snapshots + new
-            _conversations[key] = (copies, snapshots)
-            return snapshots
+        n = len(known.copies)
+        if n <= len(messages) and messages[:n] == known.copies:
+            if n < len(messages):
+                known.add(messages[n:])
+            return _Prefix(known, len(messages))
     if len(_conversations) >= _CONVERSATIONS_MAX:
         _conversations.clear()
-    snapshots = [_Message(m) for m in messages]
-    _conversations[key] = ([m.copy for m in snapshots], snapshots)
-    return snapshots
+    transcript = _conversations[key] = _Transcript()
+    transcript.add(messages)
+    return _Prefix(transcript, len(messages))
 
 
 def snapshot_request(request: Any) -> Any:
-    """:func:`snapshot` of a model request, its messages shared with the conversation's
-    previous request's where they are equal (see :class:`_Message`)."""
+    """:func:`snapshot` of a model request, its messages a prefix of their conversation's
+    transcript (see :class:`_Transcript`)."""
     if type(request) is not dict or type(request.get("messages")) is not list:
         return snapshot(request)
     out = {k: _level(v) for k, v in request.items() if k != "messages"}
@@ -192,30 +284,44 @@ def snapshot_request(request: Any) -> Any:
     return out
 
 
-_MESSAGES_MARK = "\x00parley:messages\x00"
+_MESSAGES_JSON = json.dumps(MESSAGES_MARK)
 
 
-def dumps_request(request: Any) -> str:
-    """A model request (from :func:`snapshot_request`) as JSON: credentials stripped at the top
-    level and in its headers and query; each message serialized by ``json`` directly, once."""
-    if not isinstance(request, dict):
-        return dumps(request)
+def split_request(request: Any) -> tuple[str, _Prefix | None]:
+    """A model request (from :func:`snapshot_request`) as JSON with a mark instead of its
+    messages, and its messages (a prefix of their transcript); or, when its messages are not
+    a transcript's, its whole JSON and None."""
+    if isinstance(request, dict) and type(request.get("messages")) is _Prefix:
+        clean = _clean_request(request)
+        prefix, clean["messages"] = clean["messages"], MESSAGES_MARK
+        return scrub(_encode_walked(clean)), prefix
+    return dumps_request(request), None
+
+
+def _clean_request(request: dict[str, Any]) -> dict[str, Any]:
     clean = {k: v for k, v in request.items() if not is_secret_key(k)}
     for key in _WALKED:
         if key in clean:
             clean[key] = to_dict(clean[key])
+    return clean
+
+
+def dumps_request(request: Any) -> str:
+    """A model request (from :func:`snapshot_request`) as JSON: credentials stripped at the top
+    level and in its headers and query; each message serialized (by ``json`` directly) and
+    scrubbed once, not the whole history again for every request."""
+    if not isinstance(request, dict):
+        return dumps(request)
+    clean = _clean_request(request)
     messages = clean.get("messages")
-    if type(messages) is list:
-        clean["messages"] = _MESSAGES_MARK
-        texts = [
-            m.json() if type(m) is _Message else json.dumps(m, default=_walked) for m in messages
-        ]
-        body = json.dumps(clean, default=_walked).replace(
-            json.dumps(_MESSAGES_MARK), "[" + ", ".join(texts) + "]", 1
-        )
+    if isinstance(messages, _Prefix):
+        array = messages.json()
+    elif type(messages) is list:
+        array = scrub("[" + ", ".join(_encode_walked(m) for m in messages) + "]")
     else:
-        body = json.dumps(clean, default=_walked)
-    return scrub(body)
+        return scrub(_encode_walked(clean))
+    clean["messages"] = MESSAGES_MARK
+    return scrub(_encode_walked(clean)).replace(_MESSAGES_JSON, array, 1)
 
 
 def dumps_response(response: Any) -> str:
@@ -236,5 +342,5 @@ def dumps_response(response: Any) -> str:
         except Exception:
             pass
         else:
-            return scrub(json.dumps(data, default=_non_serializable))
+            return scrub(_encode_any(data))
     return dumps(response)

@@ -18,7 +18,15 @@ import os
 import re
 import threading
 
-__all__ = ["REDACTED", "SECRET_KEYS", "is_secret_key", "remember", "remember_in", "scrub"]
+__all__ = [
+    "REDACTED",
+    "SECRET_KEYS",
+    "is_secret_key",
+    "known",
+    "remember",
+    "remember_in",
+    "scrub",
+]
 
 REDACTED = "<redacted>"
 # AutoGen's exclusions (not all of them secrets, but AutoGen users expect them absent).
@@ -96,9 +104,16 @@ def remember_environment() -> None:
             remember(value)
 
 
-def scrub(text: str) -> str:
-    """``text`` with every remembered secret value replaced by ``<redacted>``."""
-    for secret in _known:
+def known() -> frozenset[str]:
+    """The secret values remembered so far (a new set object whenever one is added, so a
+    text scrubbed earlier can tell whether it must be scrubbed again)."""
+    return _known
+
+
+def scrub(text: str, secrets: frozenset[str] | None = None) -> str:
+    """``text`` with every remembered secret value (or every one of ``secrets``) replaced by
+    ``<redacted>``."""
+    for secret in _known if secrets is None else secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
     return text

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._schema import create
+from ._statements import Statement
 
 __all__ = ["Database", "ReaderConnection"]
 
@@ -16,15 +17,18 @@ logger = logging.getLogger("parley.logger.sqlite_logger")
 
 
 class Database:
-    """The writer thread's side: the connection (see ``_writer.Sink``)."""
+    """The writer thread's side: the connection (see ``_writer.Sink``). Rows are held until
+    the batch's commit and written a table at a time (see ``_statements``)."""
 
     def __init__(self, dbname: str) -> None:
         self.dbname = dbname
         self.con: sqlite3.Connection | None = None
+        self._pending: dict[Statement, list[tuple[Any, ...]]] = {}
 
     def open(self) -> None:
-        con = sqlite3.connect(self.dbname, timeout=30.0)
+        con = sqlite3.connect(self.dbname, timeout=30.0, cached_statements=256)
         try:
+            con.execute("PRAGMA page_size=16384")
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             create(con)
@@ -33,14 +37,28 @@ class Database:
             raise
         self.con = con
 
-    def run(self, query: str, args: tuple[Any, ...]) -> None:
-        assert self.con is not None
-        try:
-            self.con.execute(query, args)
-        except sqlite3.Error as error:
-            logger.error("[SqliteLogger] error running query %s: %s", query.split("(")[0], error)
+    def run(self, statement: Statement, row: tuple[Any, ...]) -> None:
+        """Queue ``row`` for ``statement`` (written at the next commit)."""
+        if not statement.columns:
+            # An UPDATE may refer to rows still pending: they go first, in order.
+            self._write_pending()
+            assert self.con is not None
+            statement.run(self.con, [row])
+            return
+        rows = self._pending.get(statement)
+        if rows is None:
+            self._pending[statement] = [row]
+        else:
+            rows.append(row)
+
+    def _write_pending(self) -> None:
+        pending, self._pending = self._pending, {}
+        if self.con is not None:
+            for statement, rows in pending.items():
+                statement.run(self.con, rows)
 
     def commit(self) -> None:
+        self._write_pending()
         if self.con is not None:
             self.con.commit()
 

@@ -26,6 +26,7 @@ from ._records import (
     dumps,
     dumps_request,
     dumps_response,
+    dumps_state,
     snapshot,
     snapshot_request,
     source_name,
@@ -187,7 +188,7 @@ class FileLogger(BaseLogger):
         }
         if cls is not None:
             fields["agent_module"], fields["agent_class"] = module, cls
-        self._record(fields, time.time(), json_state=(dumps, snapshot(kwargs), True))
+        self._record(fields, time.time(), json_state=(dumps_state, snapshot(kwargs), True))
 
     def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._record(

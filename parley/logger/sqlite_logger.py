@@ -24,14 +24,16 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _records
+from . import _statements as sql
 from ._records import (
     agent_class,
     dumps,
-    dumps_request,
     dumps_response,
+    dumps_state,
     snapshot,
     snapshot_request,
     source_name,
+    split_request,
 )
 from ._secrets import remember_environment
 from ._sqlite_connections import Database, ReaderConnection
@@ -69,6 +71,7 @@ class SqliteLogger(BaseLogger):
         self._writer = Writer("parley-sqlite-logger", self._db)
         self._reader: ReaderConnection | None = None
         self._lock = threading.Lock()
+        self._stored: dict[int, int] = {}  # transcript -> messages stored (writer thread)
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -111,13 +114,15 @@ class SqliteLogger(BaseLogger):
 
     # -- records --------------------------------------------------------------------------
 
-    def _put(self, query: str, build: Callable[..., tuple[Any, ...]], *args: Any) -> None:
-        self._writer.put(self._write, query, build, args)
+    def _put(
+        self, statement: sql.Statement, build: Callable[..., tuple[Any, ...]], *args: Any
+    ) -> None:
+        self._writer.put(self._write, statement, build, args)
 
     def _write(
-        self, query: str, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]
+        self, statement: sql.Statement, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]
     ) -> None:
-        self._db.run(query, build(*args))
+        self._db.run(statement, build(*args))
 
     def log_chat_completion(
         self,
@@ -132,7 +137,7 @@ class SqliteLogger(BaseLogger):
         start_time: str,
     ) -> None:
         self._put(
-            _COMPLETION,
+            sql.COMPLETION,
             self._completion_row,
             str(invocation_id),
             client_id,
@@ -165,6 +170,11 @@ class SqliteLogger(BaseLogger):
             response_json = json.dumps({"response": response})
         else:
             response_json = dumps_response(response)
+        request_json, messages = split_request(request)
+        transcript = count = None
+        if messages is not None:
+            transcript, count = messages.transcript.serial, messages.n
+            self._store_messages(transcript, messages.transcript, count)
         usage = getattr(response, "usage", None)
         model = getattr(response, "model", None) or (
             request.get("model") if isinstance(request, dict) else None
@@ -174,7 +184,7 @@ class SqliteLogger(BaseLogger):
             client_id,
             wrapper_id,
             self.session_id,
-            dumps_request(request),
+            request_json,
             response_json,
             is_cached,
             cost,
@@ -187,14 +197,31 @@ class SqliteLogger(BaseLogger):
             getattr(usage, "prompt_tokens", None),
             getattr(usage, "completion_tokens", None),
             getattr(usage, "total_tokens", None),
+            transcript,
+            count,
         )
+
+    def _store_messages(self, serial: int, transcript: Any, count: int) -> None:
+        """Queue the transcript's first ``count`` messages not stored yet (writer thread)."""
+        stored = self._stored.get(serial, 0)
+        if count <= stored:
+            return
+        if len(self._stored) >= _TRANSCRIPTS_MAX:
+            self._stored.clear()  # stored again if sent again, and ignored by the database
+        self._stored[serial] = count
+        messages = transcript.messages
+        for position in range(stored, count):
+            self._db.run(
+                sql.REQUEST_MESSAGE,
+                (self.session_id, serial, position, messages[position].json()),
+            )
 
     def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
         client = getattr(agent, "client", None)
         wrapper_id = getattr(client, "wrapper_id", "") if client is not None else ""
         name = getattr(agent, "name", None) or ""
         self._put(
-            _AGENT,
+            sql.AGENT,
             self._agent_row,
             id(agent),
             wrapper_id,
@@ -215,7 +242,7 @@ class SqliteLogger(BaseLogger):
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
         module, cls = agent_class(source)
         self._put(
-            _EVENT,
+            sql.EVENT,
             self._event_row,
             id(source),
             source_name(source),
@@ -227,11 +254,11 @@ class SqliteLogger(BaseLogger):
             _records.chat_id(),
         )
         if name in _CHAT_EVENTS:
-            query, build = _CHAT_EVENTS[name]
-            self._put(query, getattr(self, build), snapshot(kwargs))
+            statement, build = _CHAT_EVENTS[name]
+            self._put(statement, getattr(self, build), snapshot(kwargs))
         elif name == "code_execution":
             self._put(
-                _CODE,
+                sql.CODE,
                 self._code_row,
                 id(source),
                 source_name(source),
@@ -257,7 +284,7 @@ class SqliteLogger(BaseLogger):
             name,
             module,
             cls,
-            dumps(kwargs),
+            dumps_state(kwargs),
             format_ts(ts),
             chat,
             self.session_id,
@@ -310,14 +337,14 @@ class SqliteLogger(BaseLogger):
         )
 
     def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
-        self._put(_WRAPPER, self._wrapper_row, id(wrapper), snapshot(init_args), time.time())
+        self._put(sql.WRAPPER, self._wrapper_row, id(wrapper), snapshot(init_args), time.time())
 
     def _wrapper_row(self, wrapper_id: int, init_args: Any, ts: float) -> tuple[Any, ...]:
         return (wrapper_id, self.session_id, dumps(init_args, exclude=_EXCLUDE), format_ts(ts))
 
     def log_new_client(self, client: Any, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._put(
-            _CLIENT,
+            sql.CLIENT,
             self._client_row,
             id(client),
             id(wrapper),
@@ -337,7 +364,7 @@ class SqliteLogger(BaseLogger):
     ) -> None:
         step = _records.reported_step()
         self._put(
-            _FUNCTION,
+            sql.FUNCTION,
             self._function_row,
             id(source),
             source_name(source),
@@ -390,60 +417,9 @@ def _duration(start_time: str, end: float) -> float | None:
     return max(0.0, end - start.replace(tzinfo=datetime.timezone.utc).timestamp())
 
 
-_COMPLETION = """
-    INSERT INTO chat_completions (
-        invocation_id, client_id, wrapper_id, session_id, request, response, is_cached, cost,
-        start_time, end_time, source_name, chat_id, model, duration, prompt_tokens,
-        completion_tokens, total_tokens
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-# An upsert, as AutoGen's: a subclass's constructor may log the same agent again.
-_AGENT = """
-    INSERT INTO agents (agent_id, wrapper_id, session_id, name, class, init_args, timestamp)
-    VALUES (?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (agent_id, session_id) DO UPDATE SET
-        wrapper_id = excluded.wrapper_id, name = excluded.name, class = excluded.class,
-        init_args = excluded.init_args, timestamp = excluded.timestamp
-"""
-_EVENT = """
-    INSERT INTO events (
-        source_id, source_name, event_name, agent_module, agent_class_name, json_state,
-        timestamp, chat_id, session_id
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-_WRAPPER = """
-    INSERT INTO oai_wrappers (wrapper_id, session_id, init_args, timestamp) VALUES (?, ?, ?, ?)
-    ON CONFLICT (wrapper_id, session_id) DO NOTHING
-"""
-_CLIENT = """
-    INSERT INTO oai_clients (client_id, wrapper_id, session_id, class, init_args, timestamp)
-    VALUES (?, ?, ?, ?, ?, ?)
-    ON CONFLICT (client_id, session_id) DO NOTHING
-"""
-_FUNCTION = """
-    INSERT INTO function_calls (
-        source_id, source_name, function_name, args, returns, timestamp, chat_id, session_id,
-        call_id, duration
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-_CODE = """
-    INSERT INTO code_executions (
-        session_id, chat_id, source_id, source_name, executor, languages, code, exit_code,
-        output, start_time, end_time, duration
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
-_CHAT_START = """
-    INSERT INTO chats (
-        chat_id, parent_chat_id, session_id, sender, recipient, message, max_turns, start_time
-    ) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (chat_id) DO NOTHING
-"""
-_CHAT_END = """
-    UPDATE chats SET end_time = ?, duration = ?, termination_reason = ?, summary = ?, cost = ?,
-        llm_calls = ?, total_tokens = ?, usage = ?
-    WHERE chat_id = ?
-"""
+_TRANSCRIPTS_MAX = 65536
+
 _CHAT_EVENTS = {
-    "chat_start": (_CHAT_START, "_chat_start_row"),
-    "chat_end": (_CHAT_END, "_chat_end_row"),
+    "chat_start": (sql.CHAT_START, "_chat_start_row"),
+    "chat_end": (sql.CHAT_END, "_chat_end_row"),
 }

@@ -310,3 +310,44 @@ def test_each_request_is_logged_as_it_was_sent(dbname: str) -> None:
         ["be brief", "ONE, changed in place", "ok"],
         ["be brief"],
     ]
+
+
+def test_a_conversation_stores_each_message_once(dbname: str) -> None:
+    # A request repeats its conversation's history; the log keeps each message once and
+    # chat_completions still reads every request whole.
+    with FakeLLMServer() as fake:
+        for _ in range(30):
+            fake.add_reply("ok")
+        runtime_logging.start(config={"dbname": dbname})
+        client = OpenAIWrapper(config_list=fake.config_list(), cache_seed=None)
+        messages: list[dict[str, str]] = [{"role": "system", "content": "be brief"}]
+        for i in range(30):
+            messages.append({"role": "user", "content": f"question {i}"})
+            client.create(messages=list(messages))
+            messages.append({"role": "assistant", "content": "ok"})
+        con = runtime_logging.get_connection()
+        assert con is not None
+        sent = [json.loads(r["request"]) for r in rows(con, "chat_completions")]
+        assert sent == fake.requests
+        (stored,) = con.execute("SELECT COUNT(*) FROM request_messages").fetchone()
+        runtime_logging.stop()
+    assert stored == len(messages) - 1  # the last reply was never sent back
+
+
+def test_code_that_inserts_into_chat_completions_itself_still_works(dbname: str) -> None:
+    # AutoGen's logger (or a user's script) writes AutoGen's table directly.
+    with FakeLLMServer() as fake:
+        runtime_logging.start(config={"dbname": dbname})
+        chats.tool_chat(fake)
+        runtime_logging.stop()
+    con = sqlite3.connect(dbname)
+    con.execute(
+        "INSERT INTO chat_completions (invocation_id, session_id, request, response, cost) "
+        "VALUES ('x', 'theirs', '{\"messages\": []}', '{}', 0.25)"
+    )
+    con.commit()
+    got = rows(con, "chat_completions")
+    assert got[-1]["session_id"] == "theirs"
+    assert json.loads(got[-1]["request"]) == {"messages": []}
+    assert got[-1]["cost"] == 0.25
+    con.close()
