@@ -28,7 +28,6 @@ class Database:
     def open(self) -> None:
         con = sqlite3.connect(self.dbname, timeout=30.0, cached_statements=256)
         try:
-            con.execute("PRAGMA page_size=16384")
             con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             create(con)
