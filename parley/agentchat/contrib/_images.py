@@ -55,11 +55,11 @@ def pil() -> Any:
     return Image
 
 
-def allow_image_downloads(allowed: bool = True) -> None:
-    """Let this process fetch images named by http(s) URLs (``allowed=False`` forbids it again,
-    whatever the environment says)."""
+def allow_image_downloads(allowed: bool | None = True) -> None:
+    """Let this process fetch images named by http(s) URLs. ``False`` forbids it whatever the
+    environment says; ``None`` leaves it to the environment variable again."""
     global _allowed
-    _allowed = bool(allowed)
+    _allowed = None if allowed is None else bool(allowed)
 
 
 def image_downloads_allowed() -> bool:
