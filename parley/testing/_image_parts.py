@@ -68,7 +68,9 @@ def _check(part: Mapping[str, Any], role: Any, here: str) -> None:
     url = image.get("url")
     where = f"{here}.image_url.url"
     if url is None:
-        raise _Refused(f"Missing required parameter: '{where}'.", where, "missing_required_parameter")
+        raise _Refused(
+            f"Missing required parameter: '{where}'.", where, "missing_required_parameter"
+        )
     if not isinstance(url, str):
         raise _Refused(
             f"Invalid type for '{where}': expected a string, but got {type(url).__name__} instead.",
@@ -111,9 +113,8 @@ def _check(part: Mapping[str, Any], role: Any, here: str) -> None:
 
 
 def _is_image(data: bytes) -> bool:
-    return (
-        data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a"))
-        or (data[:4] == b"RIFF" and data[8:12] == b"WEBP")
+    return data.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a")) or (
+        data[:4] == b"RIFF" and data[8:12] == b"WEBP"
     )
 
 

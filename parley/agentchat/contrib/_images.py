@@ -49,8 +49,7 @@ def pil() -> Any:
         from PIL import Image
     except ImportError as e:
         raise ImportError(
-            "images in messages need Pillow: pip install 'parley[lmm]'"
-            " (or 'parley[multimodal]')"
+            "images in messages need Pillow: pip install 'parley[lmm]' (or 'parley[multimodal]')"
         ) from e
     return Image
 
@@ -92,16 +91,16 @@ def decode_base64(text: str) -> bytes:
 
 
 def _open(data: bytes, what: str) -> Image:
-    Image = pil()
+    module = pil()
     try:
-        with Image.open(io.BytesIO(data)) as image:
+        with module.open(io.BytesIO(data)) as image:
             image.load()
             converted: Image = image.convert("RGB")
             return converted
-    except Image.UnidentifiedImageError as e:
+    except module.UnidentifiedImageError as e:
         # Pillow's own text names a BytesIO object, which tells the user nothing.
         raise ImageLoadError(f"{what} is not in an image format Pillow reads") from e
-    except (OSError, ValueError, Image.DecompressionBombError) as e:
+    except (OSError, ValueError, module.DecompressionBombError) as e:
         raise ImageLoadError(f"{what} is not an image Pillow can read: {e}") from e
 
 
@@ -143,9 +142,9 @@ def load_image(source: Any) -> Image:
     quotes is stripped. :class:`ImageLoadError` (a ValueError) says what failed;
     :class:`ImageDownloadNotAllowedError` (one of them) for a URL while downloads are off.
     """
-    Image = pil()
-    if isinstance(source, Image.Image):
-        return source
+    if isinstance(source, pil().Image):
+        image: Image = source
+        return image
     if isinstance(source, os.PathLike):
         source = os.fspath(source)
     if not isinstance(source, str):

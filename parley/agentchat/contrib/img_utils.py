@@ -201,9 +201,15 @@ def message_formatter_pil_to_b64(messages: list[dict[str, Any]]) -> list[dict[st
         parts = []
         for part in content:
             image_url = part.get("image_url") if isinstance(part, dict) else None
-            url = image_url.get("url") if isinstance(image_url, dict) else None
-            if part.get("type") == "image_url" and isinstance(url, Image.Image):
-                part = {**part, "image_url": {**image_url, "url": pil_to_data_uri(url)}}
+            if (
+                isinstance(image_url, dict)
+                and part.get("type") == "image_url"
+                and isinstance(image_url.get("url"), Image.Image)
+            ):
+                part = {
+                    **part,
+                    "image_url": {**image_url, "url": pil_to_data_uri(image_url["url"])},
+                }
             parts.append(part)
         formatted.append({**message, "content": parts})
     return formatted

@@ -24,9 +24,9 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from ..._runtime import to_thread
 from ...code_utils import content_str
 from ...io import IOStream
-from ..._runtime import to_thread
 from .._message_check import fail
 from .._messages import invalid_text, request_messages
 from .._replies import _normalize_reply
@@ -50,7 +50,7 @@ class MultimodalConversableAgent(ConversableAgent):
     """A :class:`ConversableAgent` whose messages and system message are content parts with
     images; see the module docstring."""
 
-    DEFAULT_CONFIG: Any = {"model": DEFAULT_MODEL}
+    DEFAULT_CONFIG: Any = {"model": DEFAULT_MODEL}  # noqa: RUF012 - AutoGen's class attribute
 
     def __init__(
         self,
@@ -79,7 +79,7 @@ class MultimodalConversableAgent(ConversableAgent):
             for public, impl in super()._builtin_replies()
         ]
 
-    def update_system_message(self, system_message: str | list[Any]) -> None:  # type: ignore[override]
+    def update_system_message(self, system_message: str | list[Any]) -> None:
         """Set the system message; a str is turned into content parts (``<img>`` tags become
         images)."""
         self._oai_system_message[0]["content"] = self._message_to_dict(system_message)["content"]
@@ -87,7 +87,8 @@ class MultimodalConversableAgent(ConversableAgent):
     @property
     def system_message(self) -> list[Any]:  # type: ignore[override]
         """The system message, as content parts."""
-        return self._oai_system_message[0]["content"]  # type: ignore[no-any-return]
+        content: list[Any] = self._oai_system_message[0]["content"]  # type: ignore[assignment]
+        return content
 
     @staticmethod
     def _message_to_dict(message: Any) -> dict[str, Any]:
@@ -117,7 +118,8 @@ class MultimodalConversableAgent(ConversableAgent):
                     "The `content` field should be compatible with the content_str function!"
                 )
                 raise
-        return message
+        stored: dict[str, Any] = message
+        return stored
 
     def _process_received_message(self, message: Any, sender: Any, silent: Any) -> None:
         # Printed from what was stored, so that its images are not loaded a second time.
@@ -144,7 +146,7 @@ async def _multimodal_oai_reply(
     if messages is None:
         messages = agent.state.messages[sender]
     context = messages[-1].pop("context", None) if messages else None
-    request = request_messages(agent._oai_system_message, messages)
+    request = [dict(m) for m in request_messages(agent._oai_system_message, messages)]
     # Encoding images as PNG takes CPU time: not on the event loop.
     request = await to_thread(message_formatter_pil_to_b64, request)
     response = await client.a_create(

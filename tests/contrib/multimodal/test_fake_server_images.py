@@ -86,7 +86,9 @@ def test_other_refusals(fake_llm: FakeLLMServer, picture: Any) -> None:
         "'system' contains an image URL." in error.message
     )
     error = _refusal(fake_llm, [_image_message(uri, detail="ultra")])
-    assert "Invalid value: 'ultra'. Supported values are: 'auto', 'low', and 'high'." in error.message
+    assert (
+        "Invalid value: 'ultra'. Supported values are: 'auto', 'low', and 'high'." in error.message
+    )
     no_image = {"role": "user", "content": [{"type": "image_url"}]}
     assert "Missing required parameter: 'messages.[0].content.[0].image_url'." in (
         _refusal(fake_llm, [no_image]).message

@@ -268,7 +268,9 @@ def test_text_without_tags_and_bad_formats() -> None:
 
 def test_llava_formatter(picture_file: Path, picture: Any) -> None:
     with IOStream.set_default(IOScripted()):
-        text, images = llava_formatter(f"a <img {picture_file}> b <img gone.png> c <img {picture_file}>")
+        text, images = llava_formatter(
+            f"a <img {picture_file}> b <img gone.png> c <img {picture_file}>"
+        )
         ordered, _ = llava_formatter(f"<img {picture_file}><img {picture_file}>", True)
     assert text == "a <image> b  c <image>"
     assert len(images) == 2

@@ -104,7 +104,10 @@ def test_a_conversation_sends_every_image_again(
     fake_llm.add_reply("Still the same picture.")
     viewer = _viewer(fake_llm)
     user = UserProxyAgent(
-        "user", human_input_mode="NEVER", code_execution_config=False, max_consecutive_auto_reply=1,
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config=False,
+        max_consecutive_auto_reply=1,
         default_auto_reply="And now?",
     )
     with IOStream.set_default(IOScripted()):
@@ -173,7 +176,7 @@ def test_bad_messages(picture: Any) -> None:
     with pytest.raises(ValueError, match="Unsupported message type"):
         MultimodalConversableAgent._message_to_dict(42)
     io_ = IOScripted()
-    with IOStream.set_default(io_), pytest.raises(ValueError):
+    with IOStream.set_default(io_), pytest.raises(ValueError, match="audio"):
         MultimodalConversableAgent._message_to_dict({"content": [{"type": "audio"}]})
     assert "compatible with the content_str function" in io_.text
     tool_call = {"tool_calls": [{"id": "1", "function": {"name": "f", "arguments": "{}"}}]}
@@ -189,7 +192,10 @@ def test_strict_server_refuses_an_image_in_the_agents_own_message(
 
     viewer = _viewer(fake_llm)
     listener = ConversableAgent(
-        "listener", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok",
+        "listener",
+        llm_config=False,
+        human_input_mode="NEVER",
+        default_auto_reply="ok",
         max_consecutive_auto_reply=1,
     )
     with IOStream.set_default(IOScripted()), pytest.raises(openai.BadRequestError) as caught:

@@ -145,6 +145,7 @@ def test_unknown_parts_are_skipped_with_a_warning() -> None:
 
 def test_it_needs_a_model_or_a_function() -> None:
     with pytest.raises(
-        AssertionError, match="Vision Capability requires a valid lmm_config or custom_caption_func."
+        AssertionError,
+        match=r"Vision Capability requires a valid lmm_config or custom_caption_func\.",
     ):
         VisionCapability(lmm_config={})

@@ -54,7 +54,9 @@ class VisionCapability(AgentCapability):
         custom_caption_func: Callable[..., str] | None = None,
     ) -> None:
         if not (lmm_config or custom_caption_func):
-            raise AssertionError("Vision Capability requires a valid lmm_config or custom_caption_func.")
+            raise AssertionError(
+                "Vision Capability requires a valid lmm_config or custom_caption_func."
+            )
         self._lmm_config = lmm_config
         self._description_prompt = description_prompt
         self._parent_agent: Any = None
@@ -71,7 +73,9 @@ class VisionCapability(AgentCapability):
         self._parent_agent = agent
         system = agent.system_message
         if isinstance(system, list):
-            agent.update_system_message([*system, {"type": "text", "text": "\n" + _SYSTEM_SENTENCE}])
+            agent.update_system_message(
+                [*system, {"type": "text", "text": "\n" + _SYSTEM_SENTENCE}]
+            )
         else:
             agent.update_system_message(f"{system or ''}\n{_SYSTEM_SENTENCE}")
         agent.register_hook(
