@@ -15,7 +15,8 @@ Differences from AutoGen, on purpose: the model request is built as the base age
 through the chat's ``cache``; a tool call in the model's answer is kept as the base agent keeps
 it; a received message's images are loaded once (AutoGen loaded them again to print them, a
 second download for a URL); a dict message with a tool or function call but no ``content`` is
-accepted.
+accepted; a ``reflection_with_llm`` summary of its chat sends its images as data URIs (AutoGen's
+request failed on the PIL images).
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ class MultimodalConversableAgent(ConversableAgent):
             fail(False, self.name, getattr(sender, "name", ""), invalid_text(False))
         if not self._is_silent(sender, silent):
             self._print_received_message(self.state.messages[sender][-1], sender)
+
+    def chat_messages_for_summary(self, agent: Any) -> list[dict[str, Any]]:
+        """The history with ``agent`` for a ``reflection_with_llm`` summary, its images as PNG
+        data URIs (a request cannot carry a PIL image)."""
+        return message_formatter_pil_to_b64(self.state.messages[agent])
 
     async def a_generate_oai_reply(
         self, messages: Any = None, sender: Any = None, config: Any = None

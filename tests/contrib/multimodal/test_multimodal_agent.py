@@ -119,6 +119,22 @@ def test_a_conversation_sends_every_image_again(
     assert second.json["messages"][-1]["content"] == [{"type": "text", "text": "And now?"}]
 
 
+def test_a_reflection_summary_sends_the_images(
+    fake_llm: FakeLLMServer, picture_file: Path, picture: Any
+) -> None:
+    fake_llm.add_reply("A drawing.")
+    fake_llm.add_reply("The user asked about a drawing.")
+    viewer, user = _viewer(fake_llm), _user()
+    with IOStream.set_default(IOScripted()):
+        result = user.initiate_chat(
+            viewer, message=f"What is <img {picture_file}>?", summary_method="reflection_with_llm"
+        )
+    assert result.summary == "The user asked about a drawing."
+    summary_request = fake_llm.received[-1]
+    assert summary_request.json["messages"][-1]["role"] == "system"
+    assert same_pixels(get_pil_image(summary_request.image_urls[0]), picture)
+
+
 def test_terminate_in_list_content_ends_the_chat(fake_llm: FakeLLMServer) -> None:
     viewer, user = _viewer(fake_llm), _user()
     with IOStream.set_default(IOScripted()):
