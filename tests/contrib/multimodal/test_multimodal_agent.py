@@ -217,3 +217,19 @@ def test_strict_server_refuses_an_image_in_the_agents_own_message(
     with IOStream.set_default(IOScripted()), pytest.raises(openai.BadRequestError) as caught:
         viewer.initiate_chat(listener, message=f"Mine: <img {picture_file}>")
     assert "Image URLs are only allowed for messages with role 'user'" in str(caught.value)
+
+
+def test_in_a_group_chat(fake_llm: FakeLLMServer, picture_file: Path, picture: Any) -> None:
+    from parley import GroupChat, GroupChatManager
+
+    fake_llm.add_reply("A drawing with a disc.")
+    viewer, user = _viewer(fake_llm), _user()
+    group = GroupChat(
+        [user, viewer], messages=[], max_round=2, speaker_selection_method="round_robin"
+    )
+    manager = GroupChatManager(group, llm_config=False)
+    with IOStream.set_default(IOScripted()):
+        user.initiate_chat(manager, message=f"Team, what is <img {picture_file}>?")
+    assert same_pixels(get_pil_image(fake_llm.received[-1].image_urls[0]), picture)
+    assert group.messages[-1]["content"] == "A drawing with a disc."
+    assert group.messages[0]["content"] == f"Team, what is <img {picture_file}>?"
