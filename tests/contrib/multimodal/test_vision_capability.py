@@ -149,3 +149,27 @@ def test_it_needs_a_model_or_a_function() -> None:
         match=r"Vision Capability requires a valid lmm_config or custom_caption_func\.",
     ):
         VisionCapability(lmm_config={})
+
+
+def test_earlier_images_keep_their_captions(
+    fake_llm: FakeLLMServer, lmm: FakeLLMServer, picture_file: Path
+) -> None:
+    lmm.add_reply("first caption")
+    fake_llm.add_reply("one")
+    fake_llm.add_reply("two")
+    helper = ConversableAgent("helper", llm_config=fake_llm.llm_config(), human_input_mode="NEVER")
+    VisionCapability(lmm.llm_config()).add_to_agent(helper)
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config=False,
+        max_consecutive_auto_reply=1,
+        default_auto_reply="And the colours?",
+    )
+    with IOStream.set_default(IOScripted()):
+        user.initiate_chat(helper, message=f"Look: <img {picture_file}>")
+    second = fake_llm.received[-1].json["messages"]
+    assert second[1]["content"] == f"Look: <img {picture_file}> {CAPTION_LINE}first caption\n"
+    assert second[-1]["content"] == "And the colours?"
+    assert len(lmm.received) == 1  # captioned once
+    assert helper.chat_messages[user][0]["content"] == f"Look: <img {picture_file}>"

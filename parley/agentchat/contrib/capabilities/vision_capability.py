@@ -10,7 +10,10 @@ message the agent's model reads becomes text, each image as
 Needs Pillow: ``pip install 'parley[lmm]'``.
 
 Differences from AutoGen, on purpose: as every parley hook, it changes what the model reads,
-not the stored message (README, "Hooks don't rewrite history"); an image given as a data URI
+not the stored message (README, "Hooks don't rewrite history"); so that the model still reads
+earlier images as their captions (AutoGen's hook wrote them into the history), a second hook,
+on ``process_all_messages_before_reply``, puts each captioned text back in its place, and a
+message is captioned once; an image given as a data URI
 or a PIL image is named ``<image>`` in the text instead of being written out (its base64 text
 would only cost a text model tokens); the checks hold under ``python -O``; a system message
 that is a list of content parts gets the capability's sentence as a text part; the warning
@@ -62,6 +65,9 @@ class VisionCapability(AgentCapability):
         self._parent_agent: Any = None
         self._custom_caption_func = custom_caption_func
         self._lmm_client: Any = None
+        # The text each captioned message became, by its text: the model reads earlier
+        # messages with their captions too, as in AutoGen (whose hook rewrote the history).
+        self._captioned: dict[str, str] = {}
         if lmm_config:
             from ....oai import OpenAIWrapper
 
@@ -82,11 +88,18 @@ class VisionCapability(AgentCapability):
             hookable_method="process_last_received_message",
             hook=self.process_last_received_message,
         )
+        agent.register_hook(
+            hookable_method="process_all_messages_before_reply", hook=self._with_captions
+        )
 
     def process_last_received_message(self, content: str | list[dict[str, Any]]) -> str:
         """``content`` as text, each image followed by its caption (see the module docstring).
-        A str's ``<img src>`` tags are the images (nothing is loaded but what is captioned)."""
+        A str's ``<img src>`` tags are the images (nothing is loaded but what is captioned);
+        a str captioned before is not captioned again."""
+        original = content
         if isinstance(content, str):
+            if content in self._captioned:
+                return self._captioned[content]
             content = gpt4v_formatter(content, img_format="url")
         text = ""
         for item in content:
@@ -110,7 +123,21 @@ class VisionCapability(AgentCapability):
                     "Warning: the input type should either be `test` or `image_url`. "
                     f"Skip {kind} here."
                 )
+        if isinstance(original, str) and text != original:
+            self._captioned[original] = text
         return text
+
+    def _with_captions(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``messages`` with each earlier captioned message as its captioned text (copies)."""
+        if not self._captioned:
+            return messages
+        out = []
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            if isinstance(content, str) and content in self._captioned:
+                message = {**message, "content": self._captioned[content]}
+            out.append(message)
+        return out
 
     def _caption(self, url: Any) -> str:
         if self._custom_caption_func is not None:
