@@ -45,7 +45,8 @@ class VisionCapability(AgentCapability):
         lmm_config: the ``llm_config`` of a multimodal model that writes the captions (an
             ``OpenAIWrapper`` is built from it now), or a falsy value with
             ``custom_caption_func``.
-        description_prompt: what the multimodal model is asked with each image.
+        description_prompt: what the multimodal model is asked with each image (None: the
+            default).
         custom_caption_func: ``func(image_url, pil_image, lmm_client) -> str`` writing the
             caption instead of the model (``lmm_client`` is None without ``lmm_config``).
     """
@@ -61,7 +62,8 @@ class VisionCapability(AgentCapability):
                 "Vision Capability requires a valid lmm_config or custom_caption_func."
             )
         self._lmm_config = lmm_config
-        self._description_prompt = description_prompt
+        # None would send a text part without text, which the API refuses: the default then.
+        self._description_prompt = description_prompt or DEFAULT_DESCRIPTION_PROMPT
         self._parent_agent: Any = None
         self._custom_caption_func = custom_caption_func
         self._lmm_client: Any = None
