@@ -21,6 +21,8 @@
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
     │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
+    │   ├── ImageLoadError (+ ValueError)     an image (path, URL, data URI, base64) could not be loaded
+    │   │   └── ImageDownloadNotAllowedError  an image URL was not fetched: downloads are off by default
     │   └── BudgetExceededError              a model request was refused: its chat's budget is spent
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -54,6 +56,8 @@ __all__ = [
     "DotenvSyntaxError",
     "ExecutionCancelledError",
     "ImageBuildError",
+    "ImageDownloadNotAllowedError",
+    "ImageLoadError",
     "InputExhaustedError",
     "InvalidAgentNameError",
     "InvalidCarryOverType",
@@ -244,6 +248,17 @@ class InputExhaustedError(ParleyError, EOFError):
     def __reduce__(self) -> tuple[type[InputExhaustedError], tuple[str, int]]:
         # The message is derived, so rebuild from the fields (pickling for subprocesses).
         return type(self), (self.prompt, self.answered)
+
+
+class ImageLoadError(ParleyError, ValueError):
+    """An image given as a path, URL, data URI or base64 text could not be loaded
+    (``parley.agentchat.contrib.img_utils``); the message says which and why."""
+
+
+class ImageDownloadNotAllowedError(ImageLoadError):
+    """An image URL was not fetched because image downloads are not allowed (the default: parley
+    reaches no network on its own). ``img_utils.allow_image_downloads()`` or the environment
+    variable ``PARLEY_ALLOW_IMAGE_DOWNLOADS=1`` allows them."""
 
 
 class BudgetExceededError(ParleyError):

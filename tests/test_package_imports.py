@@ -77,6 +77,7 @@ HEAVY = [
     "numpy",
     "openai",
     "optuna",
+    "PIL",
     "pydantic",
     "redis",
     "tiktoken",

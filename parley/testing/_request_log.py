@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ._image_parts import image_urls
+
 __all__ = ["RecordedRequest", "RequestLog"]
 
 
@@ -33,6 +35,12 @@ class RecordedRequest:
     json: Any
     time: float
     query: str = ""
+
+    @property
+    def image_urls(self) -> list[str]:
+        """The url of every ``image_url`` content part of the request's messages, in order
+        (data URIs as sent), to assert that an image reached the model."""
+        return image_urls(self.json)
 
 
 class RequestLog:

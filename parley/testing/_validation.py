@@ -4,7 +4,9 @@ The basic checks (a JSON object with ``model`` and ``messages``, or ``prompt`` f
 completion) always run. The strict
 checks catch what a real API rejects but a lenient fake would let through, so a test fails on
 the fake exactly where production would fail: message ``name`` fields OpenAI refuses
-(AutoGen #941), tool results separated from their tool call (AutoGen #3164), bad tool names.
+(AutoGen #941), tool results separated from their tool call (AutoGen #3164), bad tool names,
+image parts OpenAI refuses (outside a user message, a url that is neither http(s) nor an
+image's base64 data URI).
 :func:`check_context_window` refuses a prompt longer than a model's context window.
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import Any
+
+from ._image_parts import image_part_problem
 
 __all__ = [
     "RequestError",
@@ -246,6 +250,9 @@ def _check_content(m: Mapping[str, Any], role: str, where: str) -> None:
             )
         if part["type"] == "text" and not isinstance(part.get("text"), str):
             raise RequestError(f"Missing required parameter: '{here}.text'.", f"{here}.text")
+        problem = image_part_problem(part, role, here) if part["type"] == "image_url" else None
+        if problem is not None:
+            raise RequestError(*problem)
 
 
 def _check_tools(body: Mapping[str, Any]) -> None:

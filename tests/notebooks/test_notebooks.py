@@ -202,6 +202,25 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert '"content": "Say hello."' in text
         assert re.search(r"handle request .*\n  chat user -> assistant ", text)
         assert "tracing after disable(): False" in text
+    if notebook.name == "multimodal.ipynb":
+        assert "What does this chart show? <image>" in text
+        assert (
+            "images sent: 1\nsent as: data:image/png;base64,iVBORw0K...\nsame pixels: True" in text
+        )
+        assert "stored parts: ['text', 'image_url', 'text']\nstored image: Image" in text
+        assert "summary: I see a 120x80 image, mostly red." in text
+        assert "I see a 60x40 image, mostly red.\nI see a 60x40 image, mostly red." in text
+        assert (
+            "the text model read: 'Which bar is tallest? <img chart.png> in case you can not "
+            "see, the caption of this image is: I see a 120x80 image, mostly red.\\n'" in text
+        )
+        assert "images sent to the text model: []" in text
+        assert "stored: Which bar is tallest? <img chart.png>\n" in text
+        assert "caption of this image is: a chart of 120x80 pixels" in text
+        assert "refused: image URL 'http://127.0.0.1:" in text
+        assert "downloaded: (120, 80)\nI see a 120x80 image, mostly red." in text
+        assert "400: Invalid 'messages.[0].content.[0].image_url.url'. Expected a valid URL" in text
+        assert "but got unsupported MIME type 'text/plain'." in text
 
 
 def test_there_are_notebooks() -> None:

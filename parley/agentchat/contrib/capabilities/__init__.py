@@ -21,6 +21,7 @@ __all__ = [
     "TextMessageCompressor",
     "TextMessageContentName",
     "TransformMessages",
+    "VisionCapability",
 ]
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         TextMessageCompressor,
         TextMessageContentName,
     )
+    from .vision_capability import VisionCapability
 else:
     __getattr__, __dir__ = lazy_exports(
         __name__,
@@ -47,6 +49,7 @@ else:
             "MessageTransform": ".transforms",
             "TextMessageCompressor": ".transforms",
             "TextMessageContentName": ".transforms",
+            "VisionCapability": ".vision_capability",
         },
         submodules=(
             "agent_capability",
@@ -54,5 +57,6 @@ else:
             "transform_messages",
             "transforms",
             "transforms_util",
+            "vision_capability",
         ),
     )
