@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NotPlain", "plain_copy"]
+__all__ = ["NotPlain", "SealedMessages", "plain_copy"]
 
 _SCALARS = frozenset({str, type(None)})
 
 
 class NotPlain(Exception):
     """The value holds something other than plain JSON-like data."""
+
+
+class SealedMessages(list):  # type: ignore[type-arg]
+    """A request's messages, as a memo that owns every dict in them built them: the memo never
+    changes one (a changed history gets new dicts), so a dict found in two such lists is the
+    same message in both. Code that must notice a changed message (the runtime log, which
+    keeps copies) may then compare these by identity, not by content.
+    """
+
+    __slots__ = ()
 
 
 def plain_copy(value: Any) -> Any:

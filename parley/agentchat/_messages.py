@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .._plain import NotPlain, plain_copy
+from .._plain import NotPlain, SealedMessages, plain_copy
 from ..code_utils import content_text
 from ..exceptions import InvalidAgentNameError, InvalidMessageError
 from ._message_check import (
@@ -203,7 +203,7 @@ class RequestMemo:
         except BaseException:
             self.forget()  # a refused name, say: out may hold part of a message
             raise
-        return list(out)
+        return SealedMessages(out)
 
     def forget(self) -> None:
         """Drop what the memo holds (the next build converts everything)."""

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from .._agent_protocol import is_agent
+from .._plain import SealedMessages
 from ..usage import _run
 from . import _secrets
 from ._schema import MESSAGES_MARK
@@ -211,15 +212,19 @@ class _Transcript:
     never changes once taken.
     """
 
-    __slots__ = ("copies", "joined", "messages", "serial")
+    __slots__ = ("copies", "joined", "messages", "sealed", "serial", "sources")
 
     def __init__(self) -> None:
         self.serial = next(_serials)  # the SQLite logger's transcript number
+        self.sources: list[Any] = []  # the messages as the requests held them
+        self.sealed = True  # whether every source came in a SealedMessages
         self.copies: list[Any] = []
         self.messages: list[_Message] = []
         self.joined: tuple[frozenset[str], int, str] = (frozenset(), 0, "")
 
-    def add(self, sources: list[Any]) -> None:
+    def add(self, sources: list[Any], sealed: bool) -> None:
+        self.sealed = self.sealed and sealed
+        self.sources.extend(sources)
         new = [_Message(m) for m in sources]
         self.messages.extend(new)
         self.copies.extend(m.copy for m in new)
@@ -259,25 +264,31 @@ _CONVERSATIONS_MAX = 256
 
 
 def _messages(messages: list[Any]) -> _Prefix:
+    sealed = type(messages) is SealedMessages
     key = id(messages[0]) if messages else 0
     known = _conversations.get(key)
     if known is not None:
         n = len(known.copies)
-        if n <= len(messages) and messages[:n] == known.copies:
+        if n <= len(messages) and (
+            # Sealed messages never change: compared with the sources, the same objects (the
+            # rule) are equal at a pointer compare, not a dict compare.
+            (sealed and known.sealed and messages[:n] == known.sources)
+            or messages[:n] == known.copies
+        ):
             if n < len(messages):
-                known.add(messages[n:])
+                known.add(messages[n:], sealed)
             return _Prefix(known, len(messages))
     if len(_conversations) >= _CONVERSATIONS_MAX:
         _conversations.clear()
     transcript = _conversations[key] = _Transcript()
-    transcript.add(messages)
+    transcript.add(messages, sealed)
     return _Prefix(transcript, len(messages))
 
 
 def snapshot_request(request: Any) -> Any:
     """:func:`snapshot` of a model request, its messages a prefix of their conversation's
     transcript (see :class:`_Transcript`)."""
-    if type(request) is not dict or type(request.get("messages")) is not list:
+    if type(request) is not dict or type(request.get("messages")) not in (list, SealedMessages):
         return snapshot(request)
     out = {k: _level(v) for k, v in request.items() if k != "messages"}
     out["messages"] = _messages(request["messages"])

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from .._plain import NotPlain, plain_copy
+from .._plain import NotPlain, SealedMessages, plain_copy
 from ._secrets import CREDENTIAL_VALUE, looks_secret
 
 __all__ = ["NON_CACHE_KEY", "KeyHasher", "cache_key", "get_key"]
@@ -113,9 +113,9 @@ class KeyHasher:
 
     def key(self, params: Mapping[str, Any]) -> str:
         """``cache_key(params)``."""
-        messages = params.get("messages")
+        messages = cast("list[Any]", params.get("messages"))
         ready, _ = _parts(params)
-        if type(messages) is not list or any(type(k) is not str for k in ready):
+        if type(messages) not in (list, SealedMessages) or any(type(k) is not str for k in ready):
             return cache_key(params)
         try:
             head, tail = _around_messages(ready)
