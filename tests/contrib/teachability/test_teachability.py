@@ -7,6 +7,7 @@ the server's request log.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -384,3 +385,26 @@ def test_without_the_extra_the_error_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "pip install 'parley[teachable]'" in done.stdout
+
+
+async def test_two_chats_at_once_share_the_analyzer_safely(
+    fake_llm: FakeLLMServer, model: TeachingModel, tmp_path: Path
+) -> None:
+    teachable, teachability = make_agent(fake_llm, tmp_path)
+
+    def unchanged(sender: Any, message: Any, recipient: Any, silent: Any) -> Any:
+        return message
+
+    # A plain hook runs in a worker thread: each send to the analyzer gives the other chat a
+    # chance to run in between.
+    teachable.register_hook("process_message_before_send", unchanged)
+    alice = ConversableAgent("alice", llm_config=False, human_input_mode="NEVER")
+    bob = ConversableAgent("bob", llm_config=False, human_input_mode="NEVER")
+    await asyncio.gather(
+        alice.a_initiate_chat(teachable, message="my dog is called Rex", max_turns=1, silent=True),
+        bob.a_initiate_chat(teachable, message="my cat is Tom", max_turns=1, silent=True),
+    )
+    assert sorted(m[1:] for m in teachability.memo_store.list_memos()) == [
+        (CAT.question, CAT.answer),
+        (DOG.question, DOG.answer),
+    ]

@@ -25,6 +25,8 @@ Differences from AutoGen 0.2, each a fix:
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 from ...._runtime import run_in_thread
@@ -106,6 +108,11 @@ class Teachability(AgentCapability):
         self.analyzer: Any = None
         self.teachable_agent: Any = None
         self.memo_store = MemoStore(self.verbosity, reset_db, path_to_db_dir)
+        # One analysis at a time per event loop: chats running at once on one agent share the
+        # analyzer, whose conversation must hold exactly one text and its instructions.
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary()
+        )
 
     def add_to_agent(self, agent: Any) -> None:
         """Make ``agent`` teachable: a hook on the messages it receives, an analyzer on its
@@ -208,13 +215,18 @@ class Teachability(AgentCapability):
 
         agent, analyzer = self.teachable_agent, self.analyzer
         silent = self.verbosity < 2
-        analyzer.reset()
-        if analyzer in agent.chat_messages:
-            # Only the current analysis is kept (AutoGen's grew without bound).
-            agent.chat_messages[analyzer].clear()
-        await send(agent, text_to_analyze, analyzer, False, silent)
-        await send(agent, analysis_instructions, analyzer, True, silent)
-        last = agent.chat_messages[analyzer][-1]
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        async with lock:
+            analyzer.reset()
+            if analyzer in agent.chat_messages:
+                # Only the current analysis is kept (AutoGen's grew without bound).
+                agent.chat_messages[analyzer].clear()
+            await send(agent, text_to_analyze, analyzer, False, silent)
+            await send(agent, analysis_instructions, analyzer, True, silent)
+            last = agent.chat_messages[analyzer][-1]
         if last.get("role") != "user":
             # The analyzer did not answer (its model returned nothing): no verdict.
             return ""
