@@ -22,6 +22,7 @@ from parley import ConversableAgent
 from parley.agentchat.contrib.capabilities.teachability import MemoStore, Teachability
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
+from parley.usage import Budget
 
 from ._script import Advice, Fact, TeachingModel
 
@@ -408,3 +409,26 @@ async def test_two_chats_at_once_share_the_analyzer_safely(
         (CAT.question, CAT.answer),
         (DOG.question, DOG.answer),
     ]
+
+
+def test_the_analyzer_calls_are_part_of_the_chat_usage_and_budget(
+    fake_llm: FakeLLMServer, model: TeachingModel, tmp_path: Path
+) -> None:
+    teachable, _ = make_agent(fake_llm, tmp_path)
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    result = user.initiate_chat(teachable, message="my dog is called Rex", max_turns=1, silent=True)
+    calls = {name: usage.llm_calls for name, usage in result.usage.by_agent().items()}
+    assert calls == {"analyzer": 4, "teachable": 1}
+
+    # A budget of three model calls stops the analysis before the agent's own reply.
+    model.analyses.clear()
+    limited = user.initiate_chat(
+        teachable,
+        message="my cat is Tom",
+        max_turns=1,
+        silent=True,
+        budget=Budget(max_llm_calls=3),
+    )
+    assert limited.termination_reason == "budget:llm_calls"
+    assert limited.usage.llm_calls == 3
+    assert len(model.analyses) == 3
