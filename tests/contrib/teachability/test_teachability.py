@@ -417,6 +417,7 @@ def test_the_analyzer_calls_are_part_of_the_chat_usage_and_budget(
     teachable, _ = make_agent(fake_llm, tmp_path)
     user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
     result = user.initiate_chat(teachable, message="my dog is called Rex", max_turns=1, silent=True)
+    assert result.usage is not None
     calls = {name: usage.llm_calls for name, usage in result.usage.by_agent().items()}
     assert calls == {"analyzer": 4, "teachable": 1}
 
@@ -430,5 +431,6 @@ def test_the_analyzer_calls_are_part_of_the_chat_usage_and_budget(
         budget=Budget(max_llm_calls=3),
     )
     assert limited.termination_reason == "budget:llm_calls"
+    assert limited.usage is not None
     assert limited.usage.llm_calls == 3
     assert len(model.analyses) == 3
