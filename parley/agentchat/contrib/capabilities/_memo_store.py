@@ -148,9 +148,7 @@ class MemoStore:
     def _save_memos(self) -> None:
         """Write the side table to disk (atomically: a crash leaves the old file or the new)."""
         with self._lock:
-            text = json.dumps(
-                {uid: list(pair) for uid, pair in self.uid_text_dict.items()}, ensure_ascii=False
-            )
+            text = json.dumps({uid: list(pair) for uid, pair in self.uid_text_dict.items()})
             handle, temp = tempfile.mkstemp(dir=self.path_to_db_dir, prefix=".memos-")
             try:
                 with os.fdopen(handle, "w", encoding="utf-8") as f:
