@@ -25,7 +25,7 @@ QUESTIONS = [
     "Which programming language do I prefer?",
 ]
 # Texts SQLite and JSON can hold: no lone surrogates.
-TEXTS = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+TEXTS = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 @pytest.fixture(scope="module")
