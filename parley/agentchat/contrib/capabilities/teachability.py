@@ -18,6 +18,9 @@ Differences from AutoGen 0.2, each a fix:
 * the memories change what the model sees, not the agent's stored history;
 * the agent's conversation with the analyzer holds one analysis, not every analysis ever made;
 * recalled memos keep their nearest-first order (AutoGen's ``set`` shuffled them);
+* chats running at once on one agent take turns with the analyzer (per event loop);
+* multimodal messages are analysed by their text (AutoGen raised ``TypeError``);
+* an analyzer that returns nothing counts as "no" (AutoGen read its own instructions back);
 * messages go to the current ``IOStream``, not bare ``print``; the store is a
   :mod:`parley.memory` index and a JSON side table (see :mod:`._memo_store`), not ChromaDB
   and a pickle.
@@ -136,8 +139,9 @@ class Teachability(AgentCapability):
 
     async def a_process_last_received_message(self, text: Any) -> Any:
         """The hook: ``text`` with any memories recalled for it appended; memorable parts of
-        ``text`` are stored. Multimodal (list) content is read by its text and returned as is
-        (AutoGen raised a ``TypeError`` on it once the store held memos)."""
+        ``text`` are stored. Multimodal (list) content is read by its text parts and gets the
+        memories as one more text part (AutoGen raised a ``TypeError`` on it once the store
+        held memos)."""
         if self.teachable_agent is None:
             raise RuntimeError("add the Teachability to an agent first (add_to_agent)")
         plain = _text_of(text)
