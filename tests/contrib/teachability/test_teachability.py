@@ -434,3 +434,21 @@ def test_the_analyzer_calls_are_part_of_the_chat_usage_and_budget(
     assert limited.usage is not None
     assert limited.usage.llm_calls == 3
     assert len(model.analyses) == 3
+
+
+def test_an_analyzer_that_answers_nothing_stores_nothing(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    from parley.agentchat.contrib import text_analyzer_agent
+
+    def model(body: dict[str, Any]) -> Any:
+        if body["messages"][0]["content"] == text_analyzer_agent.system_message:
+            return {"content": None, "refusal": "I cannot help with that."}
+        return "Noted."
+
+    fake_llm.responder = model
+    teachable, teachability = make_agent(fake_llm, tmp_path)
+    chat(teachable, "my dog is called Rex")
+    # AutoGen read the instructions ("... yes or no.") back as the answer and stored them.
+    assert teachability.memo_store.list_memos() == []
+    assert len(fake_llm.requests) == 3  # two questions, both unanswered, and the reply
