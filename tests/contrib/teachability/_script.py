@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from parley.agentchat.contrib import text_analyzer_agent
@@ -97,3 +98,43 @@ class TeachingModel:
             "Copy the information": "info",
         }
         return [next(v for k, v in names.items() if i.startswith(k)) for i, _ in self.analyses]
+
+
+ROOT = Path(__file__).resolve().parents[3]
+HEADER = "# Memories that might help"
+DOG = Fact("my dog is called Rex", "What is the name of my dog?", "The user's dog is called Rex.")
+CAT = Fact("my cat is Tom", "What is my cat called?", "The user's cat is called Tom.")
+CITY = Fact("I live in Lisbon", "In which city do I live?", "The user lives in Lisbon.")
+SUMS = Advice(
+    "Add 17 and 25",
+    task="Add 17 and 25.",
+    general="Adding two numbers.",
+    advice="Always check a sum by subtracting one addend from the result.",
+)
+
+
+def make_agent(server: Any, path: Path, **options: Any) -> tuple[Any, Any]:
+    """A teachable agent on ``server``'s model with a Teachability over ``path``."""
+    from parley import ConversableAgent
+    from parley.agentchat.contrib.capabilities.teachability import Teachability
+
+    teachable = ConversableAgent(
+        "teachable", llm_config=server.llm_config(), human_input_mode="NEVER"
+    )
+    teachability = Teachability(path_to_db_dir=str(path), **options)
+    teachability.add_to_agent(teachable)
+    return teachable, teachability
+
+
+def chat(teachable: Any, message: str) -> None:
+    """One exchange: a user's message and the teachable agent's reply."""
+    from parley import ConversableAgent
+
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    user.initiate_chat(teachable, message=message, max_turns=1, silent=True)
+
+
+def memories(request: list[dict[str, Any]]) -> str | None:
+    """The memory section appended to the request's last message, or None."""
+    content = request[-1]["content"]
+    return content.split(HEADER, 1)[1] if HEADER in content else None

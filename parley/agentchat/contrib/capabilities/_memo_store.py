@@ -26,6 +26,7 @@ import json
 import os
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 
 from ....formatting_utils import colored
@@ -99,6 +100,8 @@ class MemoStore:
             self.vec_db = SQLiteVectorStore(directory / _VECTOR_FILE)
         except ImportError as e:
             raise ImportError(INSTALL_HINT) from e
+        # The file is released when the store is collected too (a Teachability has no close()).
+        weakref.finalize(self, self.vec_db.close)
         self._lock = threading.RLock()
         self.path_to_dict = str(directory / _DICT_FILE)
         self.uid_text_dict: dict[str, tuple[str, str]] = {}
