@@ -110,6 +110,14 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "PNG written: True" in text
         assert "speakers: ['planner', 'engineer', 'reviewer', 'planner']" in text
         assert "context window of gpt-4o-mini: 128000" in text
+    if notebook.name == "teachability.ipynb":
+        assert "memos: 2" in text
+        assert "memories in the prompt: True\nstored history unchanged: True" in text
+        assert "- Orca is a 13B-parameter model from Microsoft" in text
+        assert "'What is the weather in Oslo?': nearest 'What is Orca?'" in text
+        assert "recalled: False" in text
+        assert "advice recalled: True" in text
+        assert "after reset: 0" in text
     if notebook.name == "tune_inference.ipynb":
         assert "20 to tune on, 20 held out" in text
         assert "best config: {" in text

@@ -17,6 +17,7 @@ __all__ = [
     "MessageHistoryLimiter",
     "MessageTokenLimiter",
     "MessageTransform",
+    "Teachability",
     "TextCompressor",
     "TextMessageCompressor",
     "TextMessageContentName",
@@ -26,6 +27,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .agent_capability import AgentCapability
+    from .teachability import Teachability
     from .text_compressors import LLMLingua, TextCompressor
     from .transform_messages import TransformMessages
     from .transforms import (
@@ -42,6 +44,7 @@ else:
         {
             "AgentCapability": ".agent_capability",
             "LLMLingua": ".text_compressors",
+            "Teachability": ".teachability",
             "TextCompressor": ".text_compressors",
             "TransformMessages": ".transform_messages",
             "MessageHistoryLimiter": ".transforms",
@@ -53,6 +56,7 @@ else:
         },
         submodules=(
             "agent_capability",
+            "teachability",
             "text_compressors",
             "transform_messages",
             "transforms",
