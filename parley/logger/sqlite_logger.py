@@ -240,47 +240,22 @@ class SqliteLogger(BaseLogger):
         return (agent_id, wrapper_id, self.session_id, name, cls, args, format_ts(ts))
 
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
-        module, cls = agent_class(source)
-        self._put(
-            sql.EVENT,
-            self._event_row,
-            id(source),
-            source_name(source),
-            name,
-            module,
-            cls,
-            snapshot(kwargs),
-            time.time(),
-            _records.chat_id(),
-        )
+        # The source's name and class are read on the writer thread (an agent's do not change).
+        state, now, chat = snapshot(kwargs), time.time(), _records.chat_id()
+        self._put(sql.EVENT, self._event_row, source, name, state, now, chat)
         if name in _CHAT_EVENTS:
             statement, build = _CHAT_EVENTS[name]
-            self._put(statement, getattr(self, build), snapshot(kwargs))
+            self._put(statement, getattr(self, build), state)
         elif name == "code_execution":
-            self._put(
-                sql.CODE,
-                self._code_row,
-                id(source),
-                source_name(source),
-                snapshot(kwargs),
-                time.time(),
-                _records.chat_id(),
-            )
+            self._put(sql.CODE, self._code_row, source, state, now, chat)
 
     def _event_row(
-        self,
-        source_id: int,
-        source: str,
-        name: str,
-        module: str | None,
-        cls: str | None,
-        kwargs: dict[str, Any],
-        ts: float,
-        chat: str | None,
+        self, source: Any, name: str, kwargs: dict[str, Any], ts: float, chat: str | None
     ) -> tuple[Any, ...]:
+        module, cls = agent_class(source)
         return (
-            source_id,
-            source,
+            id(source),
+            source_name(source),
             name,
             module,
             cls,
@@ -318,14 +293,14 @@ class SqliteLogger(BaseLogger):
         )
 
     def _code_row(
-        self, source_id: int, source: str, data: dict[str, Any], ts: float, chat: str | None
+        self, source: Any, data: dict[str, Any], ts: float, chat: str | None
     ) -> tuple[Any, ...]:
         languages = data.get("languages")
         return (
             self.session_id,
             chat,
-            source_id,
-            source,
+            id(source),
+            source_name(source),
             data.get("executor"),
             json.dumps(languages) if languages is not None else None,
             _scrubbed(data.get("code")),
