@@ -30,11 +30,16 @@ from parley.testing import FakeLLMServer
 
 def chat(fake: FakeLLMServer, turns: int) -> float:
     config = fake.llm_config(cache_seed=None)
-    alice = ConversableAgent("alice", llm_config=config, human_input_mode="NEVER")
-    bob = ConversableAgent("bob", llm_config=config, human_input_mode="NEVER")
+    # max_consecutive_auto_reply would end the chat at 100 replies (AutoGen's default).
+    limits: dict[str, Any] = {"human_input_mode": "NEVER", "max_consecutive_auto_reply": turns}
+    alice = ConversableAgent("alice", llm_config=config, **limits)
+    bob = ConversableAgent("bob", llm_config=config, **limits)
     start = time.perf_counter()
-    alice.initiate_chat(bob, message="hello", max_turns=turns, silent=True)
-    return time.perf_counter() - start
+    result = alice.initiate_chat(bob, message="hello", max_turns=turns, silent=True)
+    elapsed = time.perf_counter() - start
+    if len(result.chat_history) != 2 * turns:
+        raise SystemExit(f"the chat ended after {len(result.chat_history)} messages, not {2 * turns}")
+    return elapsed
 
 
 class _WriterCPU:
