@@ -25,18 +25,15 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import importlib
 import json
 import logging
 from typing import Any
 
-from ...exceptions import ParleyError
 from ...formatting_utils import colored
 from ...io import IOStream
 from ...oai import OpenAIWrapper, config_list_from_json
-from ..assistant_agent import AssistantAgent
 from ..conversable_agent import ConversableAgent
-from ..user_proxy_agent import UserProxyAgent
+from . import _agent_builder_agents as _team
 from . import _agent_builder_library as library
 from . import _agent_builder_prompts as prompts
 
@@ -45,29 +42,7 @@ __all__ = ["AgentBuilder", "AgentBuilderError"]
 logger = logging.getLogger(__name__)
 
 _DEFAULT_CODE_EXECUTION_CONFIG = {"last_n_messages": 1, "work_dir": "groupchat", "timeout": 10}
-_AGENT_KEYS = ("model", "name", "system_message", "description", "model_path", "tags")
-
-
-class AgentBuilderError(ParleyError, RuntimeError):
-    """The builder's models are missing from the config list, or its config is unusable."""
-
-
-def _config_check(config: dict[str, Any]) -> None:
-    for key in ("coding", "default_llm_config", "code_execution_config"):
-        if config.get(key) is None:
-            raise AssertionError(f'Missing "{key}" in your config.')
-    for agent_config in config.get("agent_configs", []):
-        for key in ("name", "system_message", "description"):
-            if agent_config.get(key) is None:
-                raise AssertionError(f'Missing agent "{key}" in your agent_configs.')
-
-
-def _as_list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, (list, tuple)) else [value]
-
-
-def _is_terminal_termination(message: Any) -> bool:
-    return message in ("TERMINATE", "TERMINATE.")
+AgentBuilderError = _team.AgentBuilderError
 
 
 class AgentBuilder:
@@ -101,7 +76,7 @@ class AgentBuilder:
         self.config_file_location = config_file_location
         builder_filter: dict[str, Any] = {}
         if builder_model:
-            builder_filter["model"] = _as_list(builder_model)
+            builder_filter["model"] = _team.as_list(builder_model)
         if builder_model_tags:
             builder_filter["tags"] = list(builder_model_tags)
         builder_configs = config_list_from_json(
@@ -113,7 +88,7 @@ class AgentBuilder:
                 "builder_model (or builder_model_tags) matching an entry of the config list"
             )
         self.builder_model = OpenAIWrapper(config_list=builder_configs)
-        self.agent_model: list[str] = _as_list(agent_model) if agent_model else []
+        self.agent_model: list[str] = _team.as_list(agent_model) if agent_model else []
         self.agent_model_tags: list[str] = list(agent_model_tags or [])
         self.max_agents = max_agents if max_agents is not None else 5
         self.building_task: str | None = None
@@ -216,12 +191,12 @@ class AgentBuilder:
         function from texts to vectors, or a name (then parley's offline WordLlama model)."""
         if code_execution_config is None:
             code_execution_config = dict(_DEFAULT_CODE_EXECUTION_CONFIG)
-        agents = library.load_library(library_path_or_json)
+        library_agents = library.load_library(library_path_or_json)
         self.building_task = building_task
 
         self._print("==> Looking for suitable agents in the library...", "green")
         embed = library.embedding_function(embedding_model)
-        recalled = library.recall_agents(building_task, agents, top_k, embed)
+        recalled = library.recall_agents(building_task, library_agents, top_k, embed)
         expert_pool = [f"{a['name']}: {a['description']}" for a in recalled]
         selection = self._select(building_task, expert_pool)
 
@@ -290,7 +265,7 @@ class AgentBuilder:
                 "code_execution_config": copy.deepcopy(code_execution_config),
             }
         )
-        _config_check(self.cached_configs)
+        _team.config_check(self.cached_configs)
 
     # -- creating the agents --------------------------------------------------------------
 
@@ -312,28 +287,9 @@ class AgentBuilder:
         if self.cached_configs["coding"] is True:
             self._print("Adding user console proxy...")
             if user_proxy is None:
-                user_proxy = UserProxyAgent(
-                    name="Computer_terminal",
-                    is_termination_msg=_is_terminal_termination,
-                    code_execution_config=copy.deepcopy(
-                        self.cached_configs["code_execution_config"]
-                    ),
-                    human_input_mode="NEVER",
-                    default_auto_reply=self.DEFAULT_PROXY_AUTO_REPLY,
-                    description=self.DEFAULT_COMPUTER_TERMINAL_DESCRIPTION,
-                )
+                user_proxy = _team.computer_terminal(self)
             agent_list = [*agent_list, user_proxy]
         return agent_list, copy.deepcopy(self.cached_configs)
-
-    def _agent_class(self, model_path: str | None) -> type[ConversableAgent]:
-        if not model_path:
-            return AssistantAgent
-        module_path, class_name = model_path.replace("/", ".").rsplit(".", 1)
-        cls = getattr(importlib.import_module(module_path), class_name)
-        if isinstance(cls, type) and issubclass(cls, ConversableAgent):
-            return cls
-        logger.error("%s is not a ConversableAgent; AssistantAgent is used instead", model_path)
-        return AssistantAgent
 
     def _create_agent(
         self,
@@ -342,51 +298,7 @@ class AgentBuilder:
         llm_config: dict[str, Any],
         use_oai_assistant: bool = False,
     ) -> ConversableAgent:
-        name = agent_config["name"]
-        if use_oai_assistant:
-            raise NotImplementedError(
-                f"{name}: use_oai_assistant=True needs GPTAssistantAgent (OpenAI's Assistants "
-                "API), which parley does not provide; build with use_oai_assistant=False"
-            )
-        models = [m for m in _as_list(agent_config.get("model") or []) if m]
-        tags = list(agent_config.get("tags") or [])
-        filter_dict: dict[str, Any] = {}
-        if models:
-            filter_dict["model"] = models
-        if tags:
-            filter_dict["tags"] = tags
-        config_list = config_list_from_json(
-            self.config_file_or_env,
-            file_location=self.config_file_location,
-            filter_dict=filter_dict,
-        )
-        if not config_list:
-            raise AgentBuilderError(
-                f"cannot create agent {name}: no model {models}{tags} in "
-                f"{self.config_file_or_env}; give agent_model (or the agent config's model) "
-                "matching an entry of the config list"
-            )
-        current = copy.deepcopy(llm_config)
-        current["config_list"] = config_list
-        extra = {k: v for k, v in agent_config.items() if k not in _AGENT_KEYS}
-        cls = self._agent_class(agent_config.get("model_path"))
-        agent = cls(name=name, llm_config=current, description=agent_config["description"], **extra)
-
-        system_message = agent_config["system_message"]
-        if system_message == "":
-            system_message = agent.system_message
-        else:
-            system_message = f"{system_message}\n\n{self.CODING_AND_TASK_SKILL_INSTRUCTION}"
-        proxy_desc = ""
-        if self.cached_configs.get("coding") is True:
-            proxy_desc = "\nThe group also includes a Computer_terminal that runs your Python and shell code."
-        agent.update_system_message(
-            self.GROUP_CHAT_DESCRIPTION.format(
-                name=name, members=member_name, user_proxy_desc=proxy_desc, sys_msg=system_message
-            )
-        )
-        self.agent_procs_assign[name] = (agent, self.online_server_name)
-        return agent
+        return _team.create_agent(self, agent_config, member_name, llm_config, use_oai_assistant)
 
     # -- saving, loading, clearing --------------------------------------------------------
 
@@ -423,7 +335,7 @@ class AgentBuilder:
             cached = json.loads(config_json)
         else:
             raise ValueError("You must provide either filepath or config_json.")
-        _config_check(cached)
+        _team.config_check(cached)
         code_execution_config = kwargs.pop("code_execution_config", None)
         if code_execution_config is None:
             code_execution_config = cached["code_execution_config"]
