@@ -64,6 +64,11 @@ def _add_print_to_last_line(code: str) -> str:
     last = lines[-1]
     if "print(" in code or "=" in last or "\t" in last or last.startswith((" ", "#")):
         return code
+    try:
+        # Only an expression can be printed (AutoGen also wrapped `pass`, `import x`...).
+        compile(last, "<query>", "eval")
+    except SyntaxError:
+        return code
     lines[-1] = f"print({last})"
     return "\n".join(lines)
 

@@ -268,3 +268,57 @@ def test_group_chat_with_the_built_team(fake_llm: FakeLLMServer, config_env: str
     assert request["model"] == "agent-model"
     assert request["messages"][0]["content"].startswith("# Group chat instruction")
     assert "**Your role is**: Software_Engineer_Expert" in request["messages"][0]["content"]
+
+
+class Reviewer(AssistantAgent):
+    """A custom member class, named by an agent config's model_path."""
+
+
+def test_model_path_and_extra_agent_arguments(fake_llm: FakeLLMServer, config_env: str) -> None:
+    team = {
+        "building_task": "review",
+        "agent_configs": [
+            {
+                "name": "Reviewer_Expert",
+                "model": ["agent-model"],
+                "model_path": f"{__name__}.Reviewer",
+                "max_consecutive_auto_reply": 2,
+                "system_message": "",
+                "description": "Reviews.",
+            }
+        ],
+        "coding": False,
+        "default_llm_config": {"temperature": 0.5},
+        "code_execution_config": {"use_docker": False},
+    }
+    (agent,), _ = builder(config_env).load(config_json=json.dumps(team))
+    assert type(agent) is Reviewer
+    assert agent.max_consecutive_auto_reply() == 2
+    # An empty system message keeps the class's default inside the group-chat instruction.
+    assert "You are a helpful AI assistant." in agent.system_message
+    assert fake_llm.requests == []
+
+
+def test_terminal_runs_code_where_parley_does(fake_llm: FakeLLMServer, config_env: str) -> None:
+    script_build(fake_llm)
+    agents, configs = builder(config_env).build(TASK, {})
+    terminal = agents[-1]
+    # No use_docker in the default config: parley's default (Docker), not AutoGen's host run.
+    assert configs["code_execution_config"] == {
+        "last_n_messages": 1,
+        "work_dir": "groupchat",
+        "timeout": 10,
+    }
+    assert terminal.name == "Computer_terminal"
+    assert terminal.description.startswith("A computer terminal")
+    assert terminal._is_termination_msg("TERMINATE")
+
+
+def test_custom_user_proxy_and_oai_assistant(fake_llm: FakeLLMServer, config_env: str) -> None:
+    script_build(fake_llm)
+    mine = UserProxyAgent("me", code_execution_config=False, human_input_mode="NEVER")
+    agents, _ = builder(config_env).build(TASK, {}, user_proxy=mine)
+    assert agents[-1] is mine
+    script_build(fake_llm, coding=None)
+    with pytest.raises(NotImplementedError, match="GPTAssistantAgent"):
+        builder(config_env).build(TASK, {}, coding=False, use_oai_assistant=True)
