@@ -8,6 +8,7 @@ or with any embedding function given as ``embedding_model``, and ranks by cosine
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -63,6 +64,14 @@ def load_library(library_path_or_json: str) -> list[dict[str, Any]]:
     return library
 
 
+def _require(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        raise ImportError(
+            f"build_from_library needs {module} to rank the library's agents: "
+            "pip install 'parley[autobuild]'"
+        )
+
+
 def embedding_function(embedding_model: Any) -> Embed:
     """The function that embeds texts: a callable as given; a model name (AutoGen's
     sentence-transformers names) means parley's offline WordLlama model."""
@@ -73,13 +82,9 @@ def embedding_function(embedding_model: Any) -> Embed:
             "embedding_model must be a model name or a function from a list of texts to "
             f"vectors, got {type(embedding_model).__name__}"
         )
-    try:
-        from ...memory import WordLlamaEmbedding
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise ImportError(
-            "build_from_library embeds agent descriptions with WordLlama: "
-            "pip install 'parley[memory]'"
-        ) from exc
+    _require("wordllama")
+    from ...memory import WordLlamaEmbedding
+
     if embedding_model is not None:
         logger.info(
             "embedding_model %r: parley embeds with WordLlama's bundled model (offline)",
@@ -93,6 +98,7 @@ def recall_agents(
 ) -> list[dict[str, Any]]:
     """The library's agents among the ``top_k`` nearest to any line of ``task`` (copies, in
     library order; agents with the same description count once)."""
+    _require("numpy")
     import numpy as np
 
     skills = [line for line in task.replace(":", " ").split("\n") if line.strip()] or [task]
