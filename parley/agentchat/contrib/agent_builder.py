@@ -98,6 +98,22 @@ class AgentBuilder:
         self.agent_procs_assign: dict[str, tuple[ConversableAgent, str]] = {}
         self.cached_configs: dict[str, Any] = {}
 
+    def set_builder_model(self, model: str) -> None:
+        """Ask ``model`` (an entry of the config list) from now on. (AutoGen stored the name in
+        place of the client, so the next build failed.)"""
+        configs = config_list_from_json(
+            self.config_file_or_env,
+            file_location=self.config_file_location,
+            filter_dict={"model": [model]},
+        )
+        if not configs:
+            raise AgentBuilderError(f"no builder model {model!r} in {self.config_file_or_env}")
+        self.builder_model = OpenAIWrapper(config_list=configs)
+
+    def set_agent_model(self, model: str) -> None:
+        """Build the next agents on ``model`` (an entry of the config list)."""
+        self.agent_model = [model]
+
     # -- asking the builder model ---------------------------------------------------------
 
     def _ask(self, content: str) -> str:

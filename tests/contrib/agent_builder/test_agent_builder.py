@@ -322,3 +322,18 @@ def test_custom_user_proxy_and_oai_assistant(fake_llm: FakeLLMServer, config_env
     script_build(fake_llm, coding=None)
     with pytest.raises(NotImplementedError, match="GPTAssistantAgent"):
         builder(config_env).build(TASK, {}, coding=False, use_oai_assistant=True)
+
+
+def test_switching_models(fake_llm: FakeLLMServer, config_env: str) -> None:
+    b = builder(config_env, agent_model_tags=[])
+    b.set_builder_model("agent-model")
+    b.set_agent_model("builder-model")
+    fake_llm.add_reply("Poet_Expert")
+    fake_llm.add_reply("Writes poems.")
+    fake_llm.add_reply("A poet.")
+    (poet,), configs = b.build("a poem", {}, coding=False)
+    assert {r["model"] for r in fake_llm.requests} == {"agent-model"}
+    assert poet.llm_config["config_list"][0]["model"] == "builder-model"
+    assert configs["agent_configs"][0]["model"] == ["builder-model"]
+    with pytest.raises(AgentBuilderError, match="no builder model 'nope'"):
+        b.set_builder_model("nope")
