@@ -30,7 +30,12 @@ class WolframAlphaUnavailableError(ParleyError, RuntimeError):
 class WolframAlphaAPIWrapper:
     """Runs one Wolfram Alpha query and returns ``(text, is_success)``."""
 
-    def __init__(self, wolfram_alpha_appid: str | None = None, timeout: float = _TIMEOUT) -> None:
+    def __init__(
+        self,
+        wolfram_alpha_appid: str | None = None,
+        timeout: float = _TIMEOUT,
+        endpoint: str = _ENDPOINT,
+    ) -> None:
         appid = wolfram_alpha_appid or os.environ.get("WOLFRAM_ALPHA_APPID")
         if not appid:
             raise WolframAlphaUnavailableError(
@@ -40,6 +45,7 @@ class WolframAlphaAPIWrapper:
             )
         self.wolfram_alpha_appid = appid
         self.timeout = timeout
+        self.endpoint = endpoint
 
     def _fetch(self, query: str) -> dict[str, Any]:
         params = urllib.parse.urlencode(
@@ -50,7 +56,7 @@ class WolframAlphaAPIWrapper:
                 "format": "plaintext",
             }
         )
-        with urllib.request.urlopen(f"{_ENDPOINT}?{params}", timeout=self.timeout) as response:
+        with urllib.request.urlopen(f"{self.endpoint}?{params}", timeout=self.timeout) as response:
             body: dict[str, Any] = json.loads(response.read().decode("utf-8"))
         return body
 

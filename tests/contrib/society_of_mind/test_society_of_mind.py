@@ -192,3 +192,25 @@ def test_bad_preparer_type() -> None:
     manager = inner_team(plain("a", "one"), plain("b", "two"))
     with pytest.raises(TypeError, match="response_preparer"):
         SocietyOfMindAgent("som", chat_manager=manager, response_preparer=3)  # type: ignore[arg-type]
+
+
+@VARIANTS
+async def test_as_a_member_of_an_outer_group_chat(variant: str) -> None:
+    inner_manager = inner_team(plain("a", "inner idea"), plain("b", "inner answer TERMINATE"))
+    som = SocietyOfMindAgent("som", chat_manager=inner_manager)
+    reviewer = plain("reviewer", "looks right")
+    outer = GroupChat([som, reviewer], [], max_round=3, speaker_selection_method="round_robin")
+    outer_manager = GroupChatManager(outer, llm_config=False)
+    user = plain("user", "unused")
+    with IOStream.set_default(IOScripted()):
+        if variant == "async":
+            await user.a_initiate_chat(outer_manager, message="question")
+        else:
+            await asyncio.to_thread(user.initiate_chat, outer_manager, message="question")
+    assert [(m["name"], m["content"]) for m in outer.messages] == [
+        ("user", "question"),
+        ("som", "inner answer"),
+        ("reviewer", "looks right"),
+    ]
+    # The inner chat opened with the outer question, told by the society-of-mind agent.
+    assert [m["content"] for m in inner_manager.groupchat.messages][:1] == ["question"]
