@@ -7,7 +7,7 @@ import threading
 import urllib.parse
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -27,9 +27,9 @@ ANSWERS: dict[str, Any] = {
 
 
 class Handler(BaseHTTPRequestHandler):
-    seen: list[dict[str, list[str]]] = []
+    seen: ClassVar[list[dict[str, list[str]]]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
         Handler.seen.append(query)
         body = json.dumps({"queryresult": ANSWERS[query["input"][0]]}).encode()
