@@ -118,6 +118,15 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "recalled: False" in text
         assert "advice recalled: True" in text
         assert "after reset: 0" in text
+    if notebook.name == "society_of_mind_and_autobuild.ipynb":
+        assert "inner transcript: ['society_of_mind', 'writer', 'critic']" in text
+        assert "the society answered: Meet the cordless kettle" in text
+        assert "preparer request roles: ['system', 'user', 'user', 'user', 'system']" in text
+        assert "the society answered: Ship it." in text
+        assert "query output: 5/6\nquery output: 25/36\nended by: is_termination_msg" in text
+        assert "Travel_Planner_Expert: Plans itineraries.\nBudget_Expert: Checks costs." in text
+        assert "model calls while loading: 0" in text
+        assert "selected: ['Python_Programmer']" in text
     if notebook.name == "tune_inference.ipynb":
         assert "20 to tune on, 20 held out" in text
         assert "best config: {" in text
