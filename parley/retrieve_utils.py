@@ -98,26 +98,38 @@ def split_text_to_chunks(
         must_break_at_empty_line = False
     tokens = [count_token(line) for line in lines]
     total = sum(tokens)
-    while total > max_tokens:
-        estimate = 2 if chunk_mode == "one_line" else max(int(max_tokens / total * len(lines)), 2)
+    while True:
+        # The line counts leave out the newlines between lines (as AutoGen's do); what is
+        # left is counted as a whole before it becomes the last chunk, and each chunk is
+        # counted before it is taken, so that no chunk is over the limit.
+        if total <= max_tokens:
+            rest = "\n".join(lines).strip()
+            if count_token(rest) <= max_tokens:
+                break
+        if chunk_mode == "one_line":
+            estimate = 2
+        else:
+            estimate = min(max(int(max_tokens / max(total, 1) * len(lines)), 2), len(lines))
         cut, chunk = 0, ""
         for cnt in range(estimate - 1, 0, -1):
             if must_break_at_empty_line and lines[cnt].strip():
                 continue
             if sum(tokens[:cnt]) <= max_tokens:
-                cut, chunk = cnt, "\n".join(lines[:cnt])
-                break
+                candidate = "\n".join(lines[:cnt])
+                if count_token(candidate) <= max_tokens:
+                    cut, chunk = cnt, candidate
+                    break
         if cut == 0:
-            logger.warning(
-                "max_tokens is too small to fit a single line of text. Breaking this line:\n\t%s ...",
-                lines[0][:100],
-            )
             if must_break_at_empty_line:
                 logger.warning(
                     "Failed to split docs with must_break_at_empty_line being True, set to False."
                 )
                 must_break_at_empty_line = False
                 continue
+            logger.warning(
+                "max_tokens is too small to fit a single line of text. Breaking this line:\n\t%s ...",
+                lines[0][:100],
+            )
             chunk = _fitting_prefix(lines[0], tokens[0], max_tokens)
             lines[0] = lines[0][len(chunk) :]
             tokens[0] = count_token(lines[0])
@@ -126,7 +138,6 @@ def split_text_to_chunks(
         keep_from = cut - overlap if cut > overlap else cut
         lines, tokens = lines[keep_from:], tokens[keep_from:]
         total = sum(tokens)
-    rest = "\n".join(lines).strip()
     if len(rest) >= RAG_MINIMUM_MESSAGE_LENGTH:
         chunks.append(rest)
     return chunks
