@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,17 @@ DOCS = [
 
 
 def make_store(kind: str, where: Path | None, **kwargs: Any) -> Any:
+    """A store in ``where``; Qdrant's in memory when None. Chroma's in-memory clients share
+    one database per process, so a test's Chroma store is always in a directory of its own."""
     if kind == "chroma":
-        return ChromaVectorDB(path=None if where is None else str(where), **kwargs)
+        return ChromaVectorDB(path=str(where or _fresh_dir()), **kwargs)
     if where is None:
         return QdrantVectorDB(**kwargs)
     return QdrantVectorDB(path=str(where), **kwargs)
+
+
+def _fresh_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="parley-chroma-"))
 
 
 @pytest.fixture(params=["chroma", "qdrant"])
@@ -164,7 +171,9 @@ def test_chunk_ids() -> None:
 
 
 def test_factory() -> None:
-    assert isinstance(VectorDBFactory.create_vector_db("ChromaDB", path=None), ChromaVectorDB)
+    assert isinstance(
+        VectorDBFactory.create_vector_db("ChromaDB", path=str(_fresh_dir())), ChromaVectorDB
+    )
     assert isinstance(VectorDBFactory.create_vector_database("qdrant"), QdrantVectorDB)
     assert vectordb_base.VectorDBFactory is VectorDBFactory  # AutoGen's import path
     with pytest.raises(
