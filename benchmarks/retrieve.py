@@ -1,7 +1,7 @@
 """RetrieveChat throughput: index 1,000 documents, ask 100 questions; parley against AutoGen 0.2.35.
 
     python benchmarks/retrieve.py                                  # parley only
-    python benchmarks/retrieve.py --autogen /tmp/agvenv/bin/python # parley and AutoGen
+    python benchmarks/retrieve.py --autogen /tmp/agvenv-rag/bin/python # parley and AutoGen
     PYTHONPATH=/path/to/checkout python benchmarks/retrieve.py     # that checkout's parley
 
 The corpus is ``--docs`` (1,000) generated text files of 150 to 300 words in a few paragraphs,
@@ -27,7 +27,10 @@ parley's default embedding function, and for AutoGen the same weights and tokeni
 its model, which cannot run here; and a different model would not compare like for like). The
 two venvs pin different versions of the libraries (pyautogen 0.2.35 needs numpy < 2, hence
 wordllama 0.3 and chromadb 0.5 there; parley's venv has wordllama 0.4 and chromadb 1.x): the
-table is the end-to-end cost of each stack as a user installs it. Chroma's telemetry is off in
+table is the end-to-end cost of each stack as a user installs it. AutoGen's venv needs
+``chromadb==0.5.3`` (``pip install pyautogen==0.2.35 chromadb==0.5.3 wordllama pypdf
+markdownify beautifulsoup4 ipython``): from chromadb 0.5.4 on a missing collection raises an
+error AutoGen 0.2.35 does not catch, and its RetrieveChat fails before indexing. Chroma's telemetry is off in
 both, and AutoGen's tiktoken gets parley's shipped cl100k vocabulary (nothing is downloaded).
 """
 
