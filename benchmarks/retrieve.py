@@ -29,9 +29,10 @@ two venvs pin different versions of the libraries (pyautogen 0.2.35 needs numpy 
 wordllama 0.3 and chromadb 0.5 there; parley's venv has wordllama 0.4 and chromadb 1.x): the
 table is the end-to-end cost of each stack as a user installs it. AutoGen's venv needs
 ``chromadb==0.5.3`` (``pip install pyautogen==0.2.35 chromadb==0.5.3 wordllama pypdf
-markdownify beautifulsoup4 ipython``): from chromadb 0.5.4 on a missing collection raises an
-error AutoGen 0.2.35 does not catch, and its RetrieveChat fails before indexing. Chroma's telemetry is off in
-both, and AutoGen's tiktoken gets parley's shipped cl100k vocabulary (nothing is downloaded).
+markdownify beautifulsoup4 ipython``): later releases (0.5.23 was tried) raise, for a missing
+collection, an error AutoGen 0.2.35 does not catch, and its RetrieveChat fails before indexing.
+Chroma's telemetry is off in both, and AutoGen's tiktoken gets parley's shipped cl100k
+vocabulary (nothing is downloaded).
 """
 
 from __future__ import annotations
