@@ -396,3 +396,19 @@ def test_retrieve_assistant_agent(fake_llm: FakeLLMServer) -> None:
     more = [{"role": "user", "content": "long text ... update context"}]
     assert helper.generate_reply(more, sender=user) == "UPDATE CONTEXT"
     assert fake_llm.requests == []  # answered without the model
+
+
+def test_python_runs_in_the_ipython_kernel_when_there_is_one(corpus: Path) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        rag = proxy(str(corpus))
+        exitcode, output, image = rag.run_code("answer = 6 * 7\nanswer", lang="python")
+        assert (exitcode, output, image) == (0, "42", None)
+        assert shell.user_ns["answer"] == 42  # defined in the live session
+        exitcode, output, _ = rag.run_code("1 / 0", lang="python")
+        assert exitcode == 1
+        assert "division by zero" in output
+    finally:
+        InteractiveShell.clear_instance()
