@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from parley import retrieve_utils as ru
 from parley.token_count_utils import count_token
 
-from ._corpus import BREAD, GARDEN, OCEAN, minimal_pdf
+from ._corpus import BREAD, GARDEN, OCEAN, VOLCANO_MORE, minimal_pdf
 
 SPEC_TEXT = "para one line a\npara one line b\n\npara two line a\npara two line b\n\npara three"
 
@@ -203,3 +203,24 @@ def test_urls_are_downloaded_html_as_markdown(
     chunks, sources = ru.split_files_to_chunks(files)
     assert chunks == ["# Local page\n\nServed on loopback.", "plain notes from the server"]
     assert sources == [{"source": page}, {"source": notes}]
+
+
+def test_create_and_query_a_chroma_database_from_a_directory(
+    corpus: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    db = str(tmp_path / "chroma")
+    ru.create_vector_db_from_dir(str(corpus), max_tokens=40, db_path=db)
+    ru.create_vector_db_from_dir(str(corpus), max_tokens=40, db_path=db)  # exists: only logged
+    assert "Collection all-my-documents already exists." in caplog.text
+    found = ru.query_vector_db(["How deep is the ocean trench?"], n_results=2, db_path=db)
+    assert found["ids"][0][0].startswith("doc_")
+    assert found["documents"][0][0] == "\n".join(OCEAN)
+    only = ru.query_vector_db(["volcano"], n_results=5, db_path=db, search_string="Caucasus")
+    assert only["documents"] == [["\n".join(VOLCANO_MORE)]]
+    # extra_docs: new ids continue after the stored ones.
+    more = tmp_path / "more"
+    more.mkdir()
+    (more / "saturn.txt").write_text("Saturn has rings made of ice and rock.\n")
+    ru.create_vector_db_from_dir(str(more), db_path=db, get_or_create=True, extra_docs=True)
+    found = ru.query_vector_db(["planet rings"], n_results=1, db_path=db)
+    assert found["ids"] == [["doc_7"]]
