@@ -412,3 +412,36 @@ def test_python_runs_in_the_ipython_kernel_when_there_is_one(corpus: Path) -> No
         assert "division by zero" in output
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_the_older_qdrant_agent(corpus: Path, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
+    from qdrant_client import QdrantClient
+
+    from parley.agentchat.contrib.qdrant_retrieve_user_proxy_agent import (
+        QdrantRetrieveUserProxyAgent,
+    )
+
+    fake_llm.add_reply("About 10,935 metres.")
+    client = QdrantClient(path=str(tmp_path / "qdrant"))
+    rag = QdrantRetrieveUserProxyAgent(
+        "ragproxy",
+        human_input_mode="NEVER",
+        code_execution_config=False,
+        retrieve_config={
+            "docs_path": str(corpus),
+            "client": client,
+            "chunk_token_size": 40,
+            "task": "qa",
+            "on_disk": True,
+        },
+    )
+    rag.initiate_chat(
+        assistant(fake_llm),
+        message=rag.message_generator,
+        problem="How deep is the Mariana Trench?",
+        n_results=1,
+        silent=True,
+    )
+    assert context_of(fake_llm.requests[0]) == "\n".join(OCEAN) + "\n"
+    assert client.count("autogen-docs").count == 7  # stored through the client given
+    client.close()
