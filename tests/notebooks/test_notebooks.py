@@ -71,9 +71,7 @@ def run_cell(client: Any, source: str) -> str:
     ids=[n.name for n in NOTEBOOKS],
 )
 def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
-    cells = json.loads(notebook.read_text())["cells"]
-    outputs = [run_cell(kernel, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
-    text = "\n".join(outputs)
+    text = _run_notebook(kernel, notebook)
     if notebook.name == "quickstart.ipynb":
         assert "exitcode: 0 (execution succeeded)" in text
         assert "45" in text
@@ -98,7 +96,7 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "chats row: user -> assistant is_termination_msg" in text
         assert "the log's cost is the chat's: True\nno API key in the file: True" in text
         assert re.search(r"\n[0-9a-f]{8}  \S+ \S+\s+user -> assistant\s+6\s+3\s+", text)
-        assert "[2] assistant -> user:\n    tool call multiply({\"a\": 6, \"b\": 7})" in text
+        assert '[2] assistant -> user:\n    tool call multiply({"a": 6, "b": 7})' in text
         assert "tool calls          1" in text
         assert "logging: False" in text
     if notebook.name == "transform_messages.ipynb":
@@ -202,6 +200,18 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "ended by: budget:cost" in text
         assert "['Write verses.', 'Verse 1.', 'Go on.', 'Verse 2.', 'Go on.', 'Verse 3.']" in text
         assert "ended by: budget:llm_calls" in text
+    if notebook.name == "retrieve_chat.ipynb":
+        assert "documents: " in text
+        assert "model: fake-model" in text
+        assert re.search(r"prompt \d sources: \[.*cost-and-budgets\.md", text)
+        assert "answer: From the docs: " in text
+        assert "max_cost" in text.split("answer: From the docs: ", 1)[1].split("\n", 1)[0]
+        assert re.search(r"chunks stored: [1-9]\d+", text)
+        assert re.search(r"prompts sent: [2-9]\n", text)  # the scripted UPDATE CONTEXT, then more
+        assert "each prompt had new context: True" in text
+        assert "the model saw only the last prompt: ['system', 'user']" in text
+        assert re.search(r"answer: From the docs: .*sandbox=True", text)
+        assert re.search(r"\n0\.\d{3} ", text)  # Qdrant's hits with their distances
     if notebook.name == "tracing.ipynb":
         assert "tracing: True" in text
         assert re.search(
@@ -238,6 +248,25 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "downloaded: (120, 80)\nI see a 120x80 image, mostly red." in text
         assert "400: Invalid 'messages.[0].content.[0].image_url.url'. Expected a valid URL" in text
         assert "but got unsupported MIME type 'text/plain'." in text
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_retrieve_chat_notebook_on_the_local_model(kernel: Any) -> None:
+    """The RAG notebook once more, its questions answered by the embedded model."""
+    run_cell(kernel, 'import os; os.environ["PARLEY_NOTEBOOK_MODEL"] = "local"')
+    text = _run_notebook(kernel, NOTEBOOKS[0].parent / "retrieve_chat.ipynb")
+    assert "model: smollm2" in text
+    assert re.search(r"chunks stored: [1-9]\d+", text)
+    assert text.count("prompt 1 sources: [") == 2  # both questions reached the model with context
+    assert "answer: " in text
+    assert "each prompt had new context: True" in text
+
+
+def _run_notebook(kernel: Any, notebook: Path) -> str:
+    cells = json.loads(notebook.read_text())["cells"]
+    outputs = [run_cell(kernel, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    return "\n".join(outputs)
 
 
 def test_there_are_notebooks() -> None:

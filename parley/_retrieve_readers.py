@@ -1,0 +1,158 @@
+"""Reading documents for RetrieveChat: text, Markdown, HTML, PDF, Word, and URLs.
+
+The readers of :mod:`parley.retrieve_utils`. PDF needs ``pypdf``, Word ``python-docx``, HTML
+``beautifulsoup4`` and ``markdownify`` (all in ``pip install 'parley[retrieve]'``), each imported
+when a file of its kind is read. A URL is fetched only when a caller asks for it (a ``docs_path``
+that is a URL); nothing else here touches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import os
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+__all__ = [
+    "HAS_DOCX",
+    "HAS_UNSTRUCTURED",
+    "extract_text_from_docx",
+    "extract_text_from_pdf",
+    "get_file_from_url",
+    "is_url",
+    "parse_html_to_markdown",
+    "read_text",
+]
+
+logger = logging.getLogger("parley.retrieve_utils")
+
+HAS_UNSTRUCTURED = importlib.util.find_spec("unstructured") is not None
+HAS_DOCX = importlib.util.find_spec("docx") is not None
+_USER_AGENT = (
+    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/120.0 Safari/537.36"
+)
+_URL_TIMEOUT = 30.0
+
+
+def _need(module: str, package: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"{package} is needed to read this file: pip install 'parley[retrieve]'"
+        ) from e
+
+
+def extract_text_from_pdf(file: str) -> str:
+    """The text of every page of a PDF, in order ("" with a warning when there is none).
+
+    An encrypted file is opened with the empty password, as PDF readers do for files that are
+    only protected against editing."""
+    pypdf = _need("pypdf", "pypdf")
+    reader = pypdf.PdfReader(file)
+    if reader.is_encrypted:
+        try:
+            reader.decrypt("")
+        except Exception as e:
+            logger.warning("Could not decrypt PDF %s: %s", file, e)
+            return ""
+    text = "".join(page.extract_text() or "" for page in reader.pages)
+    if not text:
+        logger.warning("Could not extract text from PDF %s", file)
+    return str(text)
+
+
+def extract_text_from_docx(file: str) -> str:
+    """The paragraphs and table cells of a Word (.docx) file, one per line."""
+    docx = _need("docx", "python-docx")
+    document = docx.Document(file)
+    lines = [p.text for p in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            lines.append(" | ".join(cell.text for cell in row.cells))
+    return "\n".join(lines)
+
+
+def parse_html_to_markdown(html: str, url: str | None = None) -> str:
+    """An HTML page as Markdown: its title as a ``# `` heading, then its body (for a Wikipedia
+    page only the article). Scripts and styles are dropped."""
+    bs4 = _need("bs4", "beautifulsoup4")
+    markdownify = _need("markdownify", "markdownify")
+    soup = bs4.BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "noscript"]):
+        tag.decompose()
+    title = soup.title.get_text(strip=True) if soup.title else ""
+    body: Any = soup.body or soup
+    if url and "wikipedia.org" in (urlparse(url).netloc or ""):
+        body = soup.find("div", {"id": "mw-content-text"}) or body
+    text = markdownify.markdownify(str(body), heading_style="ATX").strip()
+    # markdownify keeps the blank lines of the HTML source; more than one in a row means nothing.
+    while "\n\n\n" in text:
+        text = text.replace("\n\n\n", "\n\n")
+    return f"# {title}\n\n{text}" if title else str(text)
+
+
+def read_text(path: str) -> str:
+    """A file's text by its extension (the unstructured package's readers first, when it is
+    installed, for the formats it knows)."""
+    extension = Path(path).suffix.lower().lstrip(".")
+    if HAS_UNSTRUCTURED and extension in (
+        "doc", "docx", "epub", "msg", "odt", "org", "ppt", "pptx", "rtf", "rst", "xlsx"
+    ):  # fmt: skip
+        from unstructured.partition.auto import partition
+
+        return "\n".join(str(element) for element in partition(path))
+    if extension == "pdf":
+        return extract_text_from_pdf(path)
+    if extension == "docx":
+        return extract_text_from_docx(path)
+    with open(path, encoding="utf-8", errors="ignore") as f:
+        text = f.read()
+    if extension in ("html", "htm"):
+        return parse_html_to_markdown(text)
+    return text
+
+
+def is_url(string: str) -> bool:
+    """Whether ``string`` has a scheme and a network location (``file:///x`` has none)."""
+    try:
+        parsed = urlparse(string)
+    except (ValueError, TypeError):
+        return False
+    return bool(parsed.scheme and parsed.netloc)
+
+
+def _generate_file_name_from_url(url: str, max_length: int = 255) -> str:
+    parsed = urlparse(url)
+    digest = hashlib.blake2b(url.encode("utf-8")).hexdigest()[:8]
+    name = f"{parsed.netloc}_{os.path.basename(parsed.path)}_{digest}"
+    return name[-max_length:]
+
+
+def get_file_from_url(url: str, save_path: str | None = None) -> tuple[str, str] | None:
+    """Download ``url`` into ``save_path`` (a directory; default ``tmp/chromadb``): HTML is saved
+    as Markdown, anything else as it came. ``(saved file, url)``, or None (with a warning) when
+    the download fails."""
+    directory = Path(save_path or os.path.join("tmp", "chromadb"))
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / _generate_file_name_from_url(url)
+    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+    try:
+        with urllib.request.urlopen(request, timeout=_URL_TIMEOUT) as response:
+            content_type = response.headers.get("content-type", "")
+            data = response.read()
+    except (urllib.error.URLError, OSError, ValueError) as e:
+        logger.warning("Failed to download %s: %s", url, e)
+        return None
+    if "text/html" in content_type:
+        charset = response.headers.get_content_charset() or "utf-8"
+        target.write_text(parse_html_to_markdown(data.decode(charset, "ignore"), url), "utf-8")
+    else:
+        target.write_bytes(data)
+    return str(target), url

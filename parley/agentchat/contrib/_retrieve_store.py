@@ -1,0 +1,175 @@
+"""Filling RetrieveChat's collection: the documents of ``docs_path`` chunked into a vector database.
+
+Called once, before the first retrieval, by ``RetrieveUserProxyAgent.retrieve_docs``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ...retrieve_utils import (
+    create_vector_db_from_dir,
+    get_files_from_dir,
+    query_vector_db,
+    split_files_to_chunks,
+)
+from .vectordb.base import HASH_LENGTH, Document, QueryResults, VectorDB
+from .vectordb.utils import chroma_results_to_query_results, filter_results_by_distance
+
+__all__ = [
+    "ChromaClientPlan",
+    "CollectionPlan",
+    "fill_collection",
+    "index_with_chroma_client",
+    "query_with_chroma_client",
+]
+
+logger = logging.getLogger("parley.agentchat.contrib.retrieve_user_proxy_agent")
+
+
+@dataclass
+class CollectionPlan:
+    """What the retrieve_config says about the collection and the documents."""
+
+    name: str
+    docs_path: Any
+    get_or_create: bool
+    overwrite: bool
+    new_docs: bool
+    chunk_token_size: int
+    chunk_mode: str
+    must_break_at_empty_line: bool
+    custom_text_split_function: Callable[[str], list[str]] | None
+    custom_text_types: list[str]
+    recursive: bool
+
+
+def chunk_id(chunk: str, db_type: str) -> str:
+    """A chunk's id: a UUID from its MD5 for Qdrant (whose ids are UUIDs), else a prefix of its
+    BLAKE2b, so that the same chunk always gets the same id."""
+    if db_type == "qdrant":
+        return str(uuid.UUID(hex=hashlib.md5(chunk.encode("utf-8")).hexdigest()))
+    return hashlib.blake2b(chunk.encode("utf-8")).hexdigest()[:HASH_LENGTH]
+
+
+def fill_collection(db: VectorDB, plan: CollectionPlan) -> None:
+    """Make the collection ``db``'s active one, and add the chunks it does not have yet."""
+    must_chunk = plan.new_docs
+    if not plan.docs_path:
+        try:
+            db.get_collection(plan.name)
+        except ValueError as e:
+            raise ValueError(
+                f"`docs_path` is not provided, and the collection `{plan.name}` does not exist "
+                "either: give `docs_path`, or create the collection first."
+            ) from e
+        logger.warning(
+            "`docs_path` is not provided. Using the existing collection `%s`.", plan.name
+        )
+        plan.overwrite, plan.get_or_create, must_chunk = False, True, False
+    elif plan.get_or_create and not plan.overwrite:
+        try:
+            db.get_collection(plan.name)
+            logger.info("Using the existing collection `%s`.", plan.name)
+        except ValueError:
+            must_chunk = True
+    else:
+        must_chunk = True
+    db.active_collection = db.create_collection(
+        plan.name, overwrite=plan.overwrite, get_or_create=plan.get_or_create
+    )
+    if not must_chunk:
+        return
+    files = get_files_from_dir(plan.docs_path, plan.custom_text_types, plan.recursive)
+    chunks, sources = split_files_to_chunks(
+        files,
+        plan.chunk_token_size,
+        plan.chunk_mode,
+        plan.must_break_at_empty_line,
+        plan.custom_text_split_function,
+    )
+    logger.info("Found %d chunks.", len(chunks))
+    stored: set[Any] = set()
+    if plan.new_docs:
+        stored = {
+            d["id"] for d in db.get_docs_by_ids(ids=None, collection_name=plan.name, include=[])
+        }
+    docs: list[Document] = []
+    seen: set[str] = set()
+    db_type = getattr(db, "type", "")
+    for chunk, source in zip(chunks, sources, strict=True):
+        item_id = chunk_id(chunk, db_type)
+        if item_id in seen or item_id in stored:
+            continue  # identical chunks are stored once; stored ones are not sent again
+        seen.add(item_id)
+        docs.append(Document(id=item_id, content=chunk, metadata=source))
+    db.insert_docs(docs=docs, collection_name=plan.name, upsert=True)
+
+
+@dataclass
+class ChromaClientPlan:
+    """The retrieve_config of AutoGen's older path, a Chroma client without a ``VectorDB``."""
+
+    name: str
+    docs_path: Any
+    get_or_create: bool
+    extra_docs: bool
+    chunk_token_size: int
+    chunk_mode: str
+    must_break_at_empty_line: bool
+    custom_text_split_function: Callable[[str], list[str]] | None
+    custom_text_types: list[str]
+    recursive: bool
+    embedding_model: str
+    embedding_function: Any
+    distance_threshold: float
+
+
+def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
+    """Index ``docs_path`` into the client's collection (an in-memory client when None)."""
+    if client is None:
+        from ..._retrieve_embed import import_chromadb, offline_settings
+
+        chromadb = import_chromadb()
+        client = chromadb.EphemeralClient(settings=offline_settings(chromadb))
+    return create_vector_db_from_dir(
+        dir_path=plan.docs_path,
+        max_tokens=plan.chunk_token_size,
+        client=client,
+        collection_name=plan.name,
+        chunk_mode=plan.chunk_mode,
+        must_break_at_empty_line=plan.must_break_at_empty_line,
+        embedding_model=plan.embedding_model,
+        get_or_create=plan.get_or_create,
+        embedding_function=plan.embedding_function,
+        custom_text_split_function=plan.custom_text_split_function,
+        custom_text_types=plan.custom_text_types,
+        recursive=plan.recursive,
+        extra_docs=plan.extra_docs,
+    )
+
+
+def query_with_chroma_client(
+    client: Any, plan: ChromaClientPlan, problem: str, n_results: int, search_string: str
+) -> QueryResults:
+    found = dict(
+        query_vector_db(
+            query_texts=[problem],
+            n_results=n_results,
+            search_string=search_string,
+            client=client,
+            collection_name=plan.name,
+            embedding_model=plan.embedding_model,
+            embedding_function=plan.embedding_function,
+        )
+    )
+    found["contents"] = found.pop("documents", None)
+    columns = {k: v for k, v in found.items() if k not in ("included", "data", "uris")}
+    return filter_results_by_distance(
+        chroma_results_to_query_results(columns, "distances"), plan.distance_threshold
+    )

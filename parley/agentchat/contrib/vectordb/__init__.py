@@ -1,0 +1,40 @@
+"""RetrieveChat's vector databases (AutoGen's ``autogen.agentchat.contrib.vectordb``).
+
+The protocol (:class:`~.base.VectorDB`, :class:`~.base.Document`, :data:`~.base.QueryResults`),
+the factory (:class:`~.base.VectorDBFactory`), and two stores imported on first use:
+:class:`~.chromadb.ChromaVectorDB` (``parley[retrieve]``) and :class:`~.qdrant.QdrantVectorDB`
+(``parley[retrieve-qdrant]``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...._lazy import lazy_exports
+
+__all__ = [
+    "ChromaVectorDB",
+    "Document",
+    "ItemID",
+    "QdrantVectorDB",
+    "QueryResults",
+    "VectorDB",
+    "VectorDBFactory",
+]
+
+if TYPE_CHECKING:
+    from ._factory import VectorDBFactory
+    from .base import Document, ItemID, QueryResults, VectorDB
+    from .chromadb import ChromaVectorDB
+    from .qdrant import QdrantVectorDB
+else:
+    __getattr__, __dir__ = lazy_exports(
+        __name__,
+        {
+            **dict.fromkeys(("Document", "ItemID", "QueryResults", "VectorDB"), ".base"),
+            "VectorDBFactory": "._factory",
+            "ChromaVectorDB": ".chromadb",
+            "QdrantVectorDB": ".qdrant",
+        },
+        submodules=("base", "utils", "chromadb", "qdrant"),
+    )
