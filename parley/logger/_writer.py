@@ -29,7 +29,7 @@ _BATCH = 5000
 _FLUSH_TIMEOUT = 30.0
 # After the first record of a batch, the writer waits this long for more (unless someone is
 # waiting for a flush): fewer wake-ups and commits, so less time taken from the chats' threads.
-_LINGER = 0.05
+_LINGER = 0.5
 
 
 class Sink(Protocol):

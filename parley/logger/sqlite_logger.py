@@ -72,6 +72,11 @@ class SqliteLogger(BaseLogger):
         self._reader: ReaderConnection | None = None
         self._lock = threading.Lock()
         self._stored: dict[int, int] = {}  # transcript -> messages stored (writer thread)
+        # Bound once: a bound method made per record is one more object per queued record for
+        # the garbage collector to promote while the record waits (see _writer).
+        self._write_row = self._write
+        self._event_build = self._event_row
+        self._completion_build = self._completion_row
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -117,7 +122,7 @@ class SqliteLogger(BaseLogger):
     def _put(
         self, statement: sql.Statement, build: Callable[..., tuple[Any, ...]], *args: Any
     ) -> None:
-        self._writer.put(self._write, statement, build, args)
+        self._writer.put(self._write_row, statement, build, args)
 
     def _write(
         self, statement: sql.Statement, build: Callable[..., tuple[Any, ...]], args: tuple[Any, ...]
@@ -138,7 +143,7 @@ class SqliteLogger(BaseLogger):
     ) -> None:
         self._put(
             sql.COMPLETION,
-            self._completion_row,
+            self._completion_build,
             str(invocation_id),
             client_id,
             wrapper_id,
@@ -242,7 +247,7 @@ class SqliteLogger(BaseLogger):
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
         # The source's name and class are read on the writer thread (an agent's do not change).
         state, now, chat = snapshot(kwargs), time.time(), _records.chat_id()
-        self._put(sql.EVENT, self._event_row, source, name, state, now, chat)
+        self._put(sql.EVENT, self._event_build, source, name, state, now, chat)
         if name in _CHAT_EVENTS:
             statement, build = _CHAT_EVENTS[name]
             self._put(statement, getattr(self, build), state)
