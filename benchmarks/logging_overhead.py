@@ -38,7 +38,9 @@ def chat(fake: FakeLLMServer, turns: int) -> float:
     result = alice.initiate_chat(bob, message="hello", max_turns=turns, silent=True)
     elapsed = time.perf_counter() - start
     if len(result.chat_history) != 2 * turns:
-        raise SystemExit(f"the chat ended after {len(result.chat_history)} messages, not {2 * turns}")
+        raise SystemExit(
+            f"the chat ended after {len(result.chat_history)} messages, not {2 * turns}"
+        )
     return elapsed
 
 
