@@ -94,7 +94,11 @@ def test_long_lines_are_cut_under_the_limit(words: list[str], max_tokens: int) -
     line = " ".join(words)
     chunks = ru.split_text_to_chunks(line, max_tokens, "multi_lines", False)
     assert all(count_token(c) <= max_tokens for c in chunks)
-    assert "".join("".join(chunks).split()) == "".join(words)
+    kept, whole = "".join("".join(chunks).split()), "".join(words)
+    # Nothing is lost but, as AutoGen's rule has it, a last piece of the line shorter than
+    # RAG_MINIMUM_MESSAGE_LENGTH characters (a chunk too short to be worth retrieving).
+    assert whole.startswith(kept)
+    assert len(whole) - len(kept) < ru.RAG_MINIMUM_MESSAGE_LENGTH
 
 
 def test_get_files_from_dir(corpus: Path) -> None:
