@@ -97,6 +97,9 @@ def legacy_completion(tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "cache"
     Completion.set_cache(41, str(root))
     yield root
+    # The disk caches opened below root stay open for the process (as AutoGen's did): closed
+    # here, with the folder, so that a long suite does not run out of file descriptors.
+    Completion.clear_cache(None, str(root))
     # Everything set on the classes (cache, logging, what tune leaves for test) goes back.
     for cls in classes:
         for name in set(cls.__dict__) - set(saved[cls]):

@@ -184,7 +184,9 @@ def test_code_runs_as_non_root_without_capabilities_on_a_read_only_system(
     with sandbox.executor(tmp_path) as ex:
         who = ex.execute_code_blocks([sh("id -u; grep CapEff /proc/self/status")])
         system = ex.execute_code_blocks([sh("touch /etc/x 2>&1 || echo refused")])
-        scratch = ex.execute_code_blocks([sh("echo ok > /tmp/x && cat /tmp/x")])
+        # A fresh name: folders the sandbox shows at their own paths (the interpreter's venv,
+        # which may live in /tmp) can make any fixed /tmp name exist already.
+        scratch = ex.execute_code_blocks([sh("f=/tmp/scratch-$$; echo ok > $f && cat $f")])
     uid, caps = who.output.split("\n")[:2]
     assert uid != "0"
     assert uid == ("1000" if os.geteuid() == 0 else str(os.geteuid()))
