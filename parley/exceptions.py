@@ -23,6 +23,9 @@
     │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │   ├── ImageLoadError (+ ValueError)     an image (path, URL, data URI, base64) could not be loaded
     │   │   └── ImageDownloadNotAllowedError  an image URL was not fetched: downloads are off by default
+    │   ├── AgentBuilderError (+ RuntimeError)  AgentBuilder's models or config are unusable
+    │   ├── AgentLibraryError (+ ValueError)  an agent library unreadable, or a bad selection from it
+    │   ├── WolframAlphaUnavailableError (+ RuntimeError)  a wolfram query without an app id
     │   └── BudgetExceededError              a model request was refused: its chat's budget is spent
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -46,6 +49,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "AgentBuilderError",
+    "AgentLibraryError",
     "AgentNameConflict",
     "AllConfigsFailedError",
     "ArgumentsValidationError",
@@ -75,6 +80,7 @@ __all__ = [
     "UndefinedNextAgent",
     "UnsafeWorkDirError",
     "UnsandboxedExecutionWarning",
+    "WolframAlphaUnavailableError",
 ]
 
 
@@ -259,6 +265,18 @@ class ImageDownloadNotAllowedError(ImageLoadError):
     """An image URL was not fetched because image downloads are not allowed (the default: parley
     reaches no network on its own). ``img_utils.allow_image_downloads()`` or the environment
     variable ``PARLEY_ALLOW_IMAGE_DOWNLOADS=1`` allows them."""
+
+
+class AgentBuilderError(ParleyError, RuntimeError):
+    """``AgentBuilder``'s models are missing from the config list, or its config is unusable."""
+
+
+class AgentLibraryError(ParleyError, ValueError):
+    """An agent library that cannot be read, or a selection the builder model got wrong."""
+
+
+class WolframAlphaUnavailableError(ParleyError, RuntimeError):
+    """A ``wolfram`` query was asked for but Wolfram Alpha cannot be reached (no app id)."""
 
 
 class BudgetExceededError(ParleyError):

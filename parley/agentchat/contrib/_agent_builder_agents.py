@@ -7,7 +7,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ...exceptions import ParleyError
+from ...exceptions import AgentBuilderError
 from ...oai import config_list_from_json
 from ..assistant_agent import AssistantAgent
 from ..conversable_agent import ConversableAgent
@@ -22,10 +22,6 @@ logger = logging.getLogger(__name__)
 
 # The keys of an agent config that are not constructor arguments of the agent's class.
 _AGENT_KEYS = ("model", "name", "system_message", "description", "model_path", "tags")
-
-
-class AgentBuilderError(ParleyError, RuntimeError):
-    """The builder's models are missing from the config list, or its config is unusable."""
 
 
 def config_check(config: dict[str, Any]) -> None:

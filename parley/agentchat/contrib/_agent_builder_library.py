@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...exceptions import ParleyError
+from ...exceptions import AgentLibraryError
 
 __all__ = [
     "AgentLibraryError",
@@ -30,10 +30,6 @@ logger = logging.getLogger(__name__)
 
 Embed = Callable[[Sequence[str]], Any]
 _JSON_BLOCK = re.compile(r"```(?:json)?\s*\n(.*?)\n\s*```", re.DOTALL)
-
-
-class AgentLibraryError(ParleyError, ValueError):
-    """An agent library that cannot be read, or a selection the builder model got wrong."""
 
 
 def load_library(library_path_or_json: str) -> list[dict[str, Any]]:

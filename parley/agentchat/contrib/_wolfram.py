@@ -15,16 +15,12 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
-from ...exceptions import ParleyError
+from ...exceptions import WolframAlphaUnavailableError
 
 __all__ = ["WolframAlphaAPIWrapper", "WolframAlphaUnavailableError"]
 
 _ENDPOINT = "https://api.wolframalpha.com/v2/query"
 _TIMEOUT = 30.0
-
-
-class WolframAlphaUnavailableError(ParleyError, RuntimeError):
-    """A ``wolfram`` query was asked for but Wolfram Alpha cannot be reached (no app id)."""
 
 
 class WolframAlphaAPIWrapper:
