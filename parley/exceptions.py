@@ -10,7 +10,13 @@
     │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
     │   ├── CompletionError                  a completion request failed
     │   │   ├── MalformedResponseError       the server's answer was not the JSON it should be
-    │   │   └── AllConfigsFailedError        every config in the list failed; ``failures`` says how
+    │   │   ├── AllConfigsFailedError        every config in the list failed; ``failures`` says how
+    │   │   └── ModelAPIError                a model provider's API refused or failed a request
+    │   │       ├── RateLimitError           429 / throttled; ``retry_after`` when the provider said
+    │   │       ├── AuthenticationError      401 / 403: the credentials were refused
+    │   │       ├── BadRequestError          400, 404, 413, 422: the request itself is wrong
+    │   │       ├── ModelServerError         5xx: the provider failed
+    │   │       └── ModelConnectionError     no answer: connection refused, reset or timed out
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
     │   ├── InvalidMessageError (+ ValueError, TypeError)  a message no model request could carry
     │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
@@ -44,7 +50,7 @@ are raised ``from`` the underlying error so nothing is lost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +60,8 @@ __all__ = [
     "AgentNameConflict",
     "AllConfigsFailedError",
     "ArgumentsValidationError",
+    "AuthenticationError",
+    "BadRequestError",
     "BudgetExceededError",
     "CompletionError",
     "ConfigError",
@@ -71,10 +79,14 @@ __all__ = [
     "LocalModelUnavailableError",
     "MalformedResponseError",
     "MessageRepairedWarning",
+    "ModelAPIError",
     "ModelClientError",
+    "ModelConnectionError",
+    "ModelServerError",
     "NoEligibleSpeaker",
     "OutsideWorkDirError",
     "ParleyError",
+    "RateLimitError",
     "SandboxUnavailableError",
     "SenderRequired",
     "UndefinedNextAgent",
@@ -125,6 +137,55 @@ class AllConfigsFailedError(CompletionError):
         self.failures = list(failures)
         lines = "\n".join(f"  - {f}" for f in self.failures)
         super().__init__(f"all {len(self.failures)} configs in config_list failed:\n{lines}")
+
+
+class ModelAPIError(CompletionError):
+    """A model provider's API refused or failed a request (the native clients of
+    ``parley.oai.anthropic``, ``gemini``, ``bedrock``, ...; the openai SDK raises its own).
+
+    ``provider`` names the API (``"anthropic"``), ``status_code`` is the HTTP status (None when
+    no answer came), ``headers`` the response's headers (lower-cased names), ``retry_after`` the
+    seconds the provider asked to wait, if it did. parley's retry and fallback read these, so a
+    config list may mix providers.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        status_code: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry_after: float | None = None,
+        code: str | None = None,
+    ) -> None:
+        super().__init__(f"{provider}: {message}")
+        self.provider = provider
+        self.status_code = status_code
+        self.headers: dict[str, str] = {k.lower(): v for k, v in (headers or {}).items()}
+        self.retry_after = retry_after
+        self.code = code
+
+
+class RateLimitError(ModelAPIError):
+    """The provider throttled the request (HTTP 429, Bedrock's ThrottlingException, ...)."""
+
+
+class AuthenticationError(ModelAPIError):
+    """The provider refused the credentials (HTTP 401 or 403)."""
+
+
+class BadRequestError(ModelAPIError):
+    """The provider refused the request itself (HTTP 400, 404, 413, 422): retrying it as it is
+    cannot succeed."""
+
+
+class ModelServerError(ModelAPIError):
+    """The provider failed (HTTP 5xx)."""
+
+
+class ModelConnectionError(ModelAPIError):
+    """No answer came: the connection was refused, reset or timed out."""
 
 
 class DotenvSyntaxError(ConfigError):

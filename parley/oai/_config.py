@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..exceptions import ConfigError
+from ._providers import PROVIDERS, provider_for
 from ._secrets import looks_secret
 
 __all__ = [
@@ -47,17 +48,6 @@ EXTRA_KWARGS = frozenset(
         "retry_budget",
         "azure_ad_token_provider_scope",
     }
-)
-_OTHER_PROVIDERS = (
-    "anthropic",
-    "bedrock",
-    "cerebras",
-    "cohere",
-    "google",
-    "groq",
-    "mistral",
-    "ollama",
-    "together",
 )
 
 
@@ -149,15 +139,12 @@ def _entry_model() -> Any:
         @field_validator("api_type")
         @classmethod
         def _known_api_type(cls, v: str | None) -> str | None:
-            if v is None or v == "openai" or v.startswith("azure"):
+            if v is None or v == "openai" or v.startswith("azure") or provider_for(v):
                 return v
-            if v.startswith(_OTHER_PROVIDERS):
-                raise ValueError(
-                    f"api_type {v!r} is not supported by parley: point base_url at an "
-                    "OpenAI-compatible "
-                    "endpoint for that provider, or use a custom client (model_client_cls)"
-                )
-            raise ValueError(f"unknown api_type {v!r}: expected 'openai' or 'azure'")
+            names = ", ".join(repr(n) for p in PROVIDERS for n in p.names)
+            raise ValueError(
+                f"unknown api_type {v!r}: expected 'openai', 'azure' or one of {names}"
+            )
 
     return ConfigEntry
 
@@ -247,8 +234,12 @@ def validate_config_list(config_list: Any) -> list[dict[str, Any]]:
 def split_config(
     config: Mapping[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(client kwargs, extras, request params) of a merged config."""
+    """(client kwargs, extras, request params) of a merged config. A native provider's client
+    keys (its credentials, region, host: :mod:`parley.oai._providers`) are client kwargs."""
     client_names = client_kwarg_names()
+    provider = provider_for(config.get("api_type"))
+    if provider is not None and provider.client_keys:
+        client_names = client_names | provider.client_keys
     client: dict[str, Any] = {}
     extras: dict[str, Any] = {}
     params: dict[str, Any] = {}

@@ -22,7 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from .. import _events
-from ..exceptions import AllConfigsFailedError, ConfigFailure, MalformedResponseError
+from ..exceptions import (
+    AllConfigsFailedError,
+    ConfigFailure,
+    MalformedResponseError,
+    ModelAPIError,
+    ModelConnectionError,
+)
 from ..usage import _run as _usage
 from ._layers import Layer, Outcome
 from ._retry import error_status
@@ -44,6 +50,13 @@ _FALLBACK_STATUSES = frozenset({401, 403, 404, 408, 409, 429})
 
 def should_fall_back(error: BaseException) -> bool:
     """Whether another config may succeed where this error ended one."""
+    if isinstance(error, ModelAPIError):
+        if isinstance(error, ModelConnectionError):
+            return True
+        status = error.status_code
+        return error.code != "content_filter" and (
+            status is not None and (status in _FALLBACK_STATUSES or status >= 500)
+        )
     import openai
 
     if isinstance(

@@ -15,6 +15,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from ..exceptions import (
+    ModelAPIError,
+    ModelConnectionError,
+    ModelServerError,
+    RateLimitError,
+)
+
 __all__ = [
     "RetryPolicy",
     "call_with_retries",
@@ -49,7 +56,10 @@ class RetryPolicy:
 
 
 def error_status(error: BaseException) -> tuple[int | None, Mapping[str, str]]:
-    """The HTTP status and response headers of an openai error (None, {} for other errors)."""
+    """The HTTP status and response headers of an openai error or a parley ``ModelAPIError``
+    (None, {} for other errors)."""
+    if isinstance(error, ModelAPIError):
+        return error.status_code, error.headers
     response = getattr(error, "response", None)
     status = getattr(error, "status_code", None)
     headers = getattr(response, "headers", None)
@@ -58,6 +68,8 @@ def error_status(error: BaseException) -> tuple[int | None, Mapping[str, str]]:
 
 def should_retry(error: BaseException) -> bool:
     """Whether retrying the same request on the same config may succeed."""
+    if isinstance(error, ModelAPIError):
+        return _provider_should_retry(error)
     import openai
 
     if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
@@ -69,6 +81,18 @@ def should_retry(error: BaseException) -> bool:
     if hint in ("true", "false"):
         return hint == "true"
     return status is not None and (status in _RETRY_STATUSES or status >= 500)
+
+
+def _provider_should_retry(error: ModelAPIError) -> bool:
+    if isinstance(error, ModelConnectionError):
+        return True
+    hint = error.headers.get("x-should-retry")
+    if hint in ("true", "false"):
+        return hint == "true"
+    status = error.status_code
+    return isinstance(error, (RateLimitError, ModelServerError)) or (
+        status is not None and (status in _RETRY_STATUSES or status >= 500)
+    )
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -139,7 +163,10 @@ async def call_with_retries(
             if attempt > policy.max_retries or not should_retry(error):
                 raise
             _, headers = error_status(error)
-            delay = retry_delay(policy, attempt, parse_retry_after(headers))
+            hinted = parse_retry_after(headers)
+            if hinted is None and isinstance(error, ModelAPIError):
+                hinted = error.retry_after
+            delay = retry_delay(policy, attempt, hinted)
             if waited + delay > policy.budget or (max_wait is not None and delay > max_wait):
                 logger.info("%s: not retrying, a wait of %.1f s is too long", describe, delay)
                 raise

@@ -15,6 +15,7 @@ from typing import Any
 from ..exceptions import ConfigError
 from . import _templating
 from ._config import split_config
+from ._providers import make_client, provider_for
 from ._retry import RetryPolicy
 from .rate_limiters import TimeRateLimiter
 
@@ -42,7 +43,10 @@ class Slot:
         self.client_kwargs = {**base_client, **client_kwargs}
         self.placeholder: str | None = entry.get("model_client_cls")
         self.client: Any = None
-        if self.placeholder is None:
+        provider = provider_for(entry.get("api_type"))
+        if self.placeholder is None and provider is not None:
+            self.client = make_client(provider, {**self.client_kwargs, "model": entry.get("model")})
+        elif self.placeholder is None:
             from ._openai_client import OpenAIClient, missing_credentials
 
             problem = missing_credentials(self.client_kwargs, entry.get("api_type"))

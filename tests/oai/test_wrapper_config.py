@@ -32,8 +32,8 @@ HI = [{"role": "user", "content": "hi"}]
             ["config_list[0]", "api_type", "'azur'"],
         ),
         (
-            {"config_list": [{"model": "a", "api_type": "anthropic"}]},
-            ["not supported", "OpenAI-compatible"],
+            {"config_list": [{"model": "a", "api_type": "claude"}]},
+            ["config_list[0]", "unknown api_type 'claude'", "'anthropic'"],
         ),
         ({"config_list": [{"model": 4}]}, ["config_list[0]", "'model'"]),
         ({"config_list": [{"model": "a", "temperature": "hot"}]}, ["'temperature'", "'hot'"]),

@@ -1,0 +1,253 @@
+"""What every native provider client shares (``parley.oai.anthropic``, ``gemini``, ...).
+
+A provider client is a ``ModelClient`` (AutoGen's protocol) whose ``a_create`` translates an
+OpenAI-shaped request (messages, tools, the config's parameters under AutoGen's key names) into
+the provider's API, and the provider's answer back into an ``openai`` ``ChatCompletion``: the
+rest of parley (agents, caching, logging, cost, usage summaries) sees one response type.
+
+The pieces here:
+
+- :class:`ProviderClient`: the base class (the blocking ``create`` over ``a_create``, message
+  retrieval, usage, cost from a price table);
+- :func:`completion` and :func:`chunk`: an answer, or a piece of a streamed one, as openai's
+  types. A streaming client yields chunks and hands them to :func:`collect`, the same collector
+  OpenAI streams go through (echo to the ``IOStream``, tool-call deltas merged, usage);
+- :func:`api_error`: a provider's failure as parley's :class:`~parley.exceptions.ModelAPIError`
+  tree, by status, so retry and fallback work across providers;
+- :func:`price_per_1k`: a price table lookup by the longest matching model-name prefix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+import uuid
+from collections.abc import AsyncIterable, Mapping, Sequence
+from typing import Any, ClassVar
+
+from .._runtime import run_sync
+from ..exceptions import (
+    AuthenticationError,
+    BadRequestError,
+    ModelAPIError,
+    ModelConnectionError,
+    ModelServerError,
+    RateLimitError,
+)
+from ._cost import USAGE_KEYS
+from ._streaming import collect_stream
+
+__all__ = [
+    "ProviderClient",
+    "api_error",
+    "chunk",
+    "collect",
+    "completion",
+    "new_id",
+    "price_per_1k",
+    "require",
+    "tool_call",
+]
+
+
+def require(module: str, provider: str) -> Any:
+    """Import a provider's SDK ``module``; ImportError naming the parley extra that installs
+    it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        from ._providers import provider_for
+
+        known = provider_for(provider)
+        extra = known.extra if known is not None else provider
+        raise ImportError(
+            f"the {provider} client needs the {module!r} package: pip install 'parley[{extra}]'"
+        ) from e
+
+
+def new_id(prefix: str = "chatcmpl") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:24]}"
+
+
+def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """An OpenAI tool call (``arguments`` is a JSON text)."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+
+
+def completion(
+    *,
+    model: str,
+    content: str | None,
+    tool_calls: Sequence[Mapping[str, Any]] = (),
+    finish_reason: str = "stop",
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    response_id: str | None = None,
+    created: int | None = None,
+) -> Any:
+    """A one-choice ``openai.types.chat.ChatCompletion``."""
+    from openai.types.chat import ChatCompletion
+
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [dict(t) for t in tool_calls]
+    return ChatCompletion.model_validate(
+        {
+            "id": response_id or new_id(),
+            "object": "chat.completion",
+            "created": int(time.time()) if created is None else created,
+            "model": model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
+            ],
+            "usage": _usage(prompt_tokens, completion_tokens),
+        }
+    )
+
+
+def chunk(
+    *,
+    response_id: str,
+    model: str,
+    created: int,
+    content: str | None = None,
+    tool_call_delta: Mapping[str, Any] | None = None,
+    finish_reason: str | None = None,
+    usage: tuple[int, int] | None = None,
+) -> Any:
+    """A ``ChatCompletionChunk``: a text delta, a tool-call delta (``{"index", "id"?,
+    "function": {"name"?, "arguments"?}}``), a finish reason, or the usage (no choices)."""
+    from openai.types.chat import ChatCompletionChunk
+
+    choices: list[dict[str, Any]] = []
+    if content is not None or tool_call_delta is not None or finish_reason is not None:
+        delta: dict[str, Any] = {"role": "assistant"}
+        if content is not None:
+            delta["content"] = content
+        if tool_call_delta is not None:
+            delta["tool_calls"] = [{"type": "function", **tool_call_delta}]
+        choices.append({"index": 0, "delta": delta, "finish_reason": finish_reason})
+    return ChatCompletionChunk.model_validate(
+        {
+            "id": response_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": choices,
+            "usage": None if usage is None else _usage(*usage),
+        }
+    )
+
+
+async def collect(chunks: AsyncIterable[Any], params: Mapping[str, Any]) -> Any:
+    """One ``ChatCompletion`` from a provider's stream turned into chunks (see :func:`chunk`),
+    its text echoed to the IOStream as it arrives, as OpenAI streams are."""
+    return await collect_stream(chunks, params)
+
+
+_STATUS_ERRORS: dict[int, type[ModelAPIError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: AuthenticationError,
+    404: BadRequestError,
+    413: BadRequestError,
+    422: BadRequestError,
+    429: RateLimitError,
+}
+
+
+def api_error(
+    provider: str,
+    message: str,
+    *,
+    status: int | None,
+    headers: Mapping[str, str] | None = None,
+    code: str | None = None,
+    retry_after: float | None = None,
+) -> ModelAPIError:
+    """The :class:`ModelAPIError` subclass for ``status`` (None: no answer came). Raise it
+    ``from`` the SDK's error."""
+    if status is None:
+        cls: type[ModelAPIError] = ModelConnectionError
+    elif status >= 500:
+        cls = ModelServerError
+    else:
+        cls = _STATUS_ERRORS.get(status, ModelAPIError)
+    return cls(
+        message,
+        provider=provider,
+        status_code=status,
+        headers=headers,
+        code=code,
+        retry_after=retry_after,
+    )
+
+
+def price_per_1k(
+    model: str, table: Mapping[str, tuple[float, float]]
+) -> tuple[float, float] | None:
+    """USD per 1k (input, output) tokens of ``model``: the entry whose name is the longest
+    prefix of it (``claude-3-5-sonnet`` prices ``claude-3-5-sonnet-20241022``)."""
+    best: str | None = None
+    for name in table:
+        if model.startswith(name) and (best is None or len(name) > len(best)):
+            best = name
+    return None if best is None else table[best]
+
+
+class ProviderClient:
+    """Base of the native clients: subclasses set ``PROVIDER`` and ``PRICES`` and implement
+    :meth:`a_create`. Constructed as AutoGen's are, ``cls(**config)`` with the config entry's
+    model, client settings and credentials (``parley.oai._providers`` sorts them out); the
+    caller's dict is never changed. SDK retries must be off: parley's retry policy retries."""
+
+    PROVIDER: ClassVar[str] = ""
+    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
+
+    def __init__(self, **config: Any) -> None:
+        self._config = dict(config)
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def create(self, params: dict[str, Any]) -> Any:
+        """The ModelClient protocol's blocking form."""
+        return run_sync(self.a_create(params))
+
+    def message_retrieval(self, response: Any) -> list[Any]:
+        """Per choice: the message object if it calls tools, else its text."""
+        out: list[Any] = []
+        for choice in response.choices:
+            message = choice.message
+            out.append(message if getattr(message, "tool_calls", None) else message.content)
+        return out
+
+    def cost(self, response: Any) -> float:
+        """Dollars by ``PRICES`` (a config's ``price`` overrides it, in the wrapper); 0 for a
+        model the table does not know."""
+        usage = response.usage
+        price = price_per_1k(str(response.model), self.PRICES)
+        if usage is None or price is None:
+            return 0.0
+        prompt, done = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
+        return (prompt * price[0] + done * price[1]) / 1000
+
+    @staticmethod
+    def get_usage(response: Any) -> dict[str, Any]:
+        usage = response.usage
+        return {
+            "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
+            "completion_tokens": (usage.completion_tokens or 0) if usage is not None else 0,
+            "total_tokens": usage.total_tokens if usage is not None else 0,
+            "cost": getattr(response, "cost", 0.0),
+            "model": response.model,
+        }
