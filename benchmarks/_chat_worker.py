@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import json
 import os
@@ -27,6 +28,30 @@ from typing import Any
 
 PREFIX = "@@bench "
 OTHER_PACKAGE = {"autogen": "parley", "parley": "autogen"}
+# Seconds spent in full (generation 2) garbage collections, per timed phase: what made a run
+# slow is often one full collection (tens of ms with the openai SDK loaded), not the code.
+# Every timed phase starts right after a full collection: the collector decides when to run one
+# by the objects that survived since the last, so without it a full collection would fall in
+# whichever phase happens to follow a few others, and be counted as that phase's cost.
+FULL_GC: dict[str, float] = {}
+
+
+class _FullCollections:
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
+_GC = _FullCollections()
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -86,13 +111,15 @@ def timed_chat(
     ag: ModuleType, args: argparse.Namespace, turns: int, seed: int | None, label: str = ""
 ) -> float:
     alice, bob = make_pair(ag, args, turns, seed)
-    start, cpu = time.perf_counter(), time.process_time()
+    gc.collect()  # see _FullCollections
+    start, cpu, full = time.perf_counter(), time.process_time(), _GC.seconds
     result = alice.initiate_chat(
         bob, message="Hello Bob, let's chat for a while.", max_turns=turns, silent=True
     )
     elapsed = time.perf_counter() - start
     if label:
         CPU[label] = time.process_time() - cpu
+        FULL_GC[label] = _GC.seconds - full
     check_history(result, turns)
     return elapsed
 
@@ -116,6 +143,7 @@ def run_overhead(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     if args.observability:
         result.update(run_observed(ag, args))
         result.update({f"{k}_cpu_s": v for k, v in CPU.items()})
+        result.update({f"{k}_gc_s": v for k, v in FULL_GC.items()})
     return result
 
 
@@ -141,13 +169,15 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     mark("logging-warmup")
     alice, bob = make_pair(ag, args, args.turns, None)  # made before logging starts: not timed
     logging_mod.start(config={"dbname": "bench-logs.db"})  # opening the database: not per turn
-    start, cpu = time.perf_counter(), time.process_time()
+    gc.collect()  # see _FullCollections
+    start, cpu, full = time.perf_counter(), time.process_time(), _GC.seconds
     result = alice.initiate_chat(
         bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
     )
     logging_mod.stop()
     logged = time.perf_counter() - start
     CPU["logging"] = time.process_time() - cpu
+    FULL_GC["logging"] = _GC.seconds - full
     check_history(result, args.turns)
     mark("logging")
     out: dict[str, Any] = {"logging_s": logged}
@@ -167,7 +197,8 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
         exporter.clear()
         mark("tracing-warmup")
         alice, bob = make_pair(ag, args, args.turns, None)
-        start, cpu = time.perf_counter(), time.process_time()
+        gc.collect()  # see _FullCollections
+        start, cpu, full = time.perf_counter(), time.process_time(), _GC.seconds
         tracing.enable(provider)
         result = alice.initiate_chat(
             bob, message="Hello Bob, let's chat for a while.", max_turns=args.turns, silent=True
@@ -175,6 +206,7 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
         tracing.disable()
         out["tracing_s"] = time.perf_counter() - start
         CPU["tracing"] = time.process_time() - cpu
+        FULL_GC["tracing"] = _GC.seconds - full
         check_history(result, args.turns)
         out["spans"] = len(exporter.get_finished_spans())
         mark("tracing")
@@ -182,6 +214,7 @@ def run_observed(ag: ModuleType, args: argparse.Namespace) -> dict[str, Any]:
     mark("base-after")
     out["base_s"] = sum(base) / 2
     CPU["base"] = (CPU.pop("base-before") + CPU.pop("base-after")) / 2
+    FULL_GC["base"] = (FULL_GC.pop("base-before") + FULL_GC.pop("base-after")) / 2
     return out
 
 

@@ -120,6 +120,14 @@ def main() -> None:
                     f"{p} {run.result[p + '_s'] / args.turns * 1000:.1f}" for p, _ in PHASES
                 )
                 print(f"  {package} run {i + 1}/{args.runs}: ms/turn {times}", file=sys.stderr)
+                if args.observability:
+                    observed = ", ".join(
+                        f"{p} {run.result[p + '_s'] / args.turns * 1000:.2f}"
+                        f" (full GC {run.result.get(p + '_gc_s', 0.0) * 1000:.0f} ms)"
+                        for p in ("base", "logging", "tracing")
+                        if p + "_s" in run.result
+                    )
+                    print(f"    observed ms/turn: {observed}", file=sys.stderr)
     except drv.WorkerError as e:
         print(f"error: {e}", file=sys.stderr)
         raise SystemExit(1) from None
@@ -161,10 +169,11 @@ def main() -> None:
             "\nobservability: ms/turn added to the plain chat run just before and after (median of "
             "per-run differences), "
             "by the wall clock and by the CPU time\nof the chat's process (all its threads: the "
-            "work added, steadier than the wall clock on a busy machine)"
+            "work added, steadier than the wall clock on a busy machine), and the part of it\n"
+            "spent in full garbage collections (generation 2)"
         )
         for phase, label in (("logging", "runtime logging, sqlite"), ("tracing", "tracing")):
-            for kind, suffix in (("wall", "_s"), ("CPU", "_cpu_s")):
+            for kind, suffix in (("wall", "_s"), ("CPU", "_cpu_s"), ("full GC", "_gc_s")):
                 row = f"{label + ', ' + kind:<30}"
                 for package in ("parley", "autogen"):
                     extra = [

@@ -28,6 +28,9 @@ __all__ = [
     "dumps_request",
     "dumps_response",
     "dumps_state",
+    "encode_request",
+    "encode_response",
+    "encode_state",
     "reported_step",
     "reporting",
     "snapshot",
@@ -164,6 +167,43 @@ def _plain(value: Any, depth: int) -> bool:
     return True
 
 
+_state_texts: dict[tuple[Any, ...], str] = {}
+
+
+def encode_state(state: dict[str, Any]) -> str | None:
+    """An event's keyword arguments as JSON text, *not yet scrubbed* (the writer scrubs), when
+    that is cheap enough for the caller's thread: the same few short values (memoized, see
+    :func:`dumps_state`), or plain JSON data (encoded by ``json``, in C). None otherwise: the
+    writer serializes a :func:`snapshot` then.
+
+    Text is what a queued record should hold: a record of strings and numbers only is not
+    tracked by the garbage collector, so however long it waits for its batch it never adds to
+    the collections that the chat's own objects pay for (see ``_writer``).
+    """
+    memo = True
+    for value in state.values():
+        if (value is not None and value is not True and value is not False) and (
+            type(value) is not str or len(value) > _MEMO_TEXT
+        ):
+            memo = False
+            break
+    if memo:
+        key = tuple(state.items())
+        text = _state_texts.get(key)
+        if text is None:
+            text = json.dumps(state)
+            if len(_state_texts) >= _STATES_MAX:
+                _state_texts.clear()
+            _state_texts[key] = text
+        return text
+    if not _plain(state, 0):
+        return None
+    try:
+        return json.dumps(state)
+    except (TypeError, ValueError):
+        return None
+
+
 def _walked(obj: Any) -> Any:
     return to_dict(obj)
 
@@ -171,31 +211,6 @@ def _walked(obj: Any) -> Any:
 # ``json.dumps(x, default=f)`` builds a new encoder on every call; these are built once.
 _encode_walked = json.JSONEncoder(default=_walked).encode
 _encode_any = json.JSONEncoder(default=_non_serializable).encode
-
-
-class _Message:
-    """A request message, copied when first seen and serialized and scrubbed once (on a
-    writer thread; scrubbed again if a secret was remembered since)."""
-
-    # Two slots, not a (secrets, text) tuple: one object fewer per message to keep.
-    __slots__ = ("copy", "scrubbed_for", "text")
-
-    def __init__(self, source: Any) -> None:
-        self.copy = _level(source)
-        self.text: str | None = None
-        self.scrubbed_for: frozenset[str] | None = None
-
-    def json(self) -> str:
-        secrets, text = _secrets.known(), self.text
-        if text is None:
-            text = scrub(_encode_walked(self.copy), secrets)
-        elif self.scrubbed_for is not secrets:
-            text = scrub(text, secrets)
-        else:
-            return text
-        # Text first: a reader seeing the new set with the old text would skip a scrub.
-        self.text, self.scrubbed_for = text, secrets
-        return text
 
 
 _serials = itertools.count(1)
@@ -213,34 +228,60 @@ class _Transcript:
     JSON extends the longest prefix serialized so far by the new messages' text (a string
     concatenation, in C). The loop's thread appends, a writer thread reads prefixes: a prefix
     never changes once taken.
+
+    A message is kept in parallel lists (its copy, its JSON text once serialized, the secrets
+    that text was scrubbed of), not as an object of its own: a transcript lives as long as its
+    conversation, and per-message objects would be so many more for the garbage collector to
+    promote and walk (see ``_writer``).
     """
 
-    __slots__ = ("copies", "joined", "messages", "sealed", "serial", "sources")
+    __slots__ = ("copies", "joined", "scrubbed_for", "sealed", "serial", "sources", "texts")
 
     def __init__(self) -> None:
         self.serial = next(_serials)  # the SQLite logger's transcript number
         self.sources: list[Any] = []  # the messages as the requests held them
         self.sealed = True  # whether every source came in a SealedMessages
         self.copies: list[Any] = []
-        self.messages: list[_Message] = []
+        self.texts: list[str | None] = []  # JSON, scrubbed of ``scrubbed_for`` (writer thread)
+        self.scrubbed_for: list[frozenset[str] | None] = []
         self.joined: tuple[frozenset[str], int, str] = (frozenset(), 0, "")
 
     def add(self, sources: list[Any], sealed: bool) -> None:
         self.sealed = self.sealed and sealed
         self.sources.extend(sources)
-        new = [_Message(m) for m in sources]
-        self.messages.extend(new)
-        self.copies.extend(m.copy for m in new)
+        self.copies.extend([_level(m) for m in sources])
+        # Texts before the count that readers go by (copies): a reader never sees a copy
+        # without its text slot.
+        self.texts.extend([None] * len(sources))
+        self.scrubbed_for.extend([None] * len(sources))
+
+    def __len__(self) -> int:
+        return len(self.copies)
+
+    def message_json(self, i: int) -> str:
+        """Message ``i`` as JSON, serialized and scrubbed once (scrubbed again if a secret was
+        remembered since)."""
+        secrets, text = _secrets.known(), self.texts[i]
+        if text is None:
+            text = scrub(_encode_walked(self.copies[i]), secrets)
+        elif self.scrubbed_for[i] is not secrets:
+            text = scrub(text, secrets)
+        else:
+            return text
+        # Text first: a reader seeing the new set with the old text would skip a scrub.
+        self.texts[i], self.scrubbed_for[i] = text, secrets
+        return text
 
     def json(self, n: int) -> str:
         """The JSON array of the first ``n`` messages, scrubbed."""
         secrets = _secrets.known()
         scrubbed_for, done, text = self.joined  # one read: another writer may replace it
+        one = self.message_json
         if n < done:
-            return "[" + ", ".join(m.json() for m in self.messages[:n]) + "]"
+            return "[" + ", ".join([one(i) for i in range(n)]) + "]"
         if scrubbed_for is not secrets:
             text = scrub(text, secrets)
-        rest = ", ".join(m.json() for m in self.messages[done:n])
+        rest = ", ".join([one(i) for i in range(done, n)])
         if not done:
             text = rest
         elif rest:
@@ -271,7 +312,7 @@ def _messages(messages: list[Any]) -> _Prefix:
     key = id(messages[0]) if messages else 0
     known = _conversations.get(key)
     if known is not None:
-        n = len(known.copies)
+        n = len(known)
         if n <= len(messages) and (
             # Sealed messages never change: compared with the sources, the same objects (the
             # rule) are equal at a pointer compare, not a dict compare.
@@ -301,15 +342,33 @@ def snapshot_request(request: Any) -> Any:
 _MESSAGES_JSON = json.dumps(MESSAGES_MARK)
 
 
-def split_request(request: Any) -> tuple[str, _Prefix | None]:
-    """A model request (from :func:`snapshot_request`) as JSON with a mark instead of its
-    messages, and its messages (a prefix of their transcript); or, when its messages are not
-    a transcript's, its whole JSON and None."""
-    if isinstance(request, dict) and type(request.get("messages")) is _Prefix:
+def encode_request(request: Any) -> tuple[str, _Transcript | None, int]:
+    """A model request as JSON text (*not yet scrubbed*) with a mark instead of its messages,
+    its messages' transcript and their count; or, when its messages are not a transcript's,
+    its whole JSON (scrubbed), None and 0. Runs on the caller's thread, so that the queued
+    record holds text, not the request's objects (see :func:`encode_state`)."""
+    if type(request) is dict and type(request.get("messages")) in (list, SealedMessages):
         clean = _clean_request(request)
-        prefix, clean["messages"] = clean["messages"], MESSAGES_MARK
-        return scrub(_encode_walked(clean)), prefix
-    return dumps_request(request), None
+        prefix = _messages(clean["messages"])
+        clean["messages"] = MESSAGES_MARK
+        return _encode_walked(clean), prefix.transcript, prefix.n
+    return dumps_request(snapshot_request(request)), None, 0
+
+
+def encode_response(response: Any) -> str:
+    """A model response as JSON text, *not yet scrubbed* (see :func:`encode_request`)."""
+    if response is None or isinstance(response, str):
+        return json.dumps({"response": response})
+    dump_json = getattr(response, "model_dump_json", None)
+    if callable(dump_json):
+        try:
+            text: str = dump_json(
+                exclude={"message_retrieval_function"}, fallback=_non_serializable
+            )
+            return text
+        except Exception:
+            pass
+    return dumps_response(response)
 
 
 def _clean_request(request: dict[str, Any]) -> dict[str, Any]:

@@ -1,8 +1,16 @@
 """One thread that owns a log's sink (a database connection, a file) and writes what callers
 queue: callers pay a ``queue.put``; serialization and I/O happen here, in batches.
 
-Each queued item is ``(function, args)``, run on the writer thread; an item that raises is
-logged (never raised to the chat that logged it). After each batch (everything queued by the
+Each queued item is ``(function, args)``, run on the writer thread, or a *row*: a flat tuple
+whose first element is the index of one of the sink's row handlers, which receives the whole
+tuple. An item that raises is logged (never raised to the chat that logged it).
+
+Rows are for the records logged on every turn. A record waits up to ``_LINGER`` for its
+batch, long enough for the garbage collector's young collections to promote whatever it
+holds; promoted objects add up until they trigger a full collection of the process's heap
+(tens of milliseconds with the openai SDK loaded), which the chat then pays. A row holding
+only strings, numbers and None is untracked at the first collection it meets and so is never
+promoted: that is why the hot records are queued as rows of text. After each batch (everything queued by the
 time the thread gets to it, up to ``_BATCH``) the sink commits once. ``flush()`` waits until
 everything queued before it is committed; ``close()`` flushes, closes the sink and ends the
 thread. A writer left open is flushed and closed at interpreter exit. In a forked child the
@@ -53,9 +61,12 @@ class _Marker:
 class Writer:
     """The writer thread of one sink (see the module docstring)."""
 
-    def __init__(self, name: str, sink: Sink) -> None:
+    def __init__(
+        self, name: str, sink: Sink, rows: tuple[Callable[[tuple[Any, ...]], None], ...] = ()
+    ) -> None:
         self._name = name
         self._sink = sink
+        self._rows = rows
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -81,6 +92,11 @@ class Writer:
         """Queue ``function(*args)`` for the writer thread (dropped once closed)."""
         if not self._closed:
             self._queue.put((function, args))
+
+    def put_row(self, row: tuple[Any, ...]) -> None:
+        """Queue ``row`` for the row handler ``rows[row[0]]`` (dropped once closed)."""
+        if not self._closed:
+            self._queue.put(row)
 
     def flush(self, timeout: float = _FLUSH_TIMEOUT) -> bool:
         """Wait until what was queued so far is committed; False on timeout."""
@@ -151,10 +167,13 @@ class Writer:
             for marker in markers:
                 marker.done.set()
 
-    def _write(self, item: tuple[Callable[..., Any], tuple[Any, ...]]) -> None:
-        function, args = item
+    def _write(self, item: tuple[Any, ...]) -> None:
         try:
-            function(*args)
+            head = item[0]
+            if type(head) is int:
+                self._rows[head](item)
+            else:
+                head(*item[1])
         except Exception as error:
             logger.error(
                 "[%s] could not write a log record: %s: %s", self._name, type(error).__name__, error

@@ -28,14 +28,14 @@ from . import _statements as sql
 from ._records import (
     agent_class,
     dumps,
-    dumps_response,
     dumps_state,
+    encode_request,
+    encode_response,
+    encode_state,
     snapshot,
-    snapshot_request,
     source_name,
-    split_request,
 )
-from ._secrets import remember_environment
+from ._secrets import remember_environment, scrub
 from ._sqlite_connections import Database, ReaderConnection
 from ._writer import Writer
 from .base_logger import BaseLogger
@@ -68,15 +68,14 @@ class SqliteLogger(BaseLogger):
         self.dbname: str = str(config.get("dbname", "logs.db"))
         self.session_id = str(uuid.uuid4())
         self._db = Database(self.dbname)
-        self._writer = Writer("parley-sqlite-logger", self._db)
+        rows = (self._event_row, self._completion_row)  # indexed by _EVENT, _COMPLETION
+        self._writer = Writer("parley-sqlite-logger", self._db, rows)
         self._reader: ReaderConnection | None = None
         self._lock = threading.Lock()
         self._stored: dict[int, int] = {}  # transcript -> messages stored (writer thread)
         # Bound once: a bound method made per record is one more object per queued record for
         # the garbage collector to promote while the record waits (see _writer).
         self._write_row = self._write
-        self._event_build = self._event_row
-        self._completion_build = self._completion_row
 
     # -- lifetime -------------------------------------------------------------------------
 
@@ -141,69 +140,86 @@ class SqliteLogger(BaseLogger):
         cost: float,
         start_time: str,
     ) -> None:
-        self._put(
-            sql.COMPLETION,
-            self._completion_build,
-            str(invocation_id),
-            client_id,
-            wrapper_id,
-            source_name(source),
-            snapshot_request(request),
-            response,
-            int(is_cached),
-            cost,
-            start_time,
-            time.time(),
-            _records.chat_id(),
-        )
-
-    def _completion_row(
-        self,
-        invocation_id: str,
-        client_id: int,
-        wrapper_id: int,
-        name: str,
-        request: Any,
-        response: Any,
-        is_cached: int,
-        cost: float,
-        start_time: str,
-        end: float,
-        chat: str | None,
-    ) -> tuple[Any, ...]:
-        if response is None or isinstance(response, str):
-            response_json = json.dumps({"response": response})
-        else:
-            response_json = dumps_response(response)
-        request_json, messages = split_request(request)
-        transcript = count = None
-        if messages is not None:
-            transcript, count = messages.transcript.serial, messages.n
-            self._store_messages(transcript, messages.transcript, count)
+        # Encoded here, queued as a row of text (see _writer): a response and a request's
+        # objects waiting for their batch would be promoted by the garbage collector.
+        request_json, transcript, count = encode_request(request)
         usage = getattr(response, "usage", None)
         model = getattr(response, "model", None) or (
             request.get("model") if isinstance(request, dict) else None
         )
-        return (
+        self._writer.put_row(
+            (
+                _COMPLETION,
+                str(invocation_id),
+                client_id,
+                wrapper_id,
+                source_name(source),
+                request_json,
+                transcript,
+                count,
+                encode_response(response),
+                int(is_cached),
+                cost,
+                start_time,
+                time.time(),
+                _records.chat_id(),
+                model if isinstance(model, str) else None,
+                _int_or_none(getattr(usage, "prompt_tokens", None)),
+                _int_or_none(getattr(usage, "completion_tokens", None)),
+                _int_or_none(getattr(usage, "total_tokens", None)),
+            )
+        )
+
+    def _completion_row(self, item: tuple[Any, ...]) -> None:
+        (
+            _,
             invocation_id,
             client_id,
             wrapper_id,
-            self.session_id,
+            name,
             request_json,
+            transcript,
+            count,
             response_json,
             is_cached,
             cost,
             start_time,
-            format_ts(end),
-            name,
+            end,
             chat,
             model,
-            _duration(start_time, end),
-            getattr(usage, "prompt_tokens", None),
-            getattr(usage, "completion_tokens", None),
-            getattr(usage, "total_tokens", None),
-            transcript,
-            count,
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+        ) = item
+        serial = None
+        if transcript is not None:
+            serial = transcript.serial
+            self._store_messages(serial, transcript, count)
+        else:
+            count = None
+        self._db.run(
+            sql.COMPLETION,
+            (
+                invocation_id,
+                client_id,
+                wrapper_id,
+                self.session_id,
+                scrub(request_json),
+                scrub(response_json),
+                is_cached,
+                cost,
+                start_time,
+                format_ts(end),
+                name,
+                chat,
+                model,
+                _duration(start_time, end),
+                prompt_tokens,
+                completion_tokens,
+                total_tokens,
+                serial,
+                count,
+            ),
         )
 
     def _store_messages(self, serial: int, transcript: Any, count: int) -> None:
@@ -214,11 +230,10 @@ class SqliteLogger(BaseLogger):
         if len(self._stored) >= _TRANSCRIPTS_MAX:
             self._stored.clear()  # stored again if sent again, and ignored by the database
         self._stored[serial] = count
-        messages = transcript.messages
         for position in range(stored, count):
             self._db.run(
                 sql.REQUEST_MESSAGE,
-                (self.session_id, serial, position, messages[position].json()),
+                (self.session_id, serial, position, transcript.message_json(position)),
             )
 
     def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
@@ -245,29 +260,36 @@ class SqliteLogger(BaseLogger):
         return (agent_id, wrapper_id, self.session_id, name, cls, args, format_ts(ts))
 
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
-        # The source's name and class are read on the writer thread (an agent's do not change).
-        state, now, chat = snapshot(kwargs), time.time(), _records.chat_id()
-        self._put(sql.EVENT, self._event_build, source, name, state, now, chat)
-        if name in _CHAT_EVENTS:
-            statement, build = _CHAT_EVENTS[name]
-            self._put(statement, getattr(self, build), state)
-        elif name == "code_execution":
-            self._put(sql.CODE, self._code_row, source, state, now, chat)
-
-    def _event_row(
-        self, source: Any, name: str, kwargs: dict[str, Any], ts: float, chat: str | None
-    ) -> tuple[Any, ...]:
         module, cls = agent_class(source)
-        return (
-            id(source),
-            source_name(source),
-            name,
-            module,
-            cls,
-            dumps_state(kwargs),
-            format_ts(ts),
-            chat,
-            self.session_id,
+        now, chat = time.time(), _records.chat_id()
+        state = encode_state(kwargs)
+        if state is None or name in _CHAT_EVENTS or name == "code_execution":
+            snap = snapshot(kwargs)
+            if name in _CHAT_EVENTS:
+                statement, build = _CHAT_EVENTS[name]
+                self._put(statement, getattr(self, build), snap)
+            elif name == "code_execution":
+                self._put(sql.CODE, self._code_row, source, snap, now, chat)
+        self._writer.put_row(
+            (
+                _EVENT,
+                id(source),
+                source_name(source),
+                name,
+                module,
+                cls,
+                snap if state is None else state,
+                now,
+                chat,
+            )
+        )
+
+    def _event_row(self, item: tuple[Any, ...]) -> None:
+        _, source_id, source, name, module, cls, state, ts, chat = item
+        text = scrub(state) if type(state) is str else dumps_state(state)
+        self._db.run(
+            sql.EVENT,
+            (source_id, source, name, module, cls, text, format_ts(ts), chat, self.session_id),
         )
 
     def _chat_start_row(self, data: dict[str, Any]) -> tuple[Any, ...]:
@@ -384,9 +406,11 @@ class SqliteLogger(BaseLogger):
 
 
 def _scrubbed(text: Any) -> Any:
-    from ._secrets import scrub
-
     return scrub(text) if isinstance(text, str) else text
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if type(value) is int else None
 
 
 def _duration(start_time: str, end: float) -> float | None:
@@ -398,6 +422,8 @@ def _duration(start_time: str, end: float) -> float | None:
 
 
 _TRANSCRIPTS_MAX = 65536
+# The writer's row handlers (see _writer), by index.
+_EVENT, _COMPLETION = 0, 1
 
 _CHAT_EVENTS = {
     "chat_start": (sql.CHAT_START, "_chat_start_row"),
