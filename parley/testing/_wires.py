@@ -1,0 +1,10 @@
+"""Every wire protocol the fake server speaks, in the order paths are matched."""
+
+from __future__ import annotations
+
+from ._endpoints import OpenAIChat, OpenAIText
+from ._wire import Wire
+
+__all__ = ["WIRES"]
+
+WIRES: tuple[Wire, ...] = (OpenAIChat(), OpenAIText())
