@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ._endpoints import OpenAIChat, OpenAIText
 from ._wire import Wire
+from ._wire_anthropic import Anthropic
 
 __all__ = ["WIRES"]
 
-WIRES: tuple[Wire, ...] = (OpenAIChat(), OpenAIText())
+WIRES: tuple[Wire, ...] = (OpenAIChat(), OpenAIText(), Anthropic())

@@ -244,15 +244,31 @@ class FakeLLMServer:
         return f"{self.url}/v1"
 
     def config_list(self, model: str = "fake-model", **extra: Any) -> list[dict[str, Any]]:
-        """A fresh ``config_list`` with one entry pointing at this server."""
-        return [
-            {
-                "model": model,
-                "base_url": self.base_url,
-                "api_key": self.api_key or DEFAULT_API_KEY,
-                **extra,
+        """A fresh ``config_list`` with one entry pointing at this server.
+
+        With ``api_type`` (AutoGen's key) the entry has that provider's keys: ``base_url`` is
+        the root its SDK expects (``server.url``: the SDKs of Anthropic, Gemini, Ollama,
+        Cohere, Mistral, Together, Groq and Cerebras add their own paths; also
+        ``client_host`` for Ollama), and for ``"bedrock"`` dummy AWS credentials
+        (``aws_access_key`` is the api key, which the server checks when it has one) and
+        ``aws_region``, with ``base_url`` as the endpoint URL.
+        """
+        return [{"model": model, **self._provider_keys(extra.get("api_type")), **extra}]
+
+    def _provider_keys(self, api_type: Any) -> dict[str, Any]:
+        key = self.api_key or DEFAULT_API_KEY
+        if api_type in (None, "openai", "azure"):
+            return {"base_url": self.base_url, "api_key": key}
+        if api_type == "bedrock":
+            return {
+                "base_url": self.url,
+                "aws_region": "us-east-1",
+                "aws_access_key": key,
+                "aws_secret_key": "parley-fake-secret",
             }
-        ]
+        if api_type == "ollama":
+            return {"base_url": self.url, "client_host": self.url, "api_key": key}
+        return {"base_url": self.url, "api_key": key}
 
     def llm_config(self, model: str = "fake-model", **extra: Any) -> dict[str, Any]:
         """A fresh ``llm_config`` for an agent: ``{"config_list": [...], **extra}``."""
