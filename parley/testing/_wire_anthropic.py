@@ -68,9 +68,9 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
             function = {"name": block.get("name"), "arguments": arguments}
             calls.append({"id": block.get("id"), "type": "function", "function": function})
         elif kind == "tool_result":
-            content = _result_text(block.get("content", ""))
+            result = _result_text(block.get("content", ""))
             out.append(
-                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content}
+                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": result}
             )
     if parts or calls or not out:
         text_only = all(p["type"] == "text" for p in parts)

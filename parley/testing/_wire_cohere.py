@@ -83,7 +83,7 @@ class Cohere(Wire):
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
     ) -> Iterator[bytes]:
         a = answer(reply, chat, ids)
-        message = {"role": "assistant", "content": [], "tool_plan": "", "tool_calls": []}
+        message: dict[str, Any] = {"role": "assistant", "content": [], "tool_plan": ""}
         yield _event("message-start", id=ids.response("cohere-fake-"), delta={"message": message})
         if a.choice.content:
             start = {"message": {"content": {"type": "text", "text": ""}}}
@@ -94,7 +94,8 @@ class Cohere(Wire):
             yield _event("content-end", index=0)
         for i, call in enumerate(_calls(a)):
             arguments = call["function"]["arguments"]
-            head = {**call, "function": {"name": call["function"]["name"], "arguments": ""}}
+            head: dict[str, Any] = {**call, "function": {"name": call["function"]["name"]}}
+            head["function"]["arguments"] = ""
             yield _event("tool-call-start", index=i, delta={"message": {"tool_calls": head}})
             for piece in pieces(arguments, 16):
                 delta = {"message": {"tool_calls": {"function": {"arguments": piece}}}}
