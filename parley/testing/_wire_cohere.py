@@ -98,8 +98,8 @@ class Cohere(Wire):
             head["function"]["arguments"] = ""
             yield _event("tool-call-start", index=i, delta={"message": {"tool_calls": head}})
             for piece in pieces(arguments, 16):
-                delta = {"message": {"tool_calls": {"function": {"arguments": piece}}}}
-                yield _event("tool-call-delta", index=i, delta=delta)
+                more = {"message": {"tool_calls": {"function": {"arguments": piece}}}}
+                yield _event("tool-call-delta", index=i, delta=more)
             yield _event("tool-call-end", index=i)
         end = {"finish_reason": _finish(a), "usage": _usage(a)}
         yield _event("message-end", delta=end)
