@@ -14,7 +14,16 @@ from ._eventstream import event_message
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply, make_error
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, data_uri, json_bytes
+from ._wire import (
+    Answer,
+    Wire,
+    answer,
+    arguments_object,
+    chat_messages,
+    data_uri,
+    function_tool,
+    json_bytes,
+)
 
 __all__ = ["Bedrock"]
 
@@ -69,16 +78,7 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
             out.append(
                 {"role": "tool", "tool_call_id": result.get("toolUseId"), "content": content}
             )
-    if parts or calls or not out:
-        text_only = all(p["type"] == "text" for p in parts)
-        chat: dict[str, Any] = {
-            "role": message.get("role"),
-            "content": "".join(p["text"] for p in parts) if text_only else parts,
-        }
-        if calls:
-            chat["tool_calls"] = calls
-        out.append(chat)
-    return out
+    return chat_messages(message.get("role"), parts, calls, out)
 
 
 class Bedrock(Wire):
@@ -150,14 +150,9 @@ class Bedrock(Wire):
         ]
         if specs:
             chat["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": s.get("name"),
-                        "description": s.get("description", ""),
-                        "parameters": (s.get("inputSchema") or {}).get("json", {}),
-                    },
-                }
+                function_tool(
+                    s.get("name"), s.get("description"), (s.get("inputSchema") or {}).get("json")
+                )
                 for s in specs
             ]
         config = body.get("inferenceConfig") or {}
