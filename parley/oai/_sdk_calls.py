@@ -32,11 +32,12 @@ __all__ = ["call_kwargs", "per_loop", "root_url", "scrub", "stainless_error"]
 
 
 async def _close(client: Any) -> None:
-    close = getattr(client, "close", None) or getattr(client, "aclose", None)
-    if close is not None:
-        result = close()
-        if inspect.isawaitable(result):
-            await result
+    # Every SDK here is an async context manager that closes its pool on exit; not all of them
+    # have a close().
+    exit_ = getattr(client, "__aexit__", None)
+    result = exit_(None, None, None) if exit_ is not None else client.close()
+    if inspect.isawaitable(result):
+        await result
 
 
 def per_loop(
