@@ -122,7 +122,9 @@ class AnthropicClient(ProviderClient):
     def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """The Messages API request for OpenAI-shaped ``params``."""
         tools = translate.tools(params)
-        system, messages = translate.to_anthropic(params.get("messages") or [], with_tools=bool(tools))
+        system, messages = translate.to_anthropic(
+            params.get("messages") or [], with_tools=bool(tools)
+        )
         body: dict[str, Any] = {
             "model": params.get("model") or self._config.get("model"),
             "messages": messages,
@@ -171,7 +173,9 @@ class AnthropicClient(ProviderClient):
         price = price_per_1k(_model_name(str(response.model)), self.PRICES)
         if usage is None or price is None:
             return 0.0
-        return (usage.prompt_tokens * price[0] + (usage.completion_tokens or 0) * price[1]) / 1000
+        return (
+            float(usage.prompt_tokens * price[0] + (usage.completion_tokens or 0) * price[1]) / 1000
+        )
 
 
 def _input_tokens(usage: Any) -> int:
@@ -226,7 +230,10 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
         elif kind == "content_block_delta" and event.delta.type == "input_json_delta":
             if event.delta.partial_json:
                 sent_arguments.add(event.index)
-                delta = {"index": tools[event.index], "function": {"arguments": event.delta.partial_json}}
+                delta = {
+                    "index": tools[event.index],
+                    "function": {"arguments": event.delta.partial_json},
+                }
                 yield chunk(**head, tool_call_delta=delta)
         elif kind == "content_block_stop" and event.index in tools:
             if event.index not in sent_arguments:  # a call without arguments: "{}", not ""
