@@ -37,7 +37,8 @@ def two_agent_chat(server: FakeLLMServer, config: dict[str, Any]) -> Any:
     alice = _agent("alice", config)
     bob = _agent("bob", config)
     result = alice.initiate_chat(bob, message="Hi bob.", max_turns=2, silent=True)
-    assert [m["content"] for m in result.chat_history] == [
+    history = result.chat_history or []
+    assert [m["content"] for m in history] == [
         "Hi bob.",
         "Hello alice.",
         "Hello bob.",
@@ -60,8 +61,9 @@ def tool_round_trip(server: FakeLLMServer, config: dict[str, Any]) -> Any:
 
     parley.register_function(add, caller=assistant, executor=user, description="Add two ints.")
     result = user.initiate_chat(assistant, message="What is 1 + 2?", max_turns=2, silent=True)
-    assert result.chat_history[-1]["content"] == "The sum is 3."
-    assert result.chat_history[2]["tool_responses"][0]["content"] == "3"
+    history = result.chat_history or []
+    assert history[-1]["content"] == "The sum is 3."
+    assert history[2]["tool_responses"][0]["content"] == "3"
     assert len(server.requests) == 2
     return result
 
@@ -113,15 +115,15 @@ def usage_and_cost(
         user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
         result = user.initiate_chat(assistant, message="Go.", max_turns=1, silent=True)
         expected = cost if priced is config else 0.5 + 2.0
+        assert result.cost is not None
         usage = result.cost["usage_including_cached_inference"]
         assert usage["total_cost"] == pytest.approx(expected)
         (model,) = [k for k in usage if k != "total_cost"]
         assert usage[model]["prompt_tokens"] == 1000
         assert usage[model]["completion_tokens"] == 2000
         summary = parley.gather_usage_summary([assistant])
-        assert summary["usage_excluding_cached_inference"]["total_cost"] == pytest.approx(
-            expected
-        )
+        assert summary is not None
+        assert summary["usage_excluding_cached_inference"]["total_cost"] == pytest.approx(expected)
 
 
 def missing_sdk(

@@ -60,9 +60,14 @@ def test_tool_call_round_trip_sends_tool_use_and_tool_result(fake_llm: FakeLLMSe
     assert second["messages"][-2:] == [
         {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "call_1", "name": "add", "input": {"a": 1, "b": 2}}],
+            "content": [
+                {"type": "tool_use", "id": "call_1", "name": "add", "input": {"a": 1, "b": 2}}
+            ],
         },
-        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "3"}]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "call_1", "content": "3"}],
+        },
     ]
 
 
