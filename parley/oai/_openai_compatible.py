@@ -22,7 +22,19 @@ from ..exceptions import ConfigError
 from ._provider_base import ProviderClient, chunk, collect, completion, require, tool_call
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_error
 
-__all__ = ["OpenAICompatibleClient", "answer", "chunks", "hide_tools"]
+__all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
+
+# The OpenAI parameters these APIs all take under OpenAI's names.
+COMMON_PARAMS = (
+    "max_tokens",
+    "seed",
+    "stream",
+    "temperature",
+    "top_p",
+    "stop",
+    "response_format",
+    "tool_choice",
+)
 
 _FINISH = {"eos": "stop", "end_turn": "stop", "model_length": "length", "error": "stop"}
 _OPENAI_FINISH = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
@@ -136,6 +148,22 @@ def hide_tools(params: Mapping[str, Any]) -> bool:
     return all(t["function"]["name"] in ran for t in tools)
 
 
+def request(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters named in ``defaults`` (their value, else the default unless None) and
+    the tools, unless ``hide_tools`` leaves them out (then no tool choice either)."""
+    body: dict[str, Any] = {}
+    for key, default in defaults.items():
+        value = params.get(key, default)
+        if value is not None:
+            body[key] = value
+    if params.get("tools") and not hide_tools(params):
+        body["tools"] = [dict(t) for t in params["tools"]]
+    else:
+        body.pop("tool_choice", None)
+        body.pop("parallel_tool_calls", None)
+    return body
+
+
 class OpenAICompatibleClient(ProviderClient):
     """A client over a Stainless SDK's ``chat.completions.create``. Subclasses set ``SDK``
     (the module), ``CLIENT`` (its async client class), ``API_KEY_ENV``, ``PATH`` (what the
@@ -176,16 +204,8 @@ class OpenAICompatibleClient(ProviderClient):
         body: dict[str, Any] = {
             "model": params.get("model") or self._config.get("model"),
             "messages": [dict(m) for m in params.get("messages") or ()],
+            **request(params, self.PARAMS),
         }
-        for key, default in self.PARAMS.items():
-            value = params.get(key, default)
-            if value is not None:
-                body[key] = value
-        if params.get("tools") and not hide_tools(params):
-            body["tools"] = [dict(t) for t in params["tools"]]
-        else:
-            body.pop("tool_choice", None)
-            body.pop("parallel_tool_calls", None)
         for key in _OPTIONS:
             if params.get(key) is not None:
                 body[key] = params[key]

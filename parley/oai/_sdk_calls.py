@@ -28,12 +28,12 @@ from ..exceptions import ModelAPIError
 from ._provider_base import api_error
 from ._retry import parse_retry_after
 
-__all__ = ["call_kwargs", "per_loop", "root_url", "scrub", "stainless_error"]
+__all__ = ["aclose", "call_kwargs", "per_loop", "root_url", "scrub", "stainless_error"]
 
 
-async def _close(client: Any) -> None:
-    # Every SDK here is an async context manager that closes its pool on exit; not all of them
-    # have a close().
+async def aclose(client: Any) -> None:
+    """Close an SDK's client or stream: each is an async context manager that closes on exit;
+    not all of them have a close(), nor an async one."""
     exit_ = getattr(client, "__aexit__", None)
     result = exit_(None, None, None) if exit_ is not None else client.close()
     if inspect.isawaitable(result):
@@ -52,7 +52,7 @@ def per_loop(
     except TypeError:
         key = own_key
     own_http = settings.get("http_client") is not None
-    return loop_resource(key, make, _leave_open if own_http else _close)
+    return loop_resource(key, make, _leave_open if own_http else aclose)
 
 
 async def _leave_open(client: Any) -> None:

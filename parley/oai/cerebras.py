@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ._openai_compatible import OpenAICompatibleClient
+from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["CerebrasClient"]
 
@@ -40,16 +40,4 @@ class CerebrasClient(OpenAICompatibleClient):
     API_KEY_ENV: ClassVar[str] = "CEREBRAS_API_KEY"
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
-    PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys(
-        (
-            "max_tokens",
-            "seed",
-            "stream",
-            "temperature",
-            "top_p",
-            "stop",
-            "response_format",
-            "tool_choice",
-            "parallel_tool_calls",
-        )
-    )
+    PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys((*COMMON_PARAMS, "parallel_tool_calls"))

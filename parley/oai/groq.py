@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ._openai_compatible import OpenAICompatibleClient
+from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["GroqClient"]
 
@@ -44,17 +44,5 @@ class GroqClient(OpenAICompatibleClient):
     API_KEY_ENV: ClassVar[str] = "GROQ_API_KEY"
     PATH: ClassVar[tuple[str, ...]] = ("/openai/v1",)
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys(
-        (
-            "frequency_penalty",
-            "max_tokens",
-            "presence_penalty",
-            "seed",
-            "stream",
-            "temperature",
-            "top_p",
-            "stop",
-            "response_format",
-            "tool_choice",
-            "parallel_tool_calls",
-        )
+        (*COMMON_PARAMS, "frequency_penalty", "presence_penalty", "parallel_tool_calls")
     )

@@ -22,10 +22,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..exceptions import ConfigError, ModelAPIError
-from ._openai_compatible import answer, chunks, hide_tools
+from ._openai_compatible import answer, chunks, request
 from ._provider_base import ProviderClient, api_error, collect, require
 from ._retry import parse_retry_after
-from ._sdk_calls import per_loop, root_url, scrub
+from ._sdk_calls import aclose, per_loop, root_url, scrub
 
 __all__ = ["MistralAIClient"]
 
@@ -132,16 +132,8 @@ class MistralAIClient(ProviderClient):
         body: dict[str, Any] = {
             "model": params.get("model") or self._config.get("model"),
             "messages": mistral_messages(params.get("messages") or ()),
+            **request(params, _PARAMS),
         }
-        for key, default in _PARAMS.items():
-            value = params.get(key, default)
-            if value is not None:
-                body[key] = value
-        if params.get("tools") and not hide_tools(params):
-            body["tools"] = [dict(t) for t in params["tools"]]
-        else:
-            body.pop("tool_choice", None)
-            body.pop("parallel_tool_calls", None)
         if params.get("timeout") is not None:
             body["timeout_ms"] = int(float(params["timeout"]) * 1000)
         return body
@@ -156,9 +148,7 @@ class MistralAIClient(ProviderClient):
             try:
                 return await collect(chunks(stream, lambda event: event.data), params)
             finally:
-                close = getattr(stream, "aclose", None) or getattr(stream, "close", None)
-                if close is not None:
-                    await close()
+                await aclose(stream)
         except Exception as e:
             error = self._error(e)
             if error is None:

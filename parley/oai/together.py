@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ._openai_compatible import OpenAICompatibleClient
+from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["TogetherClient"]
 
@@ -51,22 +51,10 @@ class TogetherClient(OpenAICompatibleClient):
     CLIENT: ClassVar[str] = "AsyncTogether"
     API_KEY_ENV: ClassVar[str] = "TOGETHER_API_KEY"
     PARAMS: ClassVar[Mapping[str, Any]] = {
+        **dict.fromkeys(COMMON_PARAMS),
         "max_tokens": 512,
         **dict.fromkeys(
-            (
-                "stream",
-                "temperature",
-                "top_p",
-                "top_k",
-                "repetition_penalty",
-                "presence_penalty",
-                "frequency_penalty",
-                "min_p",
-                "safety_model",
-                "stop",
-                "seed",
-                "response_format",
-                "tool_choice",
-            )
+            ("top_k", "repetition_penalty", "presence_penalty", "frequency_penalty", "min_p")
         ),
+        "safety_model": None,
     }

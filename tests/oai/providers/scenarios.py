@@ -11,7 +11,7 @@ import pytest
 
 import parley
 from parley import ConversableAgent
-from parley.exceptions import RateLimitError
+from parley.exceptions import ModelConnectionError, RateLimitError
 from parley.io import IOScripted, IOStream
 from parley.oai import OpenAIWrapper
 from parley.testing import FakeLLMServer
@@ -101,6 +101,13 @@ def rate_limited_then_other_provider(
     assert (error.status_code, error.retry_after) == (429, 100.0)
     assert "slow down" in str(error)
     assert config["api_key"] not in str(error)
+
+
+def dropped_connection(server: FakeLLMServer, config: dict[str, Any]) -> None:
+    """A connection dropped before the answer is a ModelConnectionError naming the provider."""
+    server.add_disconnect()
+    with pytest.raises(ModelConnectionError, match=config["api_type"]):
+        OpenAIWrapper(config_list=[{**config, "max_retries": 0}]).create(messages=HI)
 
 
 def usage_and_cost(

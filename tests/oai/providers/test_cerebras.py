@@ -38,6 +38,10 @@ def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
     scenarios.rate_limited_then_other_provider(fake_llm, _entry(fake_llm), "openai")
 
 
+def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
+    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
+
+
 def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
     scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.0001, 0.0001))
 

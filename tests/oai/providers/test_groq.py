@@ -51,6 +51,10 @@ def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
     assert fake_llm.received[0].path == "/openai/v1/chat/completions"
 
 
+def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
+    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
+
+
 def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
     scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.00005, 0.00008))
 
