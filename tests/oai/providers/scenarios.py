@@ -14,6 +14,7 @@ from parley import ConversableAgent
 from parley.exceptions import ModelConnectionError, RateLimitError
 from parley.io import IOScripted, IOStream
 from parley.oai import OpenAIWrapper
+from parley.oai._providers import provider_for
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]
@@ -116,6 +117,7 @@ def usage_and_cost(
     """A chat's cost and usage summary, priced by the client's table (``price`` per 1k input
     and output tokens, as the provider publishes it) or the config's ``price``."""
     cost = price[0] + 2 * price[1]  # 1000 and 2000 tokens
+    before = dict(config)
     for priced in (config, {**config, "price": [0.5, 1.0]}):
         server.add_reply("Done.", usage=USAGE)
         assistant = _agent("assistant", priced)
@@ -131,6 +133,7 @@ def usage_and_cost(
         summary = parley.gather_usage_summary([assistant])
         assert summary is not None
         assert summary["usage_excluding_cached_inference"]["total_cost"] == pytest.approx(expected)
+    assert config == before  # the caller's entry is never changed
 
 
 def missing_sdk(
@@ -141,3 +144,38 @@ def missing_sdk(
     monkeypatch.setitem(sys.modules, module, None)
     with pytest.raises(ImportError, match=rf"pip install 'parley\[{extra}\]'"):
         OpenAIWrapper(config_list=[config])
+
+
+class ProviderScenarios:
+    """The scenarios every provider passes, as test methods: a provider's test file subclasses
+    this as ``Test<Provider>`` with its ``API_TYPE``, ``MODEL``, ``PRICE`` (its table's, per
+    1k input and output tokens), ``SDK`` (the module to hide) and ``PROTOCOL`` (the wire the
+    fake server saw)."""
+
+    API_TYPE = ""
+    MODEL = ""
+    PRICE = (0.0, 0.0)
+    SDK = ""
+    PROTOCOL = "openai"
+
+    def entry(self, server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
+        return entry(server, self.API_TYPE, self.MODEL, **extra)
+
+    def test_streaming_echoes_the_text(self, fake_llm: FakeLLMServer) -> None:
+        streamed(fake_llm, self.entry(fake_llm))
+
+    def test_rate_limit_falls_back_to_openai(self, fake_llm: FakeLLMServer) -> None:
+        rate_limited_then_other_provider(fake_llm, self.entry(fake_llm), self.PROTOCOL)
+
+    def test_dropped_connection(self, fake_llm: FakeLLMServer) -> None:
+        dropped_connection(fake_llm, self.entry(fake_llm))
+
+    def test_usage_and_cost(self, fake_llm: FakeLLMServer) -> None:
+        usage_and_cost(fake_llm, self.entry(fake_llm), self.PRICE)
+
+    def test_missing_sdk_names_the_extra(
+        self, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        extra = provider_for(self.API_TYPE)
+        assert extra is not None
+        missing_sdk(monkeypatch, self.entry(fake_llm), self.SDK, extra.extra)

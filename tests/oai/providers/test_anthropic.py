@@ -86,28 +86,6 @@ def test_streamed_tool_call_is_one_call(fake_llm: FakeLLMServer) -> None:
     )
 
 
-def test_streaming_echoes_the_text(fake_llm: FakeLLMServer) -> None:
-    scenarios.streamed(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
-    scenarios.rate_limited_then_other_provider(fake_llm, _entry(fake_llm), "anthropic")
-
-
-def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
-    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.003, 0.015))
-
-
-def test_missing_sdk_names_the_extra(
-    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scenarios.missing_sdk(monkeypatch, _entry(fake_llm), "anthropic", "anthropic")
-
-
 def test_no_credentials_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="no api_key"):
@@ -136,3 +114,11 @@ def _priced(model: str) -> Any:
     from parley.oai._provider_base import completion
 
     return completion(model=model, content="x", prompt_tokens=1000, completion_tokens=1000)
+
+
+class TestAnthropic(scenarios.ProviderScenarios):
+    API_TYPE = "anthropic"
+    MODEL = "claude-3-5-sonnet-20240620"
+    PRICE = (0.003, 0.015)
+    SDK = "anthropic"
+    PROTOCOL = "anthropic"

@@ -42,30 +42,13 @@ def test_hide_tools_leaves_tools_out_once_they_ran(fake_llm: FakeLLMServer) -> N
     assert "hide_tools" not in first
 
 
-def test_streaming_echoes_the_text(fake_llm: FakeLLMServer) -> None:
-    scenarios.streamed(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
-    scenarios.rate_limited_then_other_provider(fake_llm, _entry(fake_llm), "openai")
-    assert fake_llm.received[0].path == "/openai/v1/chat/completions"
-
-
-def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
-    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.00005, 0.00008))
-
-
-def test_missing_sdk_names_the_extra(
-    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scenarios.missing_sdk(monkeypatch, _entry(fake_llm), "groq", "groq")
-
-
 def test_openai_style_base_url_is_the_root(fake_llm: FakeLLMServer) -> None:
-    fake_llm.add_reply("ok")
     client = GroqClient(model="m", api_key="k", base_url=f"{fake_llm.url}/openai/v1/")
     assert client._settings["base_url"] == fake_llm.url
+
+
+class TestGroq(scenarios.ProviderScenarios):
+    API_TYPE = "groq"
+    MODEL = "llama3-8b-8192"
+    PRICE = (0.00005, 0.00008)
+    SDK = "groq"

@@ -35,28 +35,6 @@ def test_tool_call_round_trip_names_the_function_in_the_result(fake_llm: FakeLLM
     assert (result["role"], result["name"], result["content"]) == ("tool", "add", "3")
 
 
-def test_streaming_echoes_the_text(fake_llm: FakeLLMServer) -> None:
-    scenarios.streamed(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
-    scenarios.rate_limited_then_other_provider(fake_llm, _entry(fake_llm), "openai")
-
-
-def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
-    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.00015, 0.00015))
-
-
-def test_missing_sdk_names_the_extra(
-    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scenarios.missing_sdk(monkeypatch, _entry(fake_llm), "mistralai", "mistral")
-
-
 def test_messages_as_autogen_sent_them() -> None:
     messages = [
         {"role": "system", "content": "Be brief."},
@@ -74,3 +52,10 @@ def test_messages_as_autogen_sent_them() -> None:
         {"role": "user", "content": "Please continue."},
     ]
     assert messages[1]["name"] == "alice"  # the caller's messages are not changed
+
+
+class TestMistral(scenarios.ProviderScenarios):
+    API_TYPE = "mistral"
+    MODEL = "open-mistral-nemo"
+    PRICE = (0.00015, 0.00015)
+    SDK = "mistralai"

@@ -40,23 +40,8 @@ def test_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
     assert second["messages"][-1]["content"] == "3"
 
 
-def test_streaming_echoes_the_text(fake_llm: FakeLLMServer) -> None:
-    scenarios.streamed(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_falls_back_to_openai(fake_llm: FakeLLMServer) -> None:
-    scenarios.rate_limited_then_other_provider(fake_llm, _entry(fake_llm), "openai")
-
-
-def test_dropped_connection(fake_llm: FakeLLMServer) -> None:
-    scenarios.dropped_connection(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.0006, 0.0006))
-
-
-def test_missing_sdk_names_the_extra(
-    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scenarios.missing_sdk(monkeypatch, _entry(fake_llm), "together", "together")
+class TestTogether(scenarios.ProviderScenarios):
+    API_TYPE = "together"
+    MODEL = "mistralai/Mixtral-8x7B-Instruct-v0.1"
+    PRICE = (0.0006, 0.0006)
+    SDK = "together"
