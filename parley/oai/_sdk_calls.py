@@ -1,0 +1,127 @@
+"""Calling a provider's SDK from a native client (``parley.oai.anthropic``, ``groq``, ...).
+
+What every such call needs, whichever SDK it is:
+
+- :func:`per_loop`: one SDK client per event loop. An async SDK client owns a connection pool
+  bound to the loop that opened it: async callers use one on their own loop, sync callers one
+  on parley's runner loop; clients with the same settings are shared on a loop (a hundred agents
+  on one endpoint use one pool) and closed when their loop shuts down.
+- :func:`call_kwargs`: a request's keys split into the SDK method's keyword arguments and
+  ``extra_body`` (what a given SDK version does not declare still reaches the API, as the
+  JSON body's keys).
+- :func:`stainless_error`: the errors of the Stainless-generated SDKs (anthropic, groq,
+  together, cerebras all share openai's error classes, each under its own module) as parley's
+  :class:`~parley.exceptions.ModelAPIError` tree, without the API key in the message.
+- :func:`root_url`: a configured ``base_url`` without the path the SDK appends itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._runtime import loop_resource
+from ..exceptions import ModelAPIError
+from ._provider_base import api_error
+from ._retry import parse_retry_after
+
+__all__ = ["aclose", "call_kwargs", "per_loop", "root_url", "scrub", "stainless_error"]
+
+
+async def aclose(client: Any) -> None:
+    """Close an SDK's client or stream: each is an async context manager that closes on exit;
+    not all of them have a close(), nor an async one."""
+    exit_ = getattr(client, "__aexit__", None)
+    result = exit_(None, None, None) if exit_ is not None else client.close()
+    if inspect.isawaitable(result):
+        await result
+
+
+def per_loop(
+    provider: str, settings: Mapping[str, Any], make: Callable[[], Any], own_key: object
+) -> Any:
+    """The running loop's SDK client for ``provider`` with ``settings``, made by ``make()`` on
+    first use; ``own_key`` (an object the caller keeps) when a setting cannot be compared (a
+    callable, an http client). A client over the caller's own ``http_client`` is never closed
+    by parley."""
+    try:
+        key: object = (provider, json.dumps(sorted(settings.items()), sort_keys=True))
+    except TypeError:
+        key = own_key
+    own_http = settings.get("http_client") is not None
+    return loop_resource(key, make, _leave_open if own_http else aclose)
+
+
+async def _leave_open(client: Any) -> None:
+    """A client over the caller's own ``http_client``: closing it would close theirs."""
+
+
+@functools.lru_cache(maxsize=64)
+def _declared(method: Callable[..., Any]) -> frozenset[str]:
+    try:
+        return frozenset(inspect.signature(method).parameters)
+    except (TypeError, ValueError):
+        return frozenset()
+
+
+def call_kwargs(method: Callable[..., Any], body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` as keyword arguments of the SDK ``method``: the keys it declares as they are,
+    the others under ``extra_body`` (merged into the JSON body by the SDK)."""
+    declared = _declared(getattr(method, "__func__", method))
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    for key, value in body.items():
+        (kwargs if key in declared else extra)[key] = value
+    if extra:
+        kwargs["extra_body"] = {**extra, **kwargs.get("extra_body", {})}
+    return kwargs
+
+
+def root_url(base_url: Any, *suffixes: str) -> Any:
+    """``base_url`` without a trailing ``suffix`` the SDK adds to its paths itself (an OpenAI-
+    style ``https://host/v1`` is ``https://host`` for an SDK that posts to ``/v1/...``)."""
+    if not isinstance(base_url, str):
+        return base_url
+    url = base_url.rstrip("/")
+    for suffix in suffixes:
+        if url.endswith(suffix):
+            return url[: -len(suffix)]
+    return url
+
+
+def scrub(text: str, secret: Any) -> str:
+    """``text`` with ``secret`` (an API key) masked, for messages that echo a request."""
+    if isinstance(secret, str) and len(secret) >= 4 and secret in text:
+        return text.replace(secret, "***")
+    return text
+
+
+def _error_code(body: Any) -> str | None:
+    error = body.get("error") if isinstance(body, Mapping) else None
+    if isinstance(error, Mapping):
+        code = error.get("code") or error.get("type")
+        return str(code) if code is not None else None
+    return None
+
+
+def stainless_error(provider: str, sdk: Any, error: Exception, secret: Any) -> ModelAPIError | None:
+    """``error`` of a Stainless SDK module ``sdk`` as a ModelAPIError (None if it is not one of
+    the SDK's API errors); raise it ``from error``."""
+    if isinstance(error, sdk.APIStatusError):
+        headers = {k.lower(): v for k, v in error.response.headers.items()}
+        return api_error(
+            provider,
+            scrub(str(error.message), secret),
+            status=int(error.status_code),
+            headers=headers,
+            code=_error_code(error.body),
+            retry_after=parse_retry_after(headers),
+        )
+    if isinstance(error, sdk.APITimeoutError):
+        return api_error(provider, "the request timed out", status=None)
+    if isinstance(error, sdk.APIConnectionError):
+        return api_error(provider, scrub(f"connection failed: {error}", secret), status=None)
+    return None
