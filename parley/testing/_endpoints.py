@@ -1,67 +1,69 @@
-"""The two completion endpoints a FakeLLMServer serves: chat completions and OpenAI's legacy
-text completions.
-
-What differs between them is said here, once: their paths (OpenAI's, without ``/v1``, and
-Azure OpenAI's deployment paths), how a request is checked, how a reply is rendered (a JSON
-body or stream events) and which replies cannot answer them. The server treats both alike.
-"""
+"""OpenAI's two completion endpoints as wires: chat completions and the legacy text
+completions, at OpenAI's paths, without ``/v1``, at Azure OpenAI's deployment paths and at
+those of OpenAI-compatible providers' SDKs (Groq's ``/openai/v1``; Mistral, Together and
+Cerebras use OpenAI's own)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
 
-from ._render import Ids, completion_body, stream_events
+from ._render import Ids, completion_body, error_body, sse, stream_events
 from ._render_text import text_completion_body, text_stream_events, unsendable
-from ._script import Reply
+from ._script import ErrorReply, Reply
 from ._validation import validate_chat_request, validate_completion_request
+from ._wire import Wire
 
-__all__ = ["CHAT", "ENDPOINTS", "TEXT", "Endpoint"]
-
-Render = Callable[[Reply, Mapping[str, Any], Ids], Any]
-
-
-def _always_sendable(reply: Reply) -> str | None:
-    return None
+__all__ = ["OpenAIChat", "OpenAIText"]
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """One completion endpoint. ``what`` names its requests in the server's messages;
-    ``validate(body, strict=...)`` raises ``RequestError``; ``body`` and ``events`` render a
-    reply as a JSON body or as the stream's ``data:`` payloads; ``unsendable(reply)`` says why
-    a reply cannot answer this endpoint, or None."""
-
-    what: str
-    paths: tuple[str, ...]
-    azure: re.Pattern[str]
-    validate: Callable[..., None]
-    body: Render
-    events: Render
-    unsendable: Callable[[Reply], str | None] = _always_sendable
-
-    def matches(self, path: str) -> bool:
-        return path in self.paths or self.azure.match(path) is not None
-
-
-CHAT = Endpoint(
-    "chat-completion",
-    ("/v1/chat/completions", "/chat/completions"),
+class OpenAIChat(Wire):
+    paths: ClassVar[tuple[str, ...]] = (
+        "/v1/chat/completions",
+        "/chat/completions",
+        "/openai/v1/chat/completions",  # Groq
+    )
     # Azure OpenAI: /openai/deployments/<deployment>/chat/completions?api-version=...
-    re.compile(r"^/openai/deployments/[^/]+/chat/completions$"),
-    validate_chat_request,
-    completion_body,
-    stream_events,
-)
-TEXT = Endpoint(
-    "text-completion",
-    ("/v1/completions", "/completions"),
-    re.compile(r"^/openai/deployments/[^/]+/completions$"),
-    validate_completion_request,
-    text_completion_body,
-    text_stream_events,
-    unsendable,
-)
-ENDPOINTS = (CHAT, TEXT)
+    pattern: ClassVar[re.Pattern[str] | None] = re.compile(
+        r"^/openai/deployments/[^/]+/chat/completions$"
+    )
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        validate_chat_request(body, strict=strict)
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        return completion_body(reply, chat, ids)
+
+    def events(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> list[dict[str, Any]]:
+        return stream_events(reply, chat, ids)
+
+    def frames(
+        self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
+    ) -> Iterator[bytes]:
+        for event in self.events(reply, chat, ids):
+            yield sse(event)
+        yield sse("[DONE]")
+
+    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
+        return {"Content-Type": "application/json"}, error_body(error)
+
+
+class OpenAIText(OpenAIChat):
+    what: ClassVar[str] = "text-completion"
+    paths: ClassVar[tuple[str, ...]] = ("/v1/completions", "/completions", "/openai/v1/completions")
+    pattern: ClassVar[re.Pattern[str] | None] = re.compile(
+        r"^/openai/deployments/[^/]+/completions$"
+    )
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        validate_completion_request(body, strict=strict)
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        return text_completion_body(reply, chat, ids)
+
+    def events(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> list[dict[str, Any]]:
+        return text_stream_events(reply, chat, ids)
+
+    def unsendable(self, reply: Reply) -> str | None:
+        return unsendable(reply)

@@ -57,6 +57,10 @@ class Ids:
     def text_completion(self) -> str:
         return f"cmpl-fake-{next(self._completions)}"
 
+    def response(self, prefix: str) -> str:
+        """A response id in a provider's style, e.g. ``msg_fake_3``."""
+        return f"{prefix}{next(self._completions)}"
+
     def call(self) -> str:
         return f"call_fake_{next(self._calls)}"
 

@@ -25,7 +25,10 @@ class RecordedRequest:
     ``api-key``); ``query`` is the raw query string, e.g. ``"api-version=2024-02-01"`` (parse
     it with ``urllib.parse.parse_qs``); ``raw`` is the body's bytes and ``json`` its parsed
     value, None when it did not parse; ``time`` is when it arrived (``time.monotonic()``), to
-    check waits such as Retry-After.
+    check waits such as Retry-After. ``protocol`` names the provider API it came in
+    (``"openai"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"``, ``"ollama"``, ``"cohere"``) and
+    ``chat`` is the request as an OpenAI chat-completions body (what a responder receives;
+    ``json`` itself for OpenAI's endpoints), None when it could not be read.
     """
 
     method: str
@@ -35,12 +38,14 @@ class RecordedRequest:
     json: Any
     time: float
     query: str = ""
+    protocol: str = "openai"
+    chat: Any = None
 
     @property
     def image_urls(self) -> list[str]:
-        """The url of every ``image_url`` content part of the request's messages, in order
-        (data URIs as sent), to assert that an image reached the model."""
-        return image_urls(self.json)
+        """The url of every image of the request's messages, in order (data URIs as sent; a
+        provider's inline image as a data URI), to assert that an image reached the model."""
+        return image_urls(self.chat if self.chat is not None else self.json)
 
 
 class RequestLog:

@@ -1,55 +1,58 @@
-"""Turn a scripted answer into the HTTP response the fake server sends: a completion (JSON or
-a server-sent-event stream, paced and cut off as scripted), an error, a malformed body, or a
+"""Turn a scripted answer into the HTTP response the fake server sends in a wire's protocol: a
+completion (JSON or a stream, paced and cut off as scripted), an error, a malformed body, or a
 dropped connection."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
-from ._endpoints import Endpoint
 from ._http import DropConnection, HttpResponse
-from ._render import Ids, error_body, sse
+from ._render import Ids
 from ._script import Disconnect, ErrorReply, MalformedReply, Reply, ScriptItem
+from ._wire import Wire
 
 __all__ = ["error_response", "json_response", "respond"]
 
 
 def respond(
-    item: ScriptItem, body: dict[str, Any], ids: Ids, request_id: str, endpoint: Endpoint
+    item: ScriptItem,
+    wire: Wire,
+    chat: Mapping[str, Any],
+    *,
+    stream: bool,
+    query: Mapping[str, str],
+    ids: Ids,
+    request_id: str,
 ) -> HttpResponse:
-    """The response for ``item``, the scripted answer to the ``endpoint`` request ``body``."""
+    """The response for ``item``, the scripted answer to a ``wire`` request (``chat`` is the
+    request as OpenAI's chat-completions body; ``stream`` whether it asked for a stream)."""
     if isinstance(item, Disconnect):
         return HttpResponse(drop=True)
     if isinstance(item, ErrorReply):
-        return error_response(item, request_id)
+        return error_response(wire, item, request_id)
     if isinstance(item, MalformedReply):
         headers = {"Content-Type": item.content_type, "x-request-id": request_id}
         return HttpResponse(item.status, headers, item.body.encode())
-    if body.get("stream") is True:
-        return _stream(item, endpoint.events(item, body, ids), request_id)
-    return json_response(endpoint.body(item, body, ids), request_id)
+    if stream:
+        return _stream(item, wire.frames(item, chat, ids, query), wire.stream_type, request_id)
+    return json_response(wire.body(item, chat, ids), request_id)
 
 
-def _stream(reply: Reply, events: list[dict[str, Any]], request_id: str) -> HttpResponse:
-    chunks = [sse(e) for e in events] + [sse("[DONE]")]
-    headers = {
-        "Content-Type": "text/event-stream",
-        "Cache-Control": "no-cache",
-        "x-request-id": request_id,
-    }
+def _stream(reply: Reply, frames: Iterator[bytes], kind: str, request_id: str) -> HttpResponse:
+    headers = {"Content-Type": kind, "Cache-Control": "no-cache", "x-request-id": request_id}
     if reply.chunk_delay == 0 and reply.drop_after_chunks is None:
-        return HttpResponse(200, headers, b"".join(chunks))
+        return HttpResponse(200, headers, b"".join(frames))
 
     async def paced() -> AsyncIterator[bytes]:
-        for i, chunk in enumerate(chunks):
+        for i, frame in enumerate(frames):
             if reply.drop_after_chunks is not None and i >= reply.drop_after_chunks:
                 raise DropConnection
             if i and reply.chunk_delay:
                 await asyncio.sleep(reply.chunk_delay)
-            yield chunk
+            yield frame
 
     return HttpResponse(200, headers, stream=paced())
 
@@ -60,7 +63,9 @@ def json_response(payload: Any, request_id: str) -> HttpResponse:
     return HttpResponse(200, headers, json.dumps(payload).encode())
 
 
-def error_response(error: ErrorReply, request_id: str) -> HttpResponse:
-    """The API's error response for ``error``."""
-    headers = {"Content-Type": "application/json", "x-request-id": request_id, **error.headers}
-    return HttpResponse(error.status, headers, error_body(error))
+def error_response(wire: Wire, error: ErrorReply, request_id: str) -> HttpResponse:
+    """The provider's error response for ``error``; the script's headers win."""
+    headers, body = wire.error(error)
+    return HttpResponse(
+        error.status, {**headers, "x-request-id": request_id, **error.headers}, body
+    )

@@ -35,13 +35,21 @@ _CONTENT_PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")
 
 
 class RequestError(Exception):
-    """A 400 answer: OpenAI's message, and the offending parameter."""
+    """A 400 answer: the API's message, the offending parameter, and (for a provider whose
+    errors carry one) the error's type."""
 
-    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        param: str | None = None,
+        code: str | None = None,
+        type: str | None = None,  # the error field is called "type"
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
         self.code = code
+        self.type = type
 
 
 def validate_chat_request(body: Any, *, strict: bool = True) -> None:

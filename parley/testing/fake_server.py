@@ -69,11 +69,11 @@ import inspect
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
+from urllib.parse import parse_qsl
 
-from ._endpoints import ENDPOINTS, Endpoint
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog
@@ -89,6 +89,8 @@ from ._script import (
     to_item,
 )
 from ._validation import RequestError, check_context_window
+from ._wire import Wire
+from ._wires import WIRES
 
 __all__ = ["FakeLLMServer", "RecordedRequest", "Responder"]
 
@@ -242,15 +244,31 @@ class FakeLLMServer:
         return f"{self.url}/v1"
 
     def config_list(self, model: str = "fake-model", **extra: Any) -> list[dict[str, Any]]:
-        """A fresh ``config_list`` with one entry pointing at this server."""
-        return [
-            {
-                "model": model,
-                "base_url": self.base_url,
-                "api_key": self.api_key or DEFAULT_API_KEY,
-                **extra,
+        """A fresh ``config_list`` with one entry pointing at this server.
+
+        With ``api_type`` (AutoGen's key) the entry has that provider's keys: ``base_url`` is
+        the root its SDK expects (``server.url``: the SDKs of Anthropic, Gemini, Ollama,
+        Cohere, Mistral, Together, Groq and Cerebras add their own paths; also
+        ``client_host`` for Ollama), and for ``"bedrock"`` dummy AWS credentials
+        (``aws_access_key`` is the api key, which the server checks when it has one) and
+        ``aws_region``, with ``base_url`` as the endpoint URL.
+        """
+        return [{"model": model, **self._provider_keys(extra.get("api_type")), **extra}]
+
+    def _provider_keys(self, api_type: Any) -> dict[str, Any]:
+        key = self.api_key or DEFAULT_API_KEY
+        if api_type in (None, "openai", "azure"):
+            return {"base_url": self.base_url, "api_key": key}
+        if api_type == "bedrock":
+            return {
+                "base_url": self.url,
+                "aws_region": "us-east-1",
+                "aws_access_key": key,
+                "aws_secret_key": "parley-fake-secret",
             }
-        ]
+        if api_type == "ollama":
+            return {"base_url": self.url, "client_host": self.url, "api_key": key}
+        return {"base_url": self.url, "api_key": key}
 
     def llm_config(self, model: str = "fake-model", **extra: Any) -> dict[str, Any]:
         """A fresh ``llm_config`` for an agent: ``{"config_list": [...], **extra}``."""
@@ -354,37 +372,36 @@ class FakeLLMServer:
     async def _handle(self, request: HttpRequest) -> HttpResponse:
         request_id = self._ids.request()
         path = request.path.rstrip("/")
-        for endpoint in ENDPOINTS:
-            if endpoint.matches(path):
+        for wire in WIRES:
+            params = wire.match(path)
+            if params is not None:
                 if request.method != "POST":
                     return error_response(
+                        wire,
                         make_error(405, f"Method {request.method} not allowed on {path}"),
                         request_id,
                     )
-                return await self._complete(request, request_id, endpoint)
+                return await self._complete(request, request_id, wire, params)
         if path in _MODEL_PATHS or any(path.startswith(p + "/") for p in _MODEL_PATHS):
             return self._models(request, path, request_id)
         return error_response(
+            WIRES[0],
             make_error(
                 404, f"Unknown request URL: {request.method} {request.path}.", code="unknown_url"
             ),
             request_id,
         )
 
-    def _unauthorized(self, request: HttpRequest, request_id: str) -> HttpResponse | None:
-        if self.api_key is None:
+    def _unauthorized(
+        self, request: HttpRequest, query: Mapping[str, str], wire: Wire, request_id: str
+    ) -> HttpResponse | None:
+        if self.api_key is None or wire.authorized(request.headers, query, self.api_key):
             return None
-        # OpenAI sends a bearer token; Azure OpenAI an api-key header.
-        if request.headers.get("authorization") == f"Bearer {self.api_key}":
-            return None
-        if request.headers.get("api-key") == self.api_key:
-            return None
-        return error_response(
-            make_error(401, "Incorrect API key provided.", code="invalid_api_key"), request_id
-        )
+        return error_response(wire, wire.unauthorized(), request_id)
 
     def _models(self, request: HttpRequest, path: str, request_id: str) -> HttpResponse:
-        denied = self._unauthorized(request, request_id)
+        openai = WIRES[0]
+        denied = self._unauthorized(request, {}, openai, request_id)
         if denied is not None:
             return denied
         data = [
@@ -397,11 +414,14 @@ class FakeLLMServer:
         for model in data:
             if model["id"] == wanted:
                 return json_response(model, request_id)
-        return error_response(make_error(404, f"The model '{wanted}' does not exist"), request_id)
+        return error_response(
+            openai, make_error(404, f"The model '{wanted}' does not exist"), request_id
+        )
 
     async def _complete(
-        self, request: HttpRequest, request_id: str, endpoint: Endpoint
+        self, request: HttpRequest, request_id: str, wire: Wire, params: Mapping[str, str]
     ) -> HttpResponse:
+        query = dict(parse_qsl(request.query))
         try:
             body: Any = json.loads(request.body)
         except (ValueError, UnicodeDecodeError) as e:
@@ -413,6 +433,7 @@ class FakeLLMServer:
             )
         else:
             error = None
+        chat = _chat_of(wire, body, params)
         record = RecordedRequest(
             request.method,
             request.path,
@@ -421,41 +442,54 @@ class FakeLLMServer:
             body,
             time.monotonic(),
             request.query,
+            wire.protocol,
+            chat,
         )
         self._log.receive(record)
-        denied = self._unauthorized(request, request_id)
+        denied = self._unauthorized(request, query, wire, request_id)
         if denied is not None:
             return denied
         if error is None:
             try:
-                endpoint.validate(body, strict=self.strict)
+                wire.validate(body, params, strict=self.strict)
+                if chat is None:
+                    raise RequestError(f"FakeLLMServer could not read this {wire.what} request.")
                 if self.context_window is not None:
-                    check_context_window(body, self.context_window)
+                    check_context_window(chat, self.context_window)
             except RequestError as e:
-                error = make_error(400, e.message, param=e.param, code=e.code)
-        if error is not None:
-            return error_response(error, request_id)
+                error = make_error(400, e.message, param=e.param, code=e.code, type=e.type)
+        if error is not None or chat is None:
+            assert error is not None
+            return error_response(wire, error, request_id)
         try:
-            item = self._sendable(await self._next_item(body, endpoint), endpoint)
+            item = self._sendable(await self._next_item(chat, wire), wire)
             if item.delay:
                 await asyncio.sleep(item.delay)
         except asyncio.CancelledError:
             if request.abandoned:
                 self._log.abandon(record)
             raise
-        return respond(item, body, self._ids, request_id, endpoint)
+        return respond(
+            item,
+            wire,
+            chat,
+            stream=wire.streams(body, params, query),
+            query=query,
+            ids=self._ids,
+            request_id=request_id,
+        )
 
-    def _sendable(self, item: ScriptItem, endpoint: Endpoint) -> ScriptItem:
-        """``item``, or a 500 saying why it cannot answer ``endpoint`` (a script mistake, kept
+    def _sendable(self, item: ScriptItem, wire: Wire) -> ScriptItem:
+        """``item``, or a 500 saying why it cannot answer ``wire`` (a script mistake, kept
         in :attr:`errors` as a responder's exception is)."""
-        problem = endpoint.unsendable(item) if isinstance(item, Reply) else None
+        problem = wire.unsendable(item) if isinstance(item, Reply) else None
         if problem is None:
             return item
         with self._lock:
             self.errors.append(ValueError(problem))
         return make_error(500, problem, type="script_error", headers={"x-should-retry": "false"})
 
-    async def _next_item(self, body: dict[str, Any], endpoint: Endpoint) -> ScriptItem:
+    async def _next_item(self, body: dict[str, Any], wire: Wire) -> ScriptItem:
         with self._lock:
             if self._queue:
                 return self._queue.popleft()
@@ -480,9 +514,20 @@ class FakeLLMServer:
         count = len(self._log.received)
         return make_error(
             500,
-            f"FakeLLMServer: no scripted answer left for {endpoint.what} request #{count} "
+            f"FakeLLMServer: no scripted answer left for {wire.what} request #{count} "
             "(the queue is empty and no responder answered). Queue more with "
             "server.add_reply(...), set server.responder, or pass default= to FakeLLMServer.",
             type="script_exhausted",
             headers={"x-should-retry": "false"},
         )
+
+
+def _chat_of(wire: Wire, body: Any, params: Mapping[str, str]) -> dict[str, Any] | None:
+    """``body`` as OpenAI's chat-completions body, or None where it cannot be read as one
+    (validation then says what is wrong with it)."""
+    if not isinstance(body, dict):
+        return None
+    try:
+        return wire.to_chat(body, params)
+    except (LookupError, TypeError, ValueError, AttributeError):
+        return None

@@ -1,0 +1,158 @@
+"""What a wire protocol is to the fake server, and the pieces the protocols share.
+
+A :class:`Wire` is one provider's API for completions: the paths it answers, its auth, how
+its request reads as an OpenAI chat-completions body (``to_chat``: what responders receive,
+so one script answers every provider), its own checks (``validate``), and how a scripted
+:class:`Reply` or :class:`ErrorReply` looks in its JSON, its stream and its error shape. The
+defaults here are OpenAI's; each provider module overrides what differs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ._render import Ids, chat_prompt_tokens, effective_choices, usage_for
+from ._script import Choice, ErrorReply, Reply
+from ._validation import RequestError
+
+__all__ = [
+    "Answer",
+    "RequestError",
+    "Wire",
+    "answer",
+    "arguments_object",
+    "bearer",
+    "data_uri",
+    "first_stop",
+    "json_bytes",
+    "sse_event",
+    "text_of",
+]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A reply as a provider without ``n`` sends it: its first choice (text cut at the stop
+    sequences), the stop sequence that cut it, its tool-call ids and its usage."""
+
+    choice: Choice
+    stopped_at: str | None
+    call_ids: tuple[str, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+
+
+def answer(reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Answer:
+    (choice,) = effective_choices(reply, {**chat, "n": 1})[:1]
+    original = reply.choices[0].content or ""
+    usage = usage_for(reply, chat_prompt_tokens(chat), (choice,))
+    model = reply.model or chat.get("model")
+    return Answer(
+        choice,
+        first_stop(original, chat.get("stop")),
+        tuple(tc.id or ids.call() for tc in choice.tool_calls),
+        usage["prompt_tokens"],
+        usage["completion_tokens"],
+        model if isinstance(model, str) else "fake-model",
+    )
+
+
+def first_stop(text: str, stop: Any) -> str | None:
+    """The stop sequence that cuts ``text`` first, or None."""
+    stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+    found = [(text.find(s), s) for s in stops if isinstance(s, str) and s and s in text]
+    return min(found)[1] if found else None
+
+
+def arguments_object(arguments: str) -> Any:
+    """A tool call's scripted arguments as the object providers other than OpenAI send."""
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return {}
+
+
+def json_bytes(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":")).encode()
+
+
+def sse_event(name: str | None, payload: Any) -> bytes:
+    """One server-sent event, with an ``event:`` line when ``name`` is given."""
+    head = f"event: {name}\n" if name else ""
+    return head.encode() + b"data: " + json_bytes(payload) + b"\n\n"
+
+
+def bearer(headers: Mapping[str, str], key: str) -> bool:
+    return headers.get("authorization") == f"Bearer {key}"
+
+
+def data_uri(media_type: Any, data: Any) -> str:
+    return f"data:{media_type};base64,{data}"
+
+
+def text_of(content: Any, key: str = "text") -> str:
+    """The text of a provider's content: a string, or the ``key`` of a list of blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(b.get(key, "")) for b in content if isinstance(b, Mapping))
+    return ""
+
+
+class Wire:
+    """One provider's completion API (OpenAI's chat completions by default)."""
+
+    protocol: ClassVar[str] = "openai"
+    what: ClassVar[str] = "chat-completion"
+    stream_type: ClassVar[str] = "text/event-stream"
+    paths: ClassVar[tuple[str, ...]] = ()
+    pattern: ClassVar[re.Pattern[str] | None] = None
+
+    def match(self, path: str) -> dict[str, str] | None:
+        """The path's parameters (e.g. the model) if this wire answers ``path``, else None."""
+        if path in self.paths:
+            return {}
+        found = self.pattern.match(path) if self.pattern is not None else None
+        return None if found is None else found.groupdict()
+
+    def authorized(self, headers: Mapping[str, str], query: Mapping[str, str], key: str) -> bool:
+        # OpenAI sends a bearer token; Azure OpenAI an api-key header.
+        return bearer(headers, key) or headers.get("api-key") == key
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        """Raise :class:`RequestError` where the provider answers ``body`` with a 400."""
+
+    def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
+        """``body`` as an OpenAI chat-completions request."""
+        return dict(body)
+
+    def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
+        return isinstance(body, Mapping) and body.get("stream") is True
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        """The JSON payload of a non-streamed answer."""
+        raise NotImplementedError
+
+    def frames(
+        self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
+    ) -> Iterator[bytes]:
+        """The pieces of a streamed answer, each sent on its own (paced by ``chunk_delay``)."""
+        raise NotImplementedError
+
+    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
+        """The headers and body of ``error`` in the provider's shape (``body`` verbatim)."""
+        raise NotImplementedError
+
+    def unsendable(self, reply: Reply) -> str | None:
+        """Why ``reply`` cannot answer this wire's requests, or None."""
+        return None
+
+    def unauthorized(self) -> ErrorReply:
+        from ._script import make_error
+
+        return make_error(401, "Incorrect API key provided.", code="invalid_api_key")

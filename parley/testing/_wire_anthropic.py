@@ -1,0 +1,247 @@
+"""Anthropic's Messages API (``POST /v1/messages``) as a wire: content blocks, ``tool_use`` and
+``tool_result``, its named SSE events, its error shape and the checks it makes."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from ._render import Ids, pieces
+from ._script import ErrorReply, Reply
+from ._validation import RequestError
+from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes, sse_event
+
+__all__ = ["Anthropic"]
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_ARG_PIECE = 16
+
+
+def _invalid(message: str) -> RequestError:
+    return RequestError(message, type="invalid_request_error")
+
+
+def _blocks(content: Any) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+
+
+def _image(block: Mapping[str, Any]) -> dict[str, Any]:
+    source = block.get("source") or {}
+    url = source.get("url") or data_uri(source.get("media_type"), source.get("data"))
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def _result_text(content: Any) -> str:
+    return (
+        content
+        if isinstance(content, str)
+        else "".join(b.get("text", "") for b in _blocks(content))
+    )
+
+
+def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One Anthropic message as OpenAI messages: tool results become ``tool`` messages."""
+    role = message.get("role")
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for block in _blocks(message.get("content")):
+        kind = block.get("type")
+        if kind == "text":
+            parts.append({"type": "text", "text": block.get("text", "")})
+        elif kind == "image":
+            parts.append(_image(block))
+        elif kind == "tool_use":
+            arguments = json.dumps(block.get("input", {}))
+            function = {"name": block.get("name"), "arguments": arguments}
+            calls.append({"id": block.get("id"), "type": "function", "function": function})
+        elif kind == "tool_result":
+            content = _result_text(block.get("content", ""))
+            out.append(
+                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content}
+            )
+    if parts or calls or not out:
+        text_only = all(p["type"] == "text" for p in parts)
+        content: Any = "".join(p["text"] for p in parts) if text_only else parts
+        chat: dict[str, Any] = {"role": role, "content": content if parts or not calls else None}
+        if calls:
+            chat["tool_calls"] = calls
+        out.append(chat)
+    return out
+
+
+class Anthropic(Wire):
+    protocol: ClassVar[str] = "anthropic"
+    what: ClassVar[str] = "Anthropic messages"
+    paths: ClassVar[tuple[str, ...]] = ("/v1/messages",)
+
+    def authorized(self, headers: Mapping[str, str], query: Mapping[str, str], key: str) -> bool:
+        return headers.get("x-api-key") == key or bearer(headers, key)
+
+    def unauthorized(self) -> ErrorReply:
+        from ._script import make_error
+
+        return make_error(401, "invalid x-api-key", type="authentication_error")
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        if not isinstance(body, Mapping):
+            raise _invalid("The request body must be a JSON object.")
+        for key in ("model", "messages") + (("max_tokens",) if strict else ()):
+            if key not in body:
+                raise _invalid(f"{key}: Field required")
+        messages = body["messages"]
+        if not isinstance(messages, list):
+            raise _invalid("messages: Input should be a valid list")
+        if strict:
+            _check_messages(messages)
+
+    def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        system = body.get("system")
+        if system:
+            text = system if isinstance(system, str) else _result_text(system)
+            messages.append({"role": "system", "content": text})
+        for message in body["messages"]:
+            messages.extend(_chat_messages(message))
+        chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
+        tools = body.get("tools")
+        if tools:
+            chat["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": t.get("name"),
+                        "description": t.get("description", ""),
+                        "parameters": t.get("input_schema", {}),
+                    },
+                }
+                for t in tools
+            ]
+        for ours, theirs in (("max_tokens", "max_tokens"), ("stop", "stop_sequences")):
+            if theirs in body:
+                chat[ours] = body[theirs]
+        for key in ("temperature", "top_p", "stream"):
+            if key in body:
+                chat[key] = body[key]
+        return chat
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        a = answer(reply, chat, ids)
+        message = _message(a, ids)
+        message["content"] = [block for block, _ in _content(a)]
+        message["stop_reason"] = _stop_reason(a)
+        message["stop_sequence"] = a.stopped_at
+        message["usage"] = {"input_tokens": a.prompt_tokens, "output_tokens": a.completion_tokens}
+        return message
+
+    def frames(
+        self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
+    ) -> Iterator[bytes]:
+        a = answer(reply, chat, ids)
+        start = _message(a, ids)
+        start.update(content=[], stop_reason=None, stop_sequence=None)
+        start["usage"] = {"input_tokens": a.prompt_tokens, "output_tokens": 1}
+        yield sse_event("message_start", {"type": "message_start", "message": start})
+        for index, (block, rest) in enumerate(_content(a)):
+            empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
+            yield _event("content_block_start", index=index, content_block=empty)
+            for delta in rest:
+                yield _event("content_block_delta", index=index, delta=delta)
+            yield _event("content_block_stop", index=index)
+        delta = {"stop_reason": _stop_reason(a), "stop_sequence": a.stopped_at}
+        yield _event("message_delta", delta=delta, usage={"output_tokens": a.completion_tokens})
+        yield _event("message_stop")
+
+    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
+        headers = {"Content-Type": "application/json"}
+        if error.body is not None:
+            return headers, error.body.encode()
+        default = "api_error" if error.status >= 500 else "invalid_request_error"
+        kind = error.type or _ERROR_TYPES.get(error.status, default)
+        message = error.message or f"Fake LLM server error {error.status}"
+        return headers, json_bytes({"type": "error", "error": {"type": kind, "message": message}})
+
+
+def _event(name: str, **fields: Any) -> bytes:
+    return sse_event(name, {"type": name, **fields})
+
+
+def _message(a: Answer, ids: Ids) -> dict[str, Any]:
+    return {
+        "id": ids.response("msg_fake_"),
+        "type": "message",
+        "role": "assistant",
+        "model": a.model,
+    }
+
+
+def _stop_reason(a: Answer) -> str:
+    if a.stopped_at is not None:
+        return "stop_sequence"
+    reason = a.choice.effective_finish_reason
+    return _STOP_REASONS.get(reason, reason)
+
+
+def _content(a: Answer) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Each content block with the deltas that stream it."""
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    text = a.choice.content
+    if text:
+        deltas = [{"type": "text_delta", "text": p} for p in pieces(text)]
+        out.append(({"type": "text", "text": text}, deltas))
+    for tc, call_id in zip(a.choice.tool_calls, a.call_ids, strict=True):
+        block = {"type": "tool_use", "id": call_id, "name": tc.name}
+        deltas = [
+            {"type": "input_json_delta", "partial_json": p}
+            for p in pieces(tc.arguments, _ARG_PIECE)
+        ]
+        out.append(({**block, "input": arguments_object(tc.arguments)}, deltas))
+    return out
+
+
+def _check_messages(messages: list[Any]) -> None:
+    if not messages:
+        raise _invalid("messages: at least one message is required")
+    previous_role = None
+    previous_calls: set[str] = set()
+    for i, m in enumerate(messages):
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if role == "system":
+            raise _invalid(
+                f'messages.{i}.role: Unexpected role "system". The Messages API accepts a '
+                'top-level `system` parameter, not "system" as an input message role.'
+            )
+        if role not in ("user", "assistant"):
+            raise _invalid(f"messages.{i}.role: Input should be 'user' or 'assistant'")
+        if i == 0 and role != "user":
+            raise _invalid('messages: first message must use the "user" role')
+        if role == previous_role:
+            raise _invalid(
+                'messages: roles must alternate between "user" and "assistant", but found '
+                f'multiple "{role}" roles in a row'
+            )
+        blocks = _blocks(m.get("content"))
+        for j, block in enumerate(blocks):
+            if (
+                block.get("type") == "tool_result"
+                and block.get("tool_use_id") not in previous_calls
+            ):
+                raise _invalid(
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                    f"blocks: {block.get('tool_use_id')}. Each `tool_result` block must have a "
+                    "corresponding `tool_use` block in the previous message."
+                )
+        previous_calls = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
+        previous_role = role

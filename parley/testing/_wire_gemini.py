@@ -1,0 +1,213 @@
+"""Gemini's ``generateContent`` and ``streamGenerateContent`` as a wire (``/v1beta/models/...``;
+the google-genai SDK given a ``base_url`` asks ``/v1/models/...``): ``contents`` of ``parts``,
+``functionCall``/``functionResponse``, ``usageMetadata``, SSE with ``alt=sse`` (else a JSON
+array), Google's error shape."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from ._render import Ids, pieces
+from ._script import ErrorReply, Reply
+from ._validation import RequestError
+from ._wire import Answer, Wire, answer, arguments_object, data_uri, json_bytes
+
+__all__ = ["Gemini"]
+
+_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    429: "RESOURCE_EXHAUSTED",
+    499: "CANCELLED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+_CONFIG = (
+    ("maxOutputTokens", "max_tokens"),
+    ("stopSequences", "stop"),
+    ("temperature", "temperature"),
+    ("topP", "top_p"),
+    ("candidateCount", "n"),
+)
+
+
+def _text(parts: Any) -> str:
+    return "".join(str(p.get("text", "")) for p in parts or () if isinstance(p, Mapping))
+
+
+def _chat_messages(content: Mapping[str, Any]) -> list[dict[str, Any]]:
+    role = "assistant" if content.get("role") == "model" else "user"
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for part in content.get("parts") or ():
+        if "text" in part:
+            parts.append({"type": "text", "text": part["text"]})
+        elif "inlineData" in part:
+            data = part["inlineData"]
+            url = data_uri(data.get("mimeType"), data.get("data"))
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif "functionCall" in part:
+            call = part["functionCall"]
+            function = {"name": call.get("name"), "arguments": json.dumps(call.get("args", {}))}
+            call_id = call.get("id") or call.get("name")
+            calls.append({"id": call_id, "type": "function", "function": function})
+        elif "functionResponse" in part:
+            response = part["functionResponse"]
+            out.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": response.get("id") or response.get("name"),
+                    "content": json.dumps(response.get("response", {})),
+                }
+            )
+    if parts or calls or not out:
+        text_only = all(p["type"] == "text" for p in parts)
+        message: dict[str, Any] = {
+            "role": role,
+            "content": "".join(p["text"] for p in parts) if text_only else parts,
+        }
+        if calls:
+            message["tool_calls"] = calls
+        out.append(message)
+    return out
+
+
+class Gemini(Wire):
+    protocol: ClassVar[str] = "gemini"
+    what: ClassVar[str] = "Gemini generateContent"
+    pattern: ClassVar[re.Pattern[str] | None] = re.compile(
+        r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):(?P<action>generateContent|streamGenerateContent)$"
+    )
+
+    def authorized(self, headers: Mapping[str, str], query: Mapping[str, str], key: str) -> bool:
+        return key in (headers.get("x-goog-api-key"), query.get("key"))
+
+    def unauthorized(self) -> ErrorReply:
+        from ._script import make_error
+
+        return make_error(400, "API key not valid. Please pass a valid API key.")
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        if not isinstance(body, Mapping):
+            raise RequestError("Invalid JSON payload received.")
+        contents = body.get("contents")
+        if not isinstance(contents, list) or not contents:
+            raise RequestError("* GenerateContentRequest.contents: contents is not specified\n")
+        if not strict:
+            return
+        pending = False
+        for i, content in enumerate(contents):
+            role = content.get("role", "user") if isinstance(content, Mapping) else None
+            if role not in ("user", "model"):
+                raise RequestError(
+                    f"Please use a valid role: user, model. (got {role!r} in contents[{i}])"
+                )
+            parts = content.get("parts") or []
+            answers = any("functionResponse" in p for p in parts)
+            if answers and not pending:
+                raise RequestError(
+                    "Please ensure that function response turn comes immediately after a "
+                    "function call turn."
+                )
+            pending = role == "model" and any("functionCall" in p for p in parts)
+
+    def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        system = body.get("systemInstruction")
+        if system:
+            text = system if isinstance(system, str) else _text(system.get("parts"))
+            messages.append({"role": "system", "content": text})
+        for content in body["contents"]:
+            messages.extend(_chat_messages(content))
+        chat: dict[str, Any] = {
+            "model": params["model"],
+            "messages": messages,
+            "stream": params["action"] == "streamGenerateContent",
+        }
+        functions = [
+            f for t in body.get("tools") or () for f in t.get("functionDeclarations") or ()
+        ]
+        if functions:
+            chat["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": f.get("name"),
+                        "description": f.get("description", ""),
+                        "parameters": f.get("parameters") or f.get("parametersJsonSchema") or {},
+                    },
+                }
+                for f in functions
+            ]
+        config = body.get("generationConfig") or {}
+        for theirs, ours in _CONFIG:
+            if theirs in config:
+                chat[ours] = config[theirs]
+        return chat
+
+    def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
+        return params["action"] == "streamGenerateContent"
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        a = answer(reply, chat, ids)
+        parts: list[dict[str, Any]] = [{"text": a.choice.content}] if a.choice.content else []
+        return _response(a, parts + _calls(a), finished=True)
+
+    def frames(
+        self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
+    ) -> Iterator[bytes]:
+        a = answer(reply, chat, ids)
+        chunks = [[{"text": p}] for p in pieces(a.choice.content or "")]
+        if a.choice.tool_calls:
+            chunks.append(_calls(a))  # Gemini sends a function call whole
+        chunks = chunks or [[{"text": ""}]]
+        responses = [_response(a, c, finished=i == len(chunks) - 1) for i, c in enumerate(chunks)]
+        if query.get("alt") == "sse":
+            for r in responses:
+                yield b"data: " + json_bytes(r) + b"\r\n\r\n"
+            return
+        for i, r in enumerate(responses):  # without alt=sse: one JSON array, streamed
+            yield (b"[" if i == 0 else b",\r\n") + json_bytes(r)
+        yield b"]"
+
+    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
+        headers = {"Content-Type": "application/json; charset=UTF-8"}
+        if error.body is not None:
+            return headers, error.body.encode()
+        default = "INTERNAL" if error.status >= 500 else "INVALID_ARGUMENT"
+        payload = {
+            "code": error.status,
+            "message": error.message or f"Fake LLM server error {error.status}",
+            "status": _STATUSES.get(error.status, default),
+        }
+        return headers, json_bytes({"error": payload})
+
+
+def _calls(a: Answer) -> list[dict[str, Any]]:
+    return [
+        {"functionCall": {"id": cid, "name": tc.name, "args": arguments_object(tc.arguments)}}
+        for tc, cid in zip(a.choice.tool_calls, a.call_ids, strict=True)
+    ]
+
+
+def _response(a: Answer, parts: list[dict[str, Any]], *, finished: bool) -> dict[str, Any]:
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+    out: dict[str, Any] = {"candidates": [candidate], "modelVersion": a.model}
+    if finished:
+        reason = a.choice.effective_finish_reason
+        candidate["finishReason"] = _FINISH.get(reason, reason.upper())
+        out["usageMetadata"] = {
+            "promptTokenCount": a.prompt_tokens,
+            "candidatesTokenCount": a.completion_tokens,
+            "totalTokenCount": a.prompt_tokens + a.completion_tokens,
+        }
+    return out
