@@ -155,7 +155,7 @@ def to_contents(
             call_id = str(message.get("tool_call_id"))
             if call_id not in names:
                 raise ValueError(f"tool result {call_id!r} answers no tool call before it")
-            response = {
+            response: dict[str, Any] = {
                 "id": call_id,
                 "name": names[call_id],
                 "response": _response_object(message.get("content")),

@@ -35,6 +35,7 @@ from ._provider_base import (
     require,
     tool_call,
 )
+from ._provider_pool import loop_client, settings_key
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["GeminiClient"]
@@ -66,9 +67,24 @@ class GeminiClient(ProviderClient):
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        genai = require("google.genai", "gemini")
-        types = require("google.genai.types", "gemini")
-        http: dict[str, Any] = {"retry_options": types.HttpRetryOptions(attempts=1)}
+        self._genai = require("google.genai", "gemini")
+        self._types = require("google.genai.types", "gemini")
+        self._key = settings_key(self.PROVIDER, config)
+
+    def _sdk(self) -> Any:
+        """The running loop's ``genai.Client``'s async face."""
+        return loop_client(self._key, self._new_sdk, _close).aio
+
+    def _new_sdk(self) -> Any:
+        import httpx
+
+        config = self._config
+        types = self._types
+        http: dict[str, Any] = {
+            "retry_options": types.HttpRetryOptions(attempts=1),
+            # httpx rather than aiohttp (which warns about the SDK's session subclass).
+            "async_client_args": {"transport": httpx.AsyncHTTPTransport()},
+        }
         if config.get("base_url"):
             http["base_url"] = str(config["base_url"])
         if config.get("timeout") is not None:
@@ -83,7 +99,7 @@ class GeminiClient(ProviderClient):
             )
         else:
             kwargs["api_key"] = config.get("api_key")
-        self._client = genai.Client(**kwargs)
+        return self._genai.Client(**kwargs)
 
     @staticmethod
     def _credentials(config: Mapping[str, Any]) -> Any:
@@ -104,7 +120,7 @@ class GeminiClient(ProviderClient):
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = self._request(params)
-        models = self._client.aio.models
+        models = self._sdk().models
         if params.get("stream"):
             return await collect(self._chunks(request), params)
         try:
@@ -132,7 +148,7 @@ class GeminiClient(ProviderClient):
         reason: Any = None
         usage: tuple[int, int] | None = None
         try:
-            stream = await self._client.aio.models.generate_content_stream(**request)
+            stream = await self._sdk().models.generate_content_stream(**request)
             async for piece in stream:
                 text, found, piece_reason = _read_candidate(piece, first_call=calls)
                 if text:
@@ -165,6 +181,11 @@ class GeminiClient(ProviderClient):
         if is_connection_failure(error) and not isinstance(error, ModelAPIError):
             return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
         return error
+
+
+async def _close(client: Any) -> None:
+    await client.aio.aclose()
+    client.close()
 
 
 def _token_counts(usage: Any) -> tuple[int, int]:

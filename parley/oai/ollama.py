@@ -31,6 +31,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import FunctionSpec, function_specs
+from ._provider_pool import loop_client, settings_key
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["OllamaClient"]
@@ -50,9 +51,17 @@ class OllamaClient(ProviderClient):
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        ollama = require("ollama", "ollama")
+        self._ollama = require("ollama", "ollama")
+        self._key = settings_key(self.PROVIDER, config)
+
+    def _sdk(self) -> Any:
+        """The running loop's ``ollama.AsyncClient``."""
+        return loop_client(self._key, self._new_sdk, _close)
+
+    def _new_sdk(self) -> Any:
+        config = self._config
         headers = {"authorization": f"Bearer {config['api_key']}"} if config.get("api_key") else {}
-        self._client = ollama.AsyncClient(
+        return self._ollama.AsyncClient(
             host=config.get("client_host") or config.get("base_url"),
             timeout=config.get("timeout"),
             headers=headers,
@@ -97,7 +106,7 @@ class OllamaClient(ProviderClient):
             if params.get("stream"):
                 answer = await collect(self._chunks(request), params)
             else:
-                answer = self._completion(await self._client.chat(**request, stream=False))
+                answer = self._completion(await self._sdk().chat(**request, stream=False))
         except ModelAPIError:
             raise
         except Exception as e:
@@ -121,7 +130,7 @@ class OllamaClient(ProviderClient):
     async def _chunks(self, request: dict[str, Any]) -> AsyncIterator[Any]:
         head = {"response_id": new_id(), "model": request["model"], "created": int(time.time())}
         calls = 0
-        async for piece in await self._client.chat(**request, stream=True):
+        async for piece in await self._sdk().chat(**request, stream=True):
             message = piece.message
             if message.content:
                 yield chunk(**head, content=message.content)
@@ -136,13 +145,16 @@ class OllamaClient(ProviderClient):
                 yield chunk(**head, usage=(piece.prompt_eval_count or 0, piece.eval_count or 0))
 
     def _error(self, error: Exception) -> Exception:
-        ollama = require("ollama", "ollama")
-        if isinstance(error, ollama.ResponseError):
+        if isinstance(error, self._ollama.ResponseError):
             status = error.status_code if error.status_code > 0 else 500
             return api_error(self.PROVIDER, str(error.error), status=status)
         if is_connection_failure(error):
             return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
         return error
+
+
+async def _close(client: Any) -> None:
+    await client.close()
 
 
 def _tool(spec: FunctionSpec) -> dict[str, Any]:
