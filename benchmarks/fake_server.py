@@ -27,6 +27,19 @@ def _per_call_ms(total: float, n: int) -> str:
     return f"{total / n * 1000:.3f} ms/request"
 
 
+def bench_cold_start() -> None:
+    """Importing parley.testing (and so aiohttp) and the first start() in a fresh process."""
+    import subprocess
+    import sys
+
+    code = (
+        "import time; t = time.perf_counter(); from parley.testing import FakeLLMServer;"
+        "s = FakeLLMServer().start(); print((time.perf_counter() - t) * 1000); s.stop()"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    print(f"import parley.testing + first start(), fresh process: {float(out.stdout):.1f} ms")
+
+
 def bench_start_stop(rounds: int = 20) -> None:
     times = []
     for _ in range(rounds):
@@ -78,6 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=500)
     args = parser.parse_args()
+    bench_cold_start()
     bench_start_stop()
     text = "The answer is 42. " * 20
     with FakeLLMServer(default=text) as server:

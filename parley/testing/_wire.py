@@ -26,8 +26,10 @@ __all__ = [
     "answer",
     "arguments_object",
     "bearer",
+    "chat_messages",
     "data_uri",
     "first_stop",
+    "function_tool",
     "json_bytes",
     "sse_event",
     "text_of",
@@ -60,6 +62,31 @@ def answer(reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Answer:
         usage["completion_tokens"],
         model if isinstance(model, str) else "fake-model",
     )
+
+
+def chat_messages(
+    role: Any,
+    parts: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    results: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """One provider message as OpenAI messages: its tool results (``tool`` messages) first,
+    then its text/image ``parts`` and tool ``calls`` as one message (a string content when it
+    is all text), unless the provider message held only tool results."""
+    if parts or calls or not results:
+        text_only = all(p["type"] == "text" for p in parts)
+        content: Any = "".join(p["text"] for p in parts) if text_only else parts
+        message: dict[str, Any] = {"role": role, "content": content if parts or not calls else None}
+        if calls:
+            message["tool_calls"] = calls
+        results = [*results, message]
+    return results
+
+
+def function_tool(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
+    """A tool declaration as OpenAI's ``tools`` entry."""
+    spec = {"name": name, "description": description or "", "parameters": parameters or {}}
+    return {"type": "function", "function": spec}
 
 
 def first_stop(text: str, stop: Any) -> str | None:

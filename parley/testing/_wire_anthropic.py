@@ -10,7 +10,18 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes, sse_event
+from ._wire import (
+    Answer,
+    Wire,
+    answer,
+    arguments_object,
+    bearer,
+    chat_messages,
+    data_uri,
+    function_tool,
+    json_bytes,
+    sse_event,
+)
 
 __all__ = ["Anthropic"]
 
@@ -68,18 +79,11 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
             function = {"name": block.get("name"), "arguments": arguments}
             calls.append({"id": block.get("id"), "type": "function", "function": function})
         elif kind == "tool_result":
-            content = _result_text(block.get("content", ""))
+            result = _result_text(block.get("content", ""))
             out.append(
-                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content}
+                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": result}
             )
-    if parts or calls or not out:
-        text_only = all(p["type"] == "text" for p in parts)
-        content: Any = "".join(p["text"] for p in parts) if text_only else parts
-        chat: dict[str, Any] = {"role": role, "content": content if parts or not calls else None}
-        if calls:
-            chat["tool_calls"] = calls
-        out.append(chat)
-    return out
+    return chat_messages(role, parts, calls, out)
 
 
 class Anthropic(Wire):
@@ -119,14 +123,7 @@ class Anthropic(Wire):
         tools = body.get("tools")
         if tools:
             chat["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.get("name"),
-                        "description": t.get("description", ""),
-                        "parameters": t.get("input_schema", {}),
-                    },
-                }
+                function_tool(t.get("name"), t.get("description"), t.get("input_schema"))
                 for t in tools
             ]
         for ours, theirs in (("max_tokens", "max_tokens"), ("stop", "stop_sequences")):

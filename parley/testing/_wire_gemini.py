@@ -13,7 +13,16 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, data_uri, json_bytes
+from ._wire import (
+    Answer,
+    Wire,
+    answer,
+    arguments_object,
+    chat_messages,
+    data_uri,
+    function_tool,
+    json_bytes,
+)
 
 __all__ = ["Gemini"]
 
@@ -69,16 +78,7 @@ def _chat_messages(content: Mapping[str, Any]) -> list[dict[str, Any]]:
                     "content": json.dumps(response.get("response", {})),
                 }
             )
-    if parts or calls or not out:
-        text_only = all(p["type"] == "text" for p in parts)
-        message: dict[str, Any] = {
-            "role": role,
-            "content": "".join(p["text"] for p in parts) if text_only else parts,
-        }
-        if calls:
-            message["tool_calls"] = calls
-        out.append(message)
-    return out
+    return chat_messages(role, parts, calls, out)
 
 
 class Gemini(Wire):
@@ -138,14 +138,11 @@ class Gemini(Wire):
         ]
         if functions:
             chat["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": f.get("name"),
-                        "description": f.get("description", ""),
-                        "parameters": f.get("parameters") or f.get("parametersJsonSchema") or {},
-                    },
-                }
+                function_tool(
+                    f.get("name"),
+                    f.get("description"),
+                    f.get("parameters") or f.get("parametersJsonSchema"),
+                )
                 for f in functions
             ]
         config = body.get("generationConfig") or {}

@@ -5,9 +5,19 @@ from __future__ import annotations
 from ._endpoints import OpenAIChat, OpenAIText
 from ._wire import Wire
 from ._wire_anthropic import Anthropic
+from ._wire_bedrock import Bedrock
+from ._wire_cohere import Cohere
 from ._wire_gemini import Gemini
 from ._wire_ollama import Ollama
 
 __all__ = ["WIRES"]
 
-WIRES: tuple[Wire, ...] = (OpenAIChat(), OpenAIText(), Anthropic(), Ollama(), Gemini())
+WIRES: tuple[Wire, ...] = (
+    OpenAIChat(),
+    OpenAIText(),
+    Anthropic(),
+    Ollama(),
+    Gemini(),
+    Bedrock(),
+    Cohere(),
+)

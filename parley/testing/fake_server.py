@@ -1,5 +1,31 @@
 """``FakeLLMServer``: a real HTTP server on loopback that speaks OpenAI's chat-completions protocol
-(and its legacy text completions).
+(and its legacy text completions), and the chat APIs of other providers, from one script.
+
+Besides OpenAI's paths (and those OpenAI-compatible SDKs use: Groq's ``/openai/v1``; Mistral,
+Together and Cerebras use ``/v1``) it answers, each in the provider's own JSON, stream framing,
+error shape and auth header, for that provider's SDK pointed at ``server.url``:
+
+- Anthropic Messages, ``POST /v1/messages`` (named SSE events; ``x-api-key``);
+- Gemini, ``POST /v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``
+  (also ``/v1/...``, which google-genai asks given a ``base_url``; SSE with ``alt=sse``);
+- Bedrock Converse, ``POST /model/{modelId}/converse`` and ``/converse-stream`` (AWS
+  event-stream frames; SigV4 not verified, the access key id must be the api key if set);
+- Ollama, ``POST /api/chat`` (NDJSON stream unless ``"stream": false``);
+- Cohere v2, ``POST /v2/chat`` (typed SSE events).
+
+Each request is read as an OpenAI chat-completions body (system/user/assistant/tool messages,
+``tool_calls``, ``tools``, ``max_tokens``, ``stop``, ``stream``, ``model``): that is what a
+responder receives, so one responder answers every provider, and what
+``RecordedRequest.chat`` holds; ``RecordedRequest.protocol`` names the provider and ``.json``
+stays its own body. Scripted usage is reported in the provider's fields, tool calls as its
+tool-use blocks, errors in its shape (``add_error(429, headers={"Retry-After": "1"})`` is
+Anthropic's ``rate_limit_error``, Gemini's ``RESOURCE_EXHAUSTED``, Bedrock's
+``ThrottlingException``). ``strict`` checks what each provider rejects (Anthropic: the first
+message not ``user``, roles not alternating, a ``tool_result`` without its ``tool_use``,
+``system`` among the messages, no ``max_tokens``; Gemini: roles other than ``user``/``model``,
+a ``functionResponse`` not after a ``functionCall``; Bedrock: roles not alternating from
+``user``, a ``toolResult`` without its ``toolUse``). ``config_list(model, api_type=...)``
+gives an entry with AutoGen's keys for that provider.
 
 It answers from a script, so agents can be tested through the real ``openai`` client without
 a model, a key or a network::
@@ -54,7 +80,7 @@ Where an answer comes from, for each completion request (chat or text):
    the openai client does not retry it): a test that makes one call too many fails at once
    with a message saying so, never hangs.
 
-The server runs its own event loop in a daemon thread, so it works the same from sync code,
+The server runs its own event loop (aiohttp's low-level web server) in a daemon thread, so it works the same from sync code,
 async tests and notebooks. Responders run on that loop, one at a time; they must not block
 (to simulate a slow model, return a reply with ``delay=``). An exception in a responder is
 answered with a 500 and kept in ``server.errors``; the ``fake_llm`` pytest fixture fails the

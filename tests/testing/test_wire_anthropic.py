@@ -93,9 +93,11 @@ def test_streaming_text_and_tool_use(fake_llm: FakeLLMServer, claude: anthropic.
     fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 22222222222}}])
     events = list(claude.messages.create(model="m", max_tokens=10, messages=USER, stream=True))
     kinds = [e.type for e in events]
-    assert kinds[0] == "message_start" and kinds[-1] == "message_stop"
+    assert kinds[0] == "message_start"
+    assert kinds[-1] == "message_stop"
     deltas = [e.delta for e in events if e.type == "content_block_delta"]
-    assert len(deltas) > 1 and all(d.type == "input_json_delta" for d in deltas)
+    assert len(deltas) > 1
+    assert all(d.type == "input_json_delta" for d in deltas)
     fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 5}}])
     with claude.messages.stream(model="m", max_tokens=10, messages=USER) as stream:
         message = stream.get_final_message()
@@ -148,9 +150,11 @@ def test_missing_max_tokens_is_rejected(claude: anthropic.Anthropic) -> None:
 
 def test_api_key_checked_in_x_api_key() -> None:
     with FakeLLMServer(api_key="sk-ant", default="in") as server:
-        with anthropic.Anthropic(api_key="wrong", base_url=server.url, max_retries=0) as c:
-            with pytest.raises(anthropic.AuthenticationError):
-                c.messages.create(model="m", max_tokens=10, messages=USER)  # type: ignore[arg-type]
+        with (
+            anthropic.Anthropic(api_key="wrong", base_url=server.url, max_retries=0) as c,
+            pytest.raises(anthropic.AuthenticationError),
+        ):
+            c.messages.create(model="m", max_tokens=10, messages=USER)  # type: ignore[arg-type]
         cfg = server.config_list("claude-x", api_type="anthropic")[0]
         assert cfg["api_type"] == "anthropic"
         with anthropic.Anthropic(

@@ -1,0 +1,239 @@
+"""Amazon Bedrock's Converse API as a wire: ``POST /model/{modelId}/converse`` and
+``/converse-stream`` (AWS event-stream frames), ``toolUse``/``toolResult`` blocks, usage
+``inputTokens``/``outputTokens``, errors named in the ``x-amzn-ErrorType`` header. The SigV4
+signature is not verified; with an api key the access key id in it must be that key."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, ClassVar
+
+from ._eventstream import event_message
+from ._render import Ids, pieces
+from ._script import ErrorReply, Reply, make_error
+from ._validation import RequestError
+from ._wire import (
+    Answer,
+    Wire,
+    answer,
+    arguments_object,
+    chat_messages,
+    data_uri,
+    function_tool,
+    json_bytes,
+)
+
+__all__ = ["Bedrock"]
+
+_ERRORS = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+_CONFIG = (
+    ("maxTokens", "max_tokens"),
+    ("stopSequences", "stop"),
+    ("temperature", "temperature"),
+    ("topP", "top_p"),
+)
+_ARG_PIECE = 16
+
+
+def _result_text(content: Any) -> str:
+    parts = []
+    for block in content or ():
+        if "text" in block:
+            parts.append(block["text"])
+        elif "json" in block:
+            parts.append(json.dumps(block["json"]))
+    return "".join(parts)
+
+
+def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.get("content") or ():
+        if "text" in block:
+            parts.append({"type": "text", "text": block["text"]})
+        elif "image" in block:
+            image = block["image"]
+            url = data_uri(f"image/{image.get('format')}", image.get("source", {}).get("bytes"))
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        elif "toolUse" in block:
+            use = block["toolUse"]
+            function = {"name": use.get("name"), "arguments": json.dumps(use.get("input", {}))}
+            calls.append({"id": use.get("toolUseId"), "type": "function", "function": function})
+        elif "toolResult" in block:
+            result = block["toolResult"]
+            content = _result_text(result.get("content"))
+            out.append(
+                {"role": "tool", "tool_call_id": result.get("toolUseId"), "content": content}
+            )
+    return chat_messages(message.get("role"), parts, calls, out)
+
+
+class Bedrock(Wire):
+    protocol: ClassVar[str] = "bedrock"
+    what: ClassVar[str] = "Bedrock Converse"
+    stream_type: ClassVar[str] = "application/vnd.amazon.eventstream"
+    pattern: ClassVar[re.Pattern[str] | None] = re.compile(
+        r"^/model/(?P<model>.+)/(?P<action>converse|converse-stream)$"
+    )
+
+    def authorized(self, headers: Mapping[str, str], query: Mapping[str, str], key: str) -> bool:
+        return f"Credential={key}/" in headers.get("authorization", "")
+
+    def unauthorized(self) -> ErrorReply:
+        return make_error(
+            403,
+            "The security token included in the request is invalid.",
+            type="UnrecognizedClientException",
+        )
+
+    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
+        messages = body.get("messages") if isinstance(body, Mapping) else None
+        if not isinstance(messages, list) or not messages:
+            raise RequestError("A conversation must start with a user message.")
+        if not strict:
+            return
+        previous_role = None
+        calls: set[str] = set()
+        for i, m in enumerate(messages):
+            role = m.get("role")
+            if role not in ("user", "assistant") or (previous_role is None and role != "user"):
+                raise RequestError(
+                    "A conversation must start with a user message. Try again with a "
+                    "conversation that starts with a user message."
+                )
+            if role == previous_role:
+                raise RequestError(
+                    "A conversation must alternate between user and assistant roles. Make "
+                    "sure the conversation alternates between user and assistant roles and "
+                    "try again."
+                )
+            blocks = m.get("content") or []
+            for block in blocks:
+                result = block.get("toolResult")
+                if result is not None and result.get("toolUseId") not in calls:
+                    raise RequestError(
+                        f"The number of toolResult blocks at messages.{i}.content exceeds the "
+                        "number of toolUse blocks of previous turn."
+                    )
+            calls = {b["toolUse"].get("toolUseId") for b in blocks if "toolUse" in b}
+            previous_role = role
+
+    def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        system = _result_text(body.get("system"))
+        if system:
+            messages.append({"role": "system", "content": system})
+        for message in body["messages"]:
+            messages.extend(_chat_messages(message))
+        chat: dict[str, Any] = {
+            "model": params["model"],
+            "messages": messages,
+            "stream": params["action"] == "converse-stream",
+        }
+        specs = [
+            t["toolSpec"]
+            for t in (body.get("toolConfig") or {}).get("tools", ())
+            if "toolSpec" in t
+        ]
+        if specs:
+            chat["tools"] = [
+                function_tool(
+                    s.get("name"), s.get("description"), (s.get("inputSchema") or {}).get("json")
+                )
+                for s in specs
+            ]
+        config = body.get("inferenceConfig") or {}
+        for theirs, ours in _CONFIG:
+            if theirs in config:
+                chat[ours] = config[theirs]
+        return chat
+
+    def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
+        return params["action"] == "converse-stream"
+
+    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
+        a = answer(reply, chat, ids)
+        content: list[dict[str, Any]] = [{"text": a.choice.content}] if a.choice.content else []
+        content += [
+            {
+                "toolUse": {
+                    "toolUseId": cid,
+                    "name": tc.name,
+                    "input": arguments_object(tc.arguments),
+                }
+            }
+            for tc, cid in zip(a.choice.tool_calls, a.call_ids, strict=True)
+        ]
+        return {
+            "output": {"message": {"role": "assistant", "content": content}},
+            "stopReason": _stop_reason(a),
+            "usage": _usage(a),
+            "metrics": {"latencyMs": 1},
+        }
+
+    def frames(
+        self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
+    ) -> Iterator[bytes]:
+        a = answer(reply, chat, ids)
+        yield _event("messageStart", role="assistant")
+        index = 0
+        if a.choice.content:
+            for piece in pieces(a.choice.content):
+                yield _event("contentBlockDelta", delta={"text": piece}, contentBlockIndex=index)
+            yield _event("contentBlockStop", contentBlockIndex=index)
+            index += 1
+        for tc, cid in zip(a.choice.tool_calls, a.call_ids, strict=True):
+            start = {"toolUse": {"toolUseId": cid, "name": tc.name}}
+            yield _event("contentBlockStart", start=start, contentBlockIndex=index)
+            for piece in pieces(tc.arguments, _ARG_PIECE):
+                delta = {"toolUse": {"input": piece}}
+                yield _event("contentBlockDelta", delta=delta, contentBlockIndex=index)
+            yield _event("contentBlockStop", contentBlockIndex=index)
+            index += 1
+        yield _event("messageStop", stopReason=_stop_reason(a))
+        yield _event("metadata", usage=_usage(a), metrics={"latencyMs": 1})
+
+    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
+        default = "InternalServerException" if error.status >= 500 else "ValidationException"
+        kind = error.type or _ERRORS.get(error.status, default)
+        headers = {
+            "Content-Type": "application/json",
+            "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/",
+        }
+        if error.body is not None:
+            return headers, error.body.encode()
+        return headers, json_bytes(
+            {"message": error.message or f"Fake LLM server error {error.status}"}
+        )
+
+
+def _event(name: str, **payload: Any) -> bytes:
+    return event_message(name, json_bytes(payload))
+
+
+def _stop_reason(a: Answer) -> str:
+    if a.stopped_at is not None:
+        return "stop_sequence"
+    reason = a.choice.effective_finish_reason
+    return _STOP.get(reason, reason)
+
+
+def _usage(a: Answer) -> dict[str, int]:
+    return {
+        "inputTokens": a.prompt_tokens,
+        "outputTokens": a.completion_tokens,
+        "totalTokens": a.prompt_tokens + a.completion_tokens,
+    }
