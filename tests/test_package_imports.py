@@ -66,6 +66,7 @@ MODULES = [
 ]
 HEAVY = [
     "asyncio",
+    "cohere",
     "diskcache",
     "docker",
     "dotenv",
