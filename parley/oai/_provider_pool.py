@@ -12,8 +12,9 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 from .._runtime import loop_resource
+from ._provider_base import ProviderClient
 
-__all__ = ["loop_client", "settings_key"]
+__all__ = ["PooledClient", "loop_client", "settings_key"]
 
 R = TypeVar("R")
 
@@ -27,3 +28,21 @@ def settings_key(provider: str, config: Mapping[str, Any]) -> Hashable:
 def loop_client(key: Hashable, make: Callable[[], R], close: Callable[[R], Awaitable[object]]) -> R:
     """The running loop's SDK client for ``key``, made by ``make()`` on first use there."""
     return loop_resource(("parley.oai.provider", key), make, close)
+
+
+class PooledClient(ProviderClient):
+    """A native client over an async SDK client: subclasses build one in :meth:`_new_sdk`
+    and close it in :meth:`_close_sdk`; :meth:`_sdk` is the running loop's."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._key = settings_key(self.PROVIDER, config)
+
+    def _sdk(self) -> Any:
+        return loop_client(self._key, self._new_sdk, self._close_sdk)
+
+    def _new_sdk(self) -> Any:
+        raise NotImplementedError
+
+    async def _close_sdk(self, client: Any) -> None:
+        raise NotImplementedError

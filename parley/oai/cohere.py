@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ._provider_base import (
-    ProviderClient,
     api_error,
     chunk,
     collect,
@@ -24,7 +23,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import content_parts, content_text, function_specs
-from ._provider_pool import loop_client, settings_key
+from ._provider_pool import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["CohereClient"]
@@ -128,7 +127,7 @@ def request_of(params: Mapping[str, Any]) -> dict[str, Any]:
     return request
 
 
-class CohereClient(ProviderClient):
+class CohereClient(PooledClient):
     """AutoGen's ``CohereClient``: OpenAI-shaped requests to Cohere's chat v2, its answers as
     ``ChatCompletion``s."""
 
@@ -138,10 +137,9 @@ class CohereClient(ProviderClient):
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         self._cohere = require("cohere", "cohere")
-        self._key = settings_key(self.PROVIDER, config)
 
-    def _sdk(self) -> Any:
-        return loop_client(self._key, self._new_sdk, _close)
+    async def _close_sdk(self, client: Any) -> None:
+        await client._client_wrapper.httpx_client.httpx_client.aclose()
 
     def _new_sdk(self) -> Any:
         config = self._config
@@ -215,10 +213,6 @@ class CohereClient(ProviderClient):
         if is_connection_failure(error):
             return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
         return error
-
-
-async def _close(client: Any) -> None:
-    await client._client_wrapper.httpx_client.httpx_client.aclose()
 
 
 def _call(call: Any) -> dict[str, Any]:

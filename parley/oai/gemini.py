@@ -26,7 +26,6 @@ from ._gemini_messages import (
     to_contents,
 )
 from ._provider_base import (
-    ProviderClient,
     api_error,
     chunk,
     collect,
@@ -35,7 +34,7 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._provider_pool import loop_client, settings_key
+from ._provider_pool import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["GeminiClient"]
@@ -58,7 +57,7 @@ _VERTEX_KEYS = ("vertexai", "project_id", "location")
 _CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
-class GeminiClient(ProviderClient):
+class GeminiClient(PooledClient):
     """AutoGen's ``GeminiClient``: OpenAI-shaped requests to Gemini, its answers as
     ``ChatCompletion``s."""
 
@@ -69,11 +68,10 @@ class GeminiClient(ProviderClient):
         super().__init__(**config)
         self._genai = require("google.genai", "gemini")
         self._types = require("google.genai.types", "gemini")
-        self._key = settings_key(self.PROVIDER, config)
 
-    def _sdk(self) -> Any:
-        """The running loop's ``genai.Client``'s async face."""
-        return loop_client(self._key, self._new_sdk, _close).aio
+    async def _close_sdk(self, client: Any) -> None:
+        await client.aio.aclose()
+        client.close()
 
     def _new_sdk(self) -> Any:
         import httpx
@@ -120,7 +118,7 @@ class GeminiClient(ProviderClient):
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = self._request(params)
-        models = self._sdk().models
+        models = self._sdk().aio.models
         if params.get("stream"):
             return await collect(self._chunks(request), params)
         try:
@@ -148,7 +146,7 @@ class GeminiClient(ProviderClient):
         reason: Any = None
         usage: tuple[int, int] | None = None
         try:
-            stream = await self._sdk().models.generate_content_stream(**request)
+            stream = await self._sdk().aio.models.generate_content_stream(**request)
             async for piece in stream:
                 text, found, piece_reason = _read_candidate(piece, first_call=calls)
                 if text:
@@ -181,11 +179,6 @@ class GeminiClient(ProviderClient):
         if is_connection_failure(error) and not isinstance(error, ModelAPIError):
             return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
         return error
-
-
-async def _close(client: Any) -> None:
-    await client.aio.aclose()
-    client.close()
 
 
 def _token_counts(usage: Any) -> tuple[int, int]:

@@ -21,7 +21,6 @@ from ..exceptions import ModelAPIError
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
 from ._provider_base import (
-    ProviderClient,
     api_error,
     chunk,
     collect,
@@ -31,7 +30,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import FunctionSpec, function_specs
-from ._provider_pool import loop_client, settings_key
+from ._provider_pool import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["OllamaClient"]
@@ -42,7 +41,7 @@ PRICES: dict[str, tuple[float, float]] = {}
 _FINISH = {"stop": "stop", "length": "length"}
 
 
-class OllamaClient(ProviderClient):
+class OllamaClient(PooledClient):
     """AutoGen's ``OllamaClient``: OpenAI-shaped requests to Ollama's chat API, its answers as
     ``ChatCompletion``s."""
 
@@ -52,11 +51,9 @@ class OllamaClient(ProviderClient):
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         self._ollama = require("ollama", "ollama")
-        self._key = settings_key(self.PROVIDER, config)
 
-    def _sdk(self) -> Any:
-        """The running loop's ``ollama.AsyncClient``."""
-        return loop_client(self._key, self._new_sdk, _close)
+    async def _close_sdk(self, client: Any) -> None:
+        await client.close()
 
     def _new_sdk(self) -> Any:
         config = self._config
@@ -151,10 +148,6 @@ class OllamaClient(ProviderClient):
         if is_connection_failure(error):
             return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
         return error
-
-
-async def _close(client: Any) -> None:
-    await client.close()
 
 
 def _tool(spec: FunctionSpec) -> dict[str, Any]:

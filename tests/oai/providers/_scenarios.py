@@ -60,11 +60,8 @@ def two_agent_chat(server: FakeLLMServer, config: dict[str, Any]) -> Any:
     return result
 
 
-def tool_round_trip(server: FakeLLMServer, config: dict[str, Any]) -> Any:
-    """The model calls ``add``; the user proxy runs it; the result goes back. The second
-    request as the server received it (its raw JSON body)."""
-    server.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 2}}])
-    server.add_reply("The sum is 3. TERMINATE")
+def tool_agents(config: dict[str, Any]) -> tuple[ConversableAgent, ConversableAgent]:
+    """An assistant on ``config`` offered ``add``, and a user proxy that runs it."""
     llm = {"config_list": [config], "cache_seed": None}
     assistant = ConversableAgent("assistant", llm_config=llm)
     user = ConversableAgent(
@@ -80,6 +77,15 @@ def tool_round_trip(server: FakeLLMServer, config: dict[str, Any]) -> Any:
 
     assistant.register_for_llm(description="Add two integers.")(add)
     user.register_for_execution()(add)
+    return assistant, user
+
+
+def tool_round_trip(server: FakeLLMServer, config: dict[str, Any]) -> Any:
+    """The model calls ``add``; the user proxy runs it; the result goes back. The second
+    request as the server received it (its raw JSON body)."""
+    server.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 2}}])
+    server.add_reply("The sum is 3. TERMINATE")
+    assistant, user = tool_agents(config)
     result = user.initiate_chat(assistant, message="What is 1 + 2?", silent=True)
     history = _history(result)
     assert history[-1]["content"] == "The sum is 3. TERMINATE"

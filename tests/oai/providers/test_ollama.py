@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley import ConversableAgent
 from parley.oai import OpenAIWrapper
 from parley.oai._ollama_messages import options, to_messages
 from parley.oai._ollama_tools import (
@@ -143,21 +142,7 @@ def test_emulated_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
     config = _entry(fake_llm, native_tool_calls=False, hide_tools="if_any_run")
     fake_llm.add_reply('Calling: [{"name": "add", "arguments": {"a": 1, "b": 2}}]')
     fake_llm.add_reply("The sum is 3. TERMINATE")
-    assistant = ConversableAgent(
-        "assistant", llm_config={"config_list": [config], "cache_seed": None}
-    )
-    user = ConversableAgent(
-        "user",
-        llm_config=False,
-        human_input_mode="NEVER",
-        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
-    )
-
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    assistant.register_for_llm(description="Add two integers.")(add)
-    user.register_for_execution()(add)
+    assistant, user = _scenarios.tool_agents(config)
     result = user.initiate_chat(assistant, message="What is 1 + 2?", silent=True)
     history = result.chat_history or []
     assert history[1]["tool_calls"][0]["function"]["arguments"] == '{"a": 1, "b": 2}'
