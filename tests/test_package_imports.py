@@ -66,15 +66,18 @@ MODULES = [
 ]
 HEAVY = [
     "asyncio",
+    "cohere",
     "diskcache",
     "docker",
     "dotenv",
     "flaml",
+    "google.genai",
     "httpx",
     "jinja2",
     "matplotlib",
     "networkx",
     "numpy",
+    "ollama",
     "openai",
     "optuna",
     "PIL",

@@ -1,0 +1,235 @@
+"""OpenAI-shaped requests as Gemini's ``generateContent`` arguments, and Gemini's answers read
+back (pure functions; :mod:`parley.oai.gemini` sends them through the google-genai SDK).
+
+Gemini's contents alternate ``user`` and ``model`` turns: consecutive messages of one role are
+merged into one turn, tool results travel as ``functionResponse`` parts of a user turn (named
+after the call they answer: Gemini matches them by name), and the system prompt is set apart as
+``system_instruction``. Gemini's function declarations take a subset of JSON Schema, so the
+keywords it rejects are dropped from the tools' schemas.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._provider_messages import (
+    ImageData,
+    content_parts,
+    content_text,
+    function_specs,
+    parse_arguments,
+    split_system,
+)
+
+__all__ = [
+    "FINISH_REASONS",
+    "clean_schema",
+    "finish_reason",
+    "generation_config",
+    "made_up_call_id",
+    "to_contents",
+]
+
+# JSON Schema keywords Gemini's function declarations refuse (an OpenAPI subset).
+_UNSUPPORTED_KEYWORDS = frozenset(
+    {"additionalProperties", "default", "title", "$schema", "examples", "strict"}
+)
+_SUB_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+
+# AutoGen's parameter names -> GenerateContentConfig's.
+_RENAMED = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "top_k": "top_k",
+    "max_tokens": "max_output_tokens",
+    "max_output_tokens": "max_output_tokens",
+    "seed": "seed",
+    "presence_penalty": "presence_penalty",
+    "frequency_penalty": "frequency_penalty",
+    "response_mime_type": "response_mime_type",
+    "response_schema": "response_schema",
+    "response_json_schema": "response_json_schema",
+    "candidate_count": "candidate_count",
+    "safety_settings": "safety_settings",
+    "thinking_config": "thinking_config",
+    "labels": "labels",
+}
+_TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+
+FINISH_REASONS = {
+    "STOP": "stop",
+    "MAX_TOKENS": "length",
+    "SAFETY": "content_filter",
+    "RECITATION": "content_filter",
+    "BLOCKLIST": "content_filter",
+    "PROHIBITED_CONTENT": "content_filter",
+    "SPII": "content_filter",
+    "IMAGE_SAFETY": "content_filter",
+    "IMAGE_PROHIBITED_CONTENT": "content_filter",
+    "MODEL_ARMOR": "content_filter",
+}
+
+
+def clean_schema(schema: Any) -> Any:
+    """``schema`` without the keywords Gemini rejects, at every depth. Property *names* are
+    kept whatever they are (a parameter may be called ``title``)."""
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _UNSUPPORTED_KEYWORDS:
+            continue
+        if key == "properties" and isinstance(value, Mapping):
+            out[key] = {name: clean_schema(sub) for name, sub in value.items()}
+        elif key == "items":
+            out[key] = clean_schema(value)
+        elif key in _SUB_SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [clean_schema(sub) for sub in value]
+        else:
+            out[key] = value
+    return out
+
+
+def _image_part(image: ImageData) -> dict[str, Any]:
+    if image.url is not None:
+        # Gemini fetches file URIs itself; the MIME type is guessed from the name.
+        mime = mimetypes.guess_type(image.url)[0] or "image/jpeg"
+        return {"file_data": {"file_uri": image.url, "mime_type": mime}}
+    return {"inline_data": {"mime_type": image.media_type, "data": image.raw()}}
+
+
+def _parts(content: Any) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for part in content_parts(content):
+        if isinstance(part, str):
+            if part:  # Gemini refuses empty text parts
+                parts.append({"text": part})
+        else:
+            parts.append(_image_part(part))
+    return parts
+
+
+def _response_object(content: Any) -> dict[str, Any]:
+    return {"result": content_text(content)}
+
+
+def to_contents(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[str | None, list[dict[str, Any]]]:
+    """(system_instruction, contents) of an OpenAI message list."""
+    system, rest = split_system(messages)
+    names: dict[str, str] = {}  # tool call id -> function name
+    turns: list[tuple[str, list[dict[str, Any]]]] = []
+    for message in rest:
+        role = message.get("role")
+        if role == "assistant":
+            parts = _parts(message.get("content"))
+            for call in message.get("tool_calls") or ():
+                function = call.get("function", {})
+                names[str(call.get("id"))] = str(function.get("name"))
+                parts.append(
+                    {
+                        "function_call": {
+                            "id": call.get("id"),
+                            "name": function.get("name"),
+                            "args": parse_arguments(function.get("arguments")),
+                        }
+                    }
+                )
+            legacy = message.get("function_call")
+            if legacy:
+                parts.append(
+                    {
+                        "function_call": {
+                            "name": legacy.get("name"),
+                            "args": parse_arguments(legacy.get("arguments")),
+                        }
+                    }
+                )
+            turns.append(("model", parts))
+        elif role == "tool":
+            call_id = str(message.get("tool_call_id"))
+            if call_id not in names:
+                raise ValueError(f"tool result {call_id!r} answers no tool call before it")
+            response: dict[str, Any] = {
+                "id": call_id,
+                "name": names[call_id],
+                "response": _response_object(message.get("content")),
+            }
+            turns.append(("user", [{"function_response": response}]))
+        elif role == "function":
+            response = {
+                "name": message.get("name"),
+                "response": _response_object(message.get("content")),
+            }
+            turns.append(("user", [{"function_response": response}]))
+        else:
+            turns.append(("user", _parts(message.get("content"))))
+    contents: list[dict[str, Any]] = []
+    for role, parts in turns:
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": list(parts)})
+    return system, contents
+
+
+def generation_config(params: Mapping[str, Any], system: str | None) -> dict[str, Any]:
+    """A ``GenerateContentConfig`` (as a dict) of the request's parameters and tools."""
+    config: dict[str, Any] = {
+        new: params[old] for old, new in _RENAMED.items() if params.get(old) is not None
+    }
+    stop = params.get("stop", params.get("stop_sequences"))
+    if stop:
+        config["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    if params.get("response_format", {}) == {"type": "json_object"}:
+        config["response_mime_type"] = "application/json"
+    if system:
+        config["system_instruction"] = system
+    specs = function_specs(params)
+    if specs:
+        config["tools"] = [
+            {
+                "function_declarations": [
+                    {
+                        "name": s.name,
+                        "description": s.description,
+                        "parameters": clean_schema(s.parameters),
+                    }
+                    for s in specs
+                ]
+            }
+        ]
+        config["automatic_function_calling"] = {"disable": True}
+        choice = params.get("tool_choice")
+        if isinstance(choice, str) and choice in _TOOL_CHOICE:
+            config["tool_config"] = {"function_calling_config": {"mode": _TOOL_CHOICE[choice]}}
+        elif isinstance(choice, Mapping) and "function" in choice:
+            config["tool_config"] = {
+                "function_calling_config": {
+                    "mode": "ANY",
+                    "allowed_function_names": [choice["function"]["name"]],
+                }
+            }
+    return config
+
+
+def made_up_call_id(response_id: str | None, index: int, name: str, args: Any) -> str:
+    """A tool call id for a call Gemini gave none: the same answer always gets the same id
+    (a cached answer and its replay agree), different calls of one answer different ones."""
+    seed = json.dumps([response_id, index, name, args], sort_keys=True, default=str)
+    return "call_" + hashlib.sha256(seed.encode()).hexdigest()[:24]
+
+
+def finish_reason(gemini_reason: Any, has_tool_calls: bool) -> str:
+    """OpenAI's finish reason for Gemini's (an enum or its name)."""
+    if has_tool_calls:
+        return "tool_calls"
+    name = getattr(gemini_reason, "name", gemini_reason)
+    return FINISH_REASONS.get(str(name), "stop") if name is not None else "stop"
