@@ -35,6 +35,7 @@ from ..exceptions import (
     RateLimitError,
 )
 from ._cost import USAGE_KEYS
+from ._retry import parse_retry_after
 from ._streaming import collect_stream
 
 __all__ = [
@@ -173,8 +174,10 @@ def api_error(
     code: str | None = None,
     retry_after: float | None = None,
 ) -> ModelAPIError:
-    """The :class:`ModelAPIError` subclass for ``status`` (None: no answer came). Raise it
-    ``from`` the SDK's error."""
+    """The :class:`ModelAPIError` subclass for ``status`` (None: no answer came); its
+    ``retry_after`` read from the headers when not given. Raise it ``from`` the SDK's error."""
+    if retry_after is None and headers:
+        retry_after = parse_retry_after(headers)
     if status is None:
         cls: type[ModelAPIError] = ModelConnectionError
     elif status >= 500:

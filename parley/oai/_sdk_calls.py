@@ -2,7 +2,8 @@
 
 What every such call needs, whichever SDK it is:
 
-- :func:`per_loop`: one SDK client per event loop. An async SDK client owns a connection pool
+- :func:`per_loop` (and :class:`PooledClient`, a base class over it): one SDK client per
+  event loop. An async SDK client owns a connection pool
   bound to the loop that opened it: async callers use one on their own loop, sync callers one
   on parley's runner loop; clients with the same settings are shared on a loop (a hundred agents
   on one endpoint use one pool) and closed when their loop shuts down.
@@ -20,15 +21,23 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .._runtime import loop_resource
 from ..exceptions import ModelAPIError
-from ._provider_base import api_error
+from ._provider_base import ProviderClient, api_error
 from ._retry import parse_retry_after
 
-__all__ = ["aclose", "call_kwargs", "per_loop", "root_url", "scrub", "stainless_error"]
+__all__ = [
+    "PooledClient",
+    "aclose",
+    "call_kwargs",
+    "per_loop",
+    "root_url",
+    "scrub",
+    "stainless_error",
+]
 
 
 async def aclose(client: Any) -> None:
@@ -41,18 +50,41 @@ async def aclose(client: Any) -> None:
 
 
 def per_loop(
-    provider: str, settings: Mapping[str, Any], make: Callable[[], Any], own_key: object
+    provider: str,
+    settings: Mapping[str, Any],
+    make: Callable[[], Any],
+    own_key: object,
+    close: Callable[[Any], Awaitable[None]] = aclose,
 ) -> Any:
     """The running loop's SDK client for ``provider`` with ``settings``, made by ``make()`` on
-    first use; ``own_key`` (an object the caller keeps) when a setting cannot be compared (a
-    callable, an http client). A client over the caller's own ``http_client`` is never closed
-    by parley."""
+    first use and closed by ``close`` when the loop shuts down; ``own_key`` (an object the
+    caller keeps) when a setting cannot be compared (a callable, an http client). A client over
+    the caller's own ``http_client`` is never closed by parley."""
     try:
         key: object = (provider, json.dumps(sorted(settings.items()), sort_keys=True))
     except TypeError:
         key = own_key
     own_http = settings.get("http_client") is not None
-    return loop_resource(key, make, _leave_open if own_http else aclose)
+    return loop_resource(key, make, _leave_open if own_http else close)
+
+
+class PooledClient(ProviderClient):
+    """A native client over an async SDK client: subclasses build one in :meth:`_new_sdk` from
+    ``self._config`` and close it in :meth:`_close_sdk`; :meth:`_sdk` is the running loop's
+    (see :func:`per_loop`)."""
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._own_key = object()
+
+    def _sdk(self) -> Any:
+        return per_loop(self.PROVIDER, self._config, self._new_sdk, self._own_key, self._close_sdk)
+
+    def _new_sdk(self) -> Any:
+        raise NotImplementedError
+
+    async def _close_sdk(self, client: Any) -> None:
+        await aclose(client)
 
 
 async def _leave_open(client: Any) -> None:

@@ -23,7 +23,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import content_parts, content_text, function_specs
-from ._provider_pool import PooledClient
+from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["CohereClient"]

@@ -34,7 +34,7 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._provider_pool import PooledClient
+from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["GeminiClient"]

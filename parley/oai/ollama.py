@@ -30,7 +30,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import FunctionSpec, function_specs
-from ._provider_pool import PooledClient
+from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["OllamaClient"]

@@ -1,6 +1,7 @@
 """What every native provider client is tested with, through its real SDK against the fake
-server: each provider's test file runs these with its own config entry, then checks what its
-API received (which differs by provider)."""
+server: each provider's test file subclasses :class:`ProviderScenarios` and runs the chat
+scenarios with its own config entry, then checks what its API received (which differs by
+provider)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,97 @@ USAGE = {"prompt_tokens": 1000, "completion_tokens": 2000}
 
 def entry(server: FakeLLMServer, api_type: str, model: str, **extra: Any) -> dict[str, Any]:
     return server.config_list(model, api_type=api_type, **extra)[0]
+
+
+def _history(result: Any) -> list[dict[str, Any]]:
+    history = result.chat_history
+    assert history is not None
+    return list(history)
+
+
+def protocol(config: dict[str, Any]) -> str:
+    """The wire protocol the server records for ``config``'s requests (the OpenAI-shaped
+    providers speak OpenAI's)."""
+    api_type = str(config["api_type"])
+    if api_type in ("groq", "mistral", "together", "cerebras"):
+        return "openai"
+    return "gemini" if api_type == "google" else api_type
+
+
+def two_agents_with_system_messages(server: FakeLLMServer, config: dict[str, Any]) -> Any:
+    """alice and bob, both on ``config`` with system messages, talk for two turns; what alice's
+    model was asked is checked as the server read it back. The chat's result."""
+    server.add_reply("Hello Alice, how are you?")
+    server.add_reply("Fine, thanks Bob.")
+    server.add_reply("Glad to hear it.")
+    llm = {"config_list": [config], "cache_seed": None}
+    alice = ConversableAgent("alice", llm_config=llm, system_message="You are Alice.")
+    bob = ConversableAgent("bob", llm_config=llm, system_message="You are Bob.")
+    result = alice.initiate_chat(bob, message="Hi Bob!", max_turns=2, silent=True)
+    assert [m["content"] for m in _history(result)] == [
+        "Hi Bob!",
+        "Hello Alice, how are you?",
+        "Fine, thanks Bob.",
+        "Glad to hear it.",
+    ]
+    assert [r.protocol for r in server.received] == [protocol(config)] * 3
+    # What alice's model was asked, read back as OpenAI messages by the server.
+    alice_asked = server.received[1].chat["messages"]
+    assert alice_asked[0]["role"] == "system"
+    assert "You are Alice." in str(alice_asked[0]["content"])
+    assert [m["role"] for m in alice_asked[1:]] == ["assistant", "user"]
+    assert [m["content"] for m in alice_asked[1:]] == ["Hi Bob!", "Hello Alice, how are you?"]
+    return result
+
+
+def tool_agents(config: dict[str, Any]) -> tuple[ConversableAgent, ConversableAgent]:
+    """An assistant on ``config`` offered ``add``, and a user proxy that runs it."""
+    llm = {"config_list": [config], "cache_seed": None}
+    assistant = ConversableAgent("assistant", llm_config=llm)
+    user = ConversableAgent(
+        "user",
+        llm_config=False,
+        human_input_mode="NEVER",
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    assistant.register_for_llm(description="Add two integers.")(add)
+    user.register_for_execution()(add)
+    return assistant, user
+
+
+def tool_round_trip_registered_by_decorators(server: FakeLLMServer, config: dict[str, Any]) -> Any:
+    """The model calls ``add``; the user proxy runs it; the result goes back. The second
+    request as the server received it (its raw JSON body)."""
+    server.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 1, "b": 2}}])
+    server.add_reply("The sum is 3. TERMINATE")
+    assistant, user = tool_agents(config)
+    result = user.initiate_chat(assistant, message="What is 1 + 2?", silent=True)
+    history = _history(result)
+    assert history[-1]["content"] == "The sum is 3. TERMINATE"
+    tool_message = history[2]
+    assert tool_message["role"] == "tool"
+    assert tool_message["content"] == "3"
+    call = history[1]["tool_calls"][0]
+    assert call["function"]["name"] == "add"
+    assert tool_message["tool_responses"][0]["tool_call_id"] == call["id"]
+    assert len(server.received) == 2
+    return server.received[1]
+
+
+def short_retry_after_is_waited(server: FakeLLMServer, config: dict[str, Any]) -> None:
+    """A 429 asking for a short wait is retried on the same config after that wait."""
+    server.add_error(429, "slow down", headers={"Retry-After": "0.3"})
+    server.add_reply("after the wait")
+    response = OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=HI)
+    assert response.choices[0].message.content == "after the wait"
+    first, second = server.received
+    assert [first.protocol, second.protocol] == [protocol(config)] * 2
+    assert second.time - first.time >= 0.3
 
 
 def _agent(name: str, config: dict[str, Any], **llm: Any) -> ConversableAgent:
@@ -78,7 +170,7 @@ def streamed(server: FakeLLMServer, config: dict[str, Any]) -> None:
         reply = agent.generate_reply(HI)
     assert reply == "Streaming along, word by word."
     assert "Streaming along, word by word." in screen.text
-    assert server.requests[0]["stream"] is True
+    assert server.received[0].chat["stream"] is True
 
 
 def rate_limited_then_other_provider(
@@ -166,6 +258,9 @@ class ProviderScenarios:
 
     def test_rate_limit_falls_back_to_openai(self, fake_llm: FakeLLMServer) -> None:
         rate_limited_then_other_provider(fake_llm, self.entry(fake_llm), self.PROTOCOL)
+
+    def test_short_retry_after_is_waited(self, fake_llm: FakeLLMServer) -> None:
+        short_retry_after_is_waited(fake_llm, self.entry(fake_llm))
 
     def test_dropped_connection(self, fake_llm: FakeLLMServer) -> None:
         dropped_connection(fake_llm, self.entry(fake_llm))

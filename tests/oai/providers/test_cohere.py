@@ -5,19 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from parley.oai import OpenAIWrapper
 from parley.oai.cohere import request_of, to_messages
 from parley.testing import FakeLLMServer
 
-from . import _scenarios
+from . import scenarios
 
 MODEL = "command-r"
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
-    return _scenarios.entry(server, "cohere", MODEL, **extra)
+    return scenarios.entry(server, "cohere", MODEL, **extra)
 
 
 def test_messages_keep_tool_calls_and_their_results() -> None:
@@ -55,7 +53,7 @@ def test_parameters_under_autogens_names() -> None:
 
 
 def test_two_agents_chat(fake_llm: FakeLLMServer) -> None:
-    _scenarios.two_agent_chat(fake_llm, _entry(fake_llm))
+    scenarios.two_agents_with_system_messages(fake_llm, _entry(fake_llm))
     assert fake_llm.received[1].json["messages"][0] == {
         "role": "system",
         "content": "You are Alice.",
@@ -63,31 +61,23 @@ def test_two_agents_chat(fake_llm: FakeLLMServer) -> None:
 
 
 def test_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
-    second = _scenarios.tool_round_trip(fake_llm, _entry(fake_llm))
+    second = scenarios.tool_round_trip_registered_by_decorators(fake_llm, _entry(fake_llm))
     messages = second.json["messages"]
     call = messages[2]["tool_calls"][0]
     assert call["function"]["name"] == "add"
     assert messages[3] == {"role": "tool", "tool_call_id": call["id"], "content": "3"}
 
 
-def test_streaming(fake_llm: FakeLLMServer) -> None:
-    _scenarios.streaming(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_then_fallback_to_openai(fake_llm: FakeLLMServer) -> None:
-    _scenarios.rate_limited_then_fallback(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    _scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.00015, 0.0006))
-
-
 def test_the_key_is_sent_as_a_bearer_token(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("ok")
     config = _entry(fake_llm)
-    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert fake_llm.received[0].headers["authorization"] == f"Bearer {config['api_key']}"
 
 
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    _scenarios.missing_sdk(monkeypatch, {"api_type": "cohere", "model": MODEL}, "cohere", "cohere")
+class TestCohere(scenarios.ProviderScenarios):
+    API_TYPE = "cohere"
+    MODEL = MODEL
+    PRICE = (0.00015, 0.0006)
+    SDK = "cohere"
+    PROTOCOL = "cohere"

@@ -21,14 +21,14 @@ from parley.oai._gemini_messages import (
 )
 from parley.testing import FakeLLMServer
 
-from . import _scenarios
+from . import scenarios
 
 MODEL = "gemini-2.0-flash"
 PNG = "data:image/png;base64,iVBORw0KGgo="
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
-    return _scenarios.entry(server, "google", MODEL, **extra)
+    return scenarios.entry(server, "google", MODEL, **extra)
 
 
 # -- translations --------------------------------------------------------------------------
@@ -198,14 +198,14 @@ def test_finish_reasons_and_made_up_ids() -> None:
 
 
 def test_two_agents_chat(fake_llm: FakeLLMServer) -> None:
-    _scenarios.two_agent_chat(fake_llm, _entry(fake_llm))
+    scenarios.two_agents_with_system_messages(fake_llm, _entry(fake_llm))
     body = fake_llm.received[1].json
     assert body["systemInstruction"]["parts"] == [{"text": "You are Alice."}]
     assert [c["role"] for c in body["contents"]] == ["model", "user"]
 
 
 def test_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
-    second = _scenarios.tool_round_trip(fake_llm, _entry(fake_llm))
+    second = scenarios.tool_round_trip_registered_by_decorators(fake_llm, _entry(fake_llm))
     declared = fake_llm.received[0].json["tools"][0]["functionDeclarations"][0]
     assert declared["name"] == "add"
     contents = second.json["contents"]
@@ -216,25 +216,12 @@ def test_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
     assert response["response"] == {"result": "3"}
 
 
-def test_streaming(fake_llm: FakeLLMServer) -> None:
-    _scenarios.streaming(fake_llm, _entry(fake_llm))
-    assert fake_llm.received[0].path.endswith(":streamGenerateContent")
-
-
-def test_rate_limit_then_fallback_to_openai(fake_llm: FakeLLMServer) -> None:
-    _scenarios.rate_limited_then_fallback(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    _scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.0001, 0.0004))
-
-
 def test_request_parameters_reach_gemini(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("ok")
     safety = [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}]
     config = _entry(fake_llm, temperature=0.3, max_tokens=50, stop=["X"], safety_settings=safety)
     original = json.dumps(config, sort_keys=True)
-    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert json.dumps(config, sort_keys=True) == original  # the caller's dict is untouched
     body = fake_llm.received[0].json
     assert body["generationConfig"]["maxOutputTokens"] == 50
@@ -249,11 +236,18 @@ def test_a_bad_request_is_not_retried_and_keeps_the_key_out(fake_llm: FakeLLMSer
     fake_llm.add_error(400, "bad contents")
     config = _entry(fake_llm)
     with pytest.raises(BadRequestError, match="bad contents") as raised:
-        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert config["api_key"] not in str(raised.value)
     assert len(fake_llm.received) == 1
 
 
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = {"api_type": "google", "model": MODEL, "api_key": "k"}
-    _scenarios.missing_sdk(monkeypatch, config, "google.genai", "gemini")
+class TestGemini(scenarios.ProviderScenarios):
+    API_TYPE = "google"
+    MODEL = MODEL
+    PRICE = (0.0001, 0.0004)
+    SDK = "google.genai"
+    PROTOCOL = "gemini"
+
+    def test_streaming_echoes_the_text(self, fake_llm: FakeLLMServer) -> None:
+        super().test_streaming_echoes_the_text(fake_llm)
+        assert fake_llm.received[0].path.endswith(":streamGenerateContent")

@@ -21,7 +21,7 @@ from parley.oai._ollama_tools import (
 from parley.oai._provider_messages import FunctionSpec
 from parley.testing import FakeLLMServer
 
-from . import _scenarios
+from . import scenarios
 
 MODEL = "llama3.1:8b"
 ADD = FunctionSpec("add", "Add two integers.", {"type": "object", "properties": {}})
@@ -35,7 +35,7 @@ TALK: list[dict[str, Any]] = [
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:
-    return _scenarios.entry(server, "ollama", MODEL, **extra)
+    return scenarios.entry(server, "ollama", MODEL, **extra)
 
 
 # -- translations --------------------------------------------------------------------------
@@ -121,14 +121,14 @@ def test_calls_are_found_whatever_text_surrounds_them(prose: str, args: dict[str
 
 
 def test_two_agents_chat(fake_llm: FakeLLMServer) -> None:
-    _scenarios.two_agent_chat(fake_llm, _entry(fake_llm))
+    scenarios.two_agents_with_system_messages(fake_llm, _entry(fake_llm))
     body = fake_llm.received[1].json
     assert body["messages"][0] == {"role": "system", "content": "You are Alice."}
     assert body["stream"] is False
 
 
 def test_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
-    second = _scenarios.tool_round_trip(fake_llm, _entry(fake_llm))
+    second = scenarios.tool_round_trip_registered_by_decorators(fake_llm, _entry(fake_llm))
     assert fake_llm.received[0].json["tools"][0]["function"]["name"] == "add"
     messages = second.json["messages"]
     assert messages[2]["tool_calls"][0]["function"] == {
@@ -142,7 +142,7 @@ def test_emulated_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
     config = _entry(fake_llm, native_tool_calls=False, hide_tools="if_any_run")
     fake_llm.add_reply('Calling: [{"name": "add", "arguments": {"a": 1, "b": 2}}]')
     fake_llm.add_reply("The sum is 3. TERMINATE")
-    assistant, user = _scenarios.tool_agents(config)
+    assistant, user = scenarios.tool_agents(config)
     result = user.initiate_chat(assistant, message="What is 1 + 2?", silent=True)
     history = result.chat_history or []
     assert history[1]["tool_calls"][0]["function"]["arguments"] == '{"a": 1, "b": 2}'
@@ -161,23 +161,10 @@ def test_emulated_tool_call_round_trip(fake_llm: FakeLLMServer) -> None:
     }
 
 
-def test_streaming(fake_llm: FakeLLMServer) -> None:
-    _scenarios.streaming(fake_llm, _entry(fake_llm))
-
-
-def test_rate_limit_then_fallback_to_openai(fake_llm: FakeLLMServer) -> None:
-    _scenarios.rate_limited_then_fallback(fake_llm, _entry(fake_llm))
-
-
-def test_usage_and_cost(fake_llm: FakeLLMServer) -> None:
-    # Local models cost nothing but a config's price.
-    _scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.0, 0.0))
-
-
 def test_options_reach_ollama(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("ok")
     config = _entry(fake_llm, num_ctx=2048, max_tokens=20, temperature=0.5)
-    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+    OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert fake_llm.received[0].json["options"] == {
         "num_ctx": 2048,
         "num_predict": 20,
@@ -185,6 +172,9 @@ def test_options_reach_ollama(fake_llm: FakeLLMServer) -> None:
     }
 
 
-def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = {"api_type": "ollama", "model": MODEL}
-    _scenarios.missing_sdk(monkeypatch, config, "ollama", "ollama")
+class TestOllama(scenarios.ProviderScenarios):
+    API_TYPE = "ollama"
+    MODEL = MODEL
+    PRICE = (0.0, 0.0)  # local models cost nothing but a config's price
+    SDK = "ollama"
+    PROTOCOL = "ollama"
