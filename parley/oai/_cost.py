@@ -36,6 +36,7 @@ __all__ = [
     "compute_cost",
     "format_usage_summary",
     "model_price",
+    "response_usage",
     "update_usage_summary",
 ]
 
@@ -335,3 +336,15 @@ def format_usage_summary(
         lines += _section(actual, "actual")
     lines.append(rule)
     return "\n".join(lines)
+
+
+def response_usage(response: Any) -> dict[str, Any]:
+    """A ChatCompletion's usage with the keys in ``USAGE_KEYS`` (``ModelClient.get_usage``)."""
+    usage = response.usage
+    return {
+        "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
+        "completion_tokens": (usage.completion_tokens or 0) if usage is not None else 0,
+        "total_tokens": usage.total_tokens if usage is not None else 0,
+        "cost": getattr(response, "cost", 0.0),
+        "model": response.model,
+    }

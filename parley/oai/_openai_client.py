@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .._runtime import loop_resource, run_sync
 from ..exceptions import ConfigError, MalformedResponseError
-from ._cost import USAGE_KEYS, compute_cost
+from ._cost import USAGE_KEYS, compute_cost, response_usage
 from ._streaming import collect_stream, collect_text_stream
 
 if TYPE_CHECKING:
@@ -222,11 +222,4 @@ class OpenAIClient:
 
     @staticmethod
     def get_usage(response: Any) -> dict[str, Any]:
-        usage = response.usage
-        return {
-            "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
-            "completion_tokens": (usage.completion_tokens or 0) if usage is not None else 0,
-            "total_tokens": usage.total_tokens if usage is not None else 0,
-            "cost": getattr(response, "cost", 0.0),
-            "model": response.model,
-        }
+        return response_usage(response)

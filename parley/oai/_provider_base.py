@@ -34,7 +34,7 @@ from ..exceptions import (
     ModelServerError,
     RateLimitError,
 )
-from ._cost import USAGE_KEYS
+from ._cost import USAGE_KEYS, response_usage
 from ._retry import parse_retry_after
 from ._streaming import collect_stream
 
@@ -246,11 +246,4 @@ class ProviderClient:
 
     @staticmethod
     def get_usage(response: Any) -> dict[str, Any]:
-        usage = response.usage
-        return {
-            "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
-            "completion_tokens": (usage.completion_tokens or 0) if usage is not None else 0,
-            "total_tokens": usage.total_tokens if usage is not None else 0,
-            "cost": getattr(response, "cost", 0.0),
-            "model": response.model,
-        }
+        return response_usage(response)

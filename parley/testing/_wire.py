@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,6 +31,7 @@ __all__ = [
     "first_stop",
     "function_tool",
     "json_bytes",
+    "renamed",
     "sse_event",
     "text_of",
 ]
@@ -62,6 +63,12 @@ def answer(reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Answer:
         usage["completion_tokens"],
         model if isinstance(model, str) else "fake-model",
     )
+
+
+def renamed(source: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The provider's options found in ``source``, under OpenAI's names (``names`` pairs the
+    provider's name with OpenAI's)."""
+    return {ours: source[theirs] for theirs, ours in names if theirs in source}
 
 
 def chat_messages(

@@ -23,6 +23,7 @@ from ._wire import (
     data_uri,
     function_tool,
     json_bytes,
+    renamed,
 )
 
 __all__ = ["Bedrock"]
@@ -156,9 +157,7 @@ class Bedrock(Wire):
                 for s in specs
             ]
         config = body.get("inferenceConfig") or {}
-        for theirs, ours in _CONFIG:
-            if theirs in config:
-                chat[ours] = config[theirs]
+        chat.update(renamed(config, _CONFIG))
         return chat
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:

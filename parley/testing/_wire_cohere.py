@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, bearer, json_bytes, sse_event, text_of
+from ._wire import Answer, Wire, answer, bearer, json_bytes, renamed, sse_event, text_of
 
 __all__ = ["Cohere"]
 
@@ -60,9 +60,7 @@ class Cohere(Wire):
         }
         if body.get("tools"):
             chat["tools"] = body["tools"]
-        for theirs, ours in _OPTIONS:
-            if theirs in body:
-                chat[ours] = body[theirs]
+        chat.update(renamed(body, _OPTIONS))
         return chat
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:

@@ -22,6 +22,7 @@ from ._wire import (
     data_uri,
     function_tool,
     json_bytes,
+    renamed,
 )
 
 __all__ = ["Gemini"]
@@ -146,9 +147,7 @@ class Gemini(Wire):
                 for f in functions
             ]
         config = body.get("generationConfig") or {}
-        for theirs, ours in _CONFIG:
-            if theirs in config:
-                chat[ours] = config[theirs]
+        chat.update(renamed(config, _CONFIG))
         return chat
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes
+from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes, renamed
 
 __all__ = ["Ollama"]
 
@@ -87,9 +87,7 @@ class Ollama(Wire):
         if body.get("tools"):
             chat["tools"] = body["tools"]
         options = body.get("options") or {}
-        for theirs, ours in _OPTIONS:
-            if theirs in options:
-                chat[ours] = options[theirs]
+        chat.update(renamed(options, _OPTIONS))
         return chat
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
