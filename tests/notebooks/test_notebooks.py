@@ -229,6 +229,47 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert '"content": "Say hello."' in text
         assert re.search(r"handle request .*\n  chat user -> assistant ", text)
         assert "tracing after disable(): False" in text
+    if notebook.name == "many_providers.ipynb":
+        assert "[planner] Plan: the coder writes add(a, b); the reviewer checks it." in text
+        assert "[coder] def add(a, b):\n    return a + b\n[reviewer] add(a, b) is correct." in text
+        assert "ended by: is_termination_msg" in text
+        protocols = re.findall(r"^(openai|anthropic|gemini|ollama) +/\S+ +(\S+)$", text, re.M)
+        assert protocols == [
+            ("openai", "gpt-4o-mini"),
+            ("anthropic", "claude-3-5-sonnet-20241022"),
+            ("openai", "gpt-4o-mini"),
+            ("gemini", "gemini-2.0-flash"),
+            ("openai", "gpt-4o-mini"),
+            ("ollama", "llama3.1:8b"),
+        ]
+        assert "anthropic body: ['max_tokens', 'messages', 'model', 'system']" in text
+        assert "gemini    body: ['contents', 'generationConfig', 'systemInstruction']" in text
+        cost_rows = {  # calls, cached, prompt, completion, total, cost (USD)
+            "chat_manager": "3 0 900 6 906 0.000139",
+            "planner": "1 0 1000 200 1200 0.006000",
+            "coder": "1 0 1000 200 1200 0.000180",
+            "reviewer": "1 0 1000 200 1200 0.000280",
+            "llama3.1:8b": "1 0 1000 200 1200 0.000280",
+        }
+        for name, cells in cost_rows.items():
+            row = r"\s+".join(re.escape(cell) for cell in [name, *cells.split()])
+            assert re.search(rf"\n{row}\n", text), name
+        assert "total_cost: 0.006599" in text
+        assert 'tool call: add {"a": 20, "b": 22} -> 42\nanswer: 20 + 22 = 42. TERMINATE' in text
+        assert "anthropic blocks: [['text'], ['tool_use'], ['tool_result']]" in text
+        assert "as OpenAI: ['system', 'user', 'assistant', 'tool']" in text
+        # the stream is echoed as it arrives, before the message is printed whole
+        assert (
+            "USING AUTO REPLY...\nStreamed from Gemini, chunk by chunk.\ncoder (to user):" in text
+        )
+        assert "path: /v1/models/gemini-2.0-flash:streamGenerateContent alt=sse" in text
+        assert "reply: Hello from gemini-2.0-flash.\nrequests: ['anthropic', 'gemini']" in text
+        assert "answered by: ['gemini-2.0-flash']" in text
+        assert "config_id: 1 gemini-2.0-flash" in text
+        assert (
+            "BadRequestError: provider=anthropic, status=400\nrequests: ['gemini', 'anthropic']"
+            in text
+        )
     if notebook.name == "multimodal.ipynb":
         assert "What does this chart show? <image>" in text
         assert (
