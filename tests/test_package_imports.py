@@ -67,6 +67,8 @@ MODULES = [
 HEAVY = [
     "anthropic",
     "asyncio",
+    "boto3",
+    "botocore",
     "cerebras",
     "cohere",
     "diskcache",

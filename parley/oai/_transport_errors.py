@@ -19,6 +19,9 @@ _TRANSPORT_BASES = frozenset(
         ("aiohttp.client_exceptions", "ClientPayloadError"),
         ("botocore.exceptions", "ConnectionError"),
         ("botocore.exceptions", "HTTPClientError"),
+        # What a botocore stream's body raises while it is read.
+        ("urllib3.exceptions", "ProtocolError"),
+        ("urllib3.exceptions", "TimeoutError"),
     }
 )
 
