@@ -20,7 +20,9 @@ How requests and answers are translated: :mod:`parley.oai._bedrock_messages`,
 
 from __future__ import annotations
 
+import contextlib
 import re
+import socket
 import threading
 import time
 import weakref
@@ -151,8 +153,11 @@ class BedrockClient(ProviderClient):
             events = response["stream"]
             try:
                 return await collect(_chunks(response, model, iter(events)), params)
+            except BaseException:
+                _cut(events)
+                raise
             finally:
-                events.close()  # a cancelled caller's too: the worker reading it stops
+                events.close()
         except Exception as e:
             error = bedrock_error(e)
             if error is e:
@@ -169,6 +174,18 @@ class BedrockClient(ProviderClient):
             return 0.0
         done = usage.completion_tokens or 0
         return float(usage.prompt_tokens * price[0] + done * price[1]) / 1000
+
+
+def _cut(events: Any) -> None:
+    """Shut down a stream's connection: a worker thread waiting in it for the next event
+    wakes up, and the server stops (closing alone does neither: the waiting read holds the
+    socket open until the read timeout). botocore keeps the connection privately: if it is not
+    where it was, the read timeout ends the wait instead."""
+    connection = getattr(getattr(events, "_raw_stream", None), "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
 
 
 async def _chunks(response: Mapping[str, Any], model: str, events: Any) -> AsyncIterator[Any]:
