@@ -234,11 +234,17 @@ class ProviderClient:
             out.append(message if getattr(message, "tool_calls", None) else message.content)
         return out
 
+    @staticmethod
+    def price_name(model: str) -> str:
+        """The name ``PRICES`` knows ``model`` by (a provider whose model ids carry more, a
+        region or a version, strips it)."""
+        return model
+
     def cost(self, response: Any) -> float:
         """Dollars by ``PRICES`` (a config's ``price`` overrides it, in the wrapper); 0 for a
         model the table does not know."""
         usage = response.usage
-        price = price_per_1k(str(response.model), self.PRICES)
+        price = price_per_1k(self.price_name(str(response.model)), self.PRICES)
         if usage is None or price is None:
             return 0.0
         prompt, done = int(usage.prompt_tokens), int(usage.completion_tokens or 0)

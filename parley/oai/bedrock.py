@@ -33,7 +33,7 @@ from .._runtime import to_thread
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
-from ._provider_base import ProviderClient, collect, price_per_1k, require
+from ._provider_base import ProviderClient, collect, require
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
@@ -167,13 +167,9 @@ class BedrockClient(ProviderClient):
     def _call(self, operation: str, request: dict[str, Any]) -> Any:
         return getattr(self._client(), operation)(**request)
 
-    def cost(self, response: Any) -> float:
-        usage = response.usage
-        price = price_per_1k(model_name(str(response.model)), self.PRICES)
-        if usage is None or price is None:
-            return 0.0
-        done = usage.completion_tokens or 0
-        return float(usage.prompt_tokens * price[0] + done * price[1]) / 1000
+    @staticmethod
+    def price_name(model: str) -> str:
+        return model_name(model)
 
 
 def _cut(events: Any) -> None:

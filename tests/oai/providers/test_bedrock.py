@@ -24,7 +24,7 @@ from parley.io import IOScripted, IOStream
 from parley.oai import OpenAIWrapper
 from parley.testing import FakeLLMServer
 
-from . import _scenarios, scenarios
+from . import scenarios
 
 pytest.importorskip("boto3")
 
@@ -116,16 +116,14 @@ class _Timed(IOScripted):
 
 
 def test_streaming_echoes_each_piece_as_it_arrives(fake_llm: FakeLLMServer) -> None:
-    _scenarios.streaming(fake_llm, _entry(fake_llm))
-    assert fake_llm.received[0].path == f"/model/{MODEL}/converse-stream"
-
     fake_llm.add_reply("one two three four", chunk_delay=0.2)
     screen = _Timed()
     with IOStream.set_default(screen):
         reply = OpenAIWrapper(config_list=[_entry(fake_llm)], cache_seed=None).create(
-            messages=_scenarios.HI, stream=True
+            messages=scenarios.HI, stream=True
         )
     assert reply.choices[0].message.content == "one two three four"
+    assert fake_llm.received[0].path == f"/model/{MODEL}/converse-stream"
     pieces = [(t, text) for t, text in screen.times if text.strip()]
     assert "".join(text for _, text in pieces).split() == ["one", "two", "three", "four"]
     # The first words were on screen while the server was still pacing the rest.
@@ -136,7 +134,7 @@ def test_a_streamed_tool_call_is_one_call(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply(tool_calls=[{"id": "tu_9", "name": "add", "arguments": {"a": 1, "b": 2}}])
     tools = [{"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}}]
     client = OpenAIWrapper(config_list=[_entry(fake_llm)], cache_seed=None)
-    response = client.create(messages=_scenarios.HI, tools=tools, stream=True)
+    response = client.create(messages=scenarios.HI, tools=tools, stream=True)
     choice = response.choices[0]
     assert choice.finish_reason == "tool_calls"
     (call,) = choice.message.tool_calls
@@ -163,8 +161,8 @@ def test_the_event_loop_runs_while_boto3_waits(fake_llm: FakeLLMServer) -> None:
                 await asyncio.sleep(0.01)
 
         ticker = asyncio.create_task(tick())
-        await client.a_create(messages=_scenarios.HI)
-        await client.a_create(messages=_scenarios.HI, stream=True, silent=True)
+        await client.a_create(messages=scenarios.HI)
+        await client.a_create(messages=scenarios.HI, stream=True, silent=True)
         stop.set()
         await ticker
         return ticks
@@ -177,7 +175,7 @@ def test_a_cancelled_stream_closes_its_connection(fake_llm: FakeLLMServer) -> No
     client = OpenAIWrapper(config_list=[_entry(fake_llm)], cache_seed=None)
 
     async def main() -> None:
-        task = asyncio.create_task(client.a_create(messages=_scenarios.HI, stream=True))
+        task = asyncio.create_task(client.a_create(messages=scenarios.HI, stream=True))
         await asyncio.to_thread(fake_llm.wait_for_requests, 1)
         await asyncio.sleep(0.2)
         assert fake_llm.open_connections == 1
@@ -194,13 +192,12 @@ def test_a_cancelled_stream_closes_its_connection(fake_llm: FakeLLMServer) -> No
     assert fake_llm.open_connections == 0
 
 
-def test_throttling_429_retried_after_retry_after_then_openai(fake_llm: FakeLLMServer) -> None:
-    _scenarios.rate_limited_then_fallback(fake_llm, _entry(fake_llm))
-
+def test_throttling_is_a_rate_limit_error_with_aws_code(fake_llm: FakeLLMServer) -> None:
+    # The fallback to OpenAI and the waits: ProviderScenarios below.
     fake_llm.add_error(429, "Too many tokens", headers={"Retry-After": "100"})
     alone = OpenAIWrapper(config_list=[_entry(fake_llm, max_retries=0)], cache_seed=None)
     with pytest.raises(RateLimitError) as caught:
-        alone.create(messages=_scenarios.HI)
+        alone.create(messages=scenarios.HI)
     error = caught.value
     assert (error.status_code, error.retry_after, error.code) == (429, 100.0, "ThrottlingException")
     assert str(error) == "bedrock: ThrottlingException: Too many tokens"
@@ -210,7 +207,7 @@ def test_a_validation_exception_is_not_retried(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_error(400, "messages: bad field")
     config = _entry(fake_llm)
     with pytest.raises(BadRequestError, match="ValidationException: messages: bad field") as e:
-        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert len(fake_llm.received) == 1
     assert config["aws_access_key"] not in str(e.value)
     assert SECRET not in str(e.value)
@@ -231,14 +228,14 @@ def test_aws_error_codes(
     fake_llm.add_error(status, "no", type=kind)
     client = OpenAIWrapper(config_list=[_entry(fake_llm, max_retries=0)], cache_seed=None)
     with pytest.raises(cls, match=kind):
-        client.create(messages=_scenarios.HI)
+        client.create(messages=scenarios.HI)
 
 
 def test_a_wrong_access_key_is_an_authentication_error() -> None:
     with FakeLLMServer(api_key="AKIARIGHT", default="ok") as server:
         config = {**_entry(server), "aws_access_key": "AKIAWRONG", "max_retries": 0}
         with pytest.raises(AuthenticationError, match="UnrecognizedClientException") as e:
-            OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+            OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert "AKIAWRONG" not in str(e.value)
     assert SECRET not in str(e.value)
 
@@ -251,17 +248,13 @@ def test_no_region_is_a_config_error(
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
     config = {k: v for k, v in _entry(fake_llm).items() if k != "aws_region"}
     with pytest.raises(ConfigError, match="aws_region"):
-        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
-
-
-def test_usage_cost_and_price_override(fake_llm: FakeLLMServer) -> None:
-    _scenarios.usage_and_cost(fake_llm, _entry(fake_llm), (0.003, 0.015))
+        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
 
 
 def test_cross_region_inference_profiles_are_priced(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("ok", usage={"prompt_tokens": 1000, "completion_tokens": 1000})
     config = scenarios.entry(fake_llm, "bedrock", "us.meta.llama3-1-8b-instruct-v1:0")
-    response = OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+    response = OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     assert response.cost == pytest.approx(0.00044)
 
 
@@ -272,7 +265,7 @@ def test_credentials_stay_out_of_the_runtime_log(fake_llm: FakeLLMServer, tmp_pa
     fake_llm.add_reply("ok")
     runtime_logging.start(config={"dbname": dbname})
     try:
-        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=_scenarios.HI)
+        OpenAIWrapper(config_list=[config], cache_seed=None).create(messages=scenarios.HI)
     finally:
         runtime_logging.stop()
     data = Path(dbname).read_bytes()
@@ -281,7 +274,7 @@ def test_credentials_stay_out_of_the_runtime_log(fake_llm: FakeLLMServer, tmp_pa
     con = sqlite3.connect(dbname)
     (request,) = con.execute("SELECT request FROM chat_completions").fetchone()
     con.close()
-    assert json.loads(request)["messages"] == _scenarios.HI
+    assert json.loads(request)["messages"] == scenarios.HI
     # The session token is a signed header (it must be), the secret never travels.
     assert fake_llm.received[0].headers["x-amz-security-token"] == token
     assert not _sent_anywhere(fake_llm, SECRET)
@@ -293,11 +286,3 @@ class TestBedrock(scenarios.ProviderScenarios):
     PRICE = (0.003, 0.015)
     SDK = "boto3"
     PROTOCOL = "bedrock"
-
-    def test_streaming_echoes_the_text(self, fake_llm: FakeLLMServer) -> None:
-        # Converse's body has no "stream": the path says it (see the tests above).
-        pass
-
-    def test_rate_limit_falls_back_to_openai(self, fake_llm: FakeLLMServer) -> None:
-        # Bedrock's entry has no api_key to look for: see the throttling test above.
-        pass
