@@ -32,7 +32,6 @@ from ._provider_base import (
     chunk,
     collect,
     completion,
-    price_per_1k,
     require,
     tool_call,
 )
@@ -168,14 +167,9 @@ class AnthropicClient(ProviderClient):
                 raise
             raise error from e
 
-    def cost(self, response: Any) -> float:
-        usage = response.usage
-        price = price_per_1k(_model_name(str(response.model)), self.PRICES)
-        if usage is None or price is None:
-            return 0.0
-        return (
-            float(usage.prompt_tokens * price[0] + (usage.completion_tokens or 0) * price[1]) / 1000
-        )
+    @staticmethod
+    def price_name(model: str) -> str:
+        return _model_name(model)
 
 
 def _input_tokens(usage: Any) -> int:
