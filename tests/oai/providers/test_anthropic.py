@@ -13,8 +13,6 @@ from parley.testing import FakeLLMServer
 
 from . import scenarios
 
-pytest.importorskip("anthropic")
-
 MODEL = "claude-3-5-sonnet-20240620"
 
 

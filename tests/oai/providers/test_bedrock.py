@@ -26,8 +26,6 @@ from parley.testing import FakeLLMServer
 
 from . import scenarios
 
-pytest.importorskip("boto3")
-
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 SECRET = "parley-fake-secret"  # the fake server's aws_secret_key
 

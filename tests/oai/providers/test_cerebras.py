@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from parley.testing import FakeLLMServer
 
 from . import scenarios
-
-pytest.importorskip("cerebras.cloud.sdk")
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from parley.oai.groq import GroqClient
 from parley.testing import FakeLLMServer
 
 from . import scenarios
-
-pytest.importorskip("groq")
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:

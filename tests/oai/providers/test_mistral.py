@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from parley.oai.mistral import mistral_messages
 from parley.testing import FakeLLMServer
 
 from . import scenarios
-
-pytest.importorskip("mistralai")
 
 
 def _entry(server: FakeLLMServer, **extra: Any) -> dict[str, Any]:

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from parley.testing import FakeLLMServer
 
 from . import scenarios
-
-pytest.importorskip("together")
 
 MODEL = "mistralai/Mixtral-8x7B-Instruct-v0.1"
 
