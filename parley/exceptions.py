@@ -17,6 +17,7 @@
     │   │       ├── BadRequestError          400, 404, 413, 422: the request itself is wrong
     │   │       ├── ModelServerError         5xx: the provider failed
     │   │       └── ModelConnectionError     no answer: connection refused, reset or timed out
+    │   ├── GroupChatConfigError (+ ValueError)  a GroupChat setting (``visibility``) is malformed
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
     │   ├── InvalidMessageError (+ ValueError, TypeError)  a message no model request could carry
     │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
@@ -68,6 +69,7 @@ __all__ = [
     "ConfigFailure",
     "DotenvSyntaxError",
     "ExecutionCancelledError",
+    "GroupChatConfigError",
     "ImageBuildError",
     "ImageDownloadNotAllowedError",
     "ImageLoadError",
@@ -199,6 +201,11 @@ class DotenvSyntaxError(ConfigError):
 
 class LocalModelUnavailableError(ParleyError, RuntimeError):
     """The local model or its runtime is not installed; the message says how to install it."""
+
+
+class GroupChatConfigError(ParleyError, ValueError):
+    """A ``GroupChat`` setting is malformed (``visibility``): the message names the value and
+    what is wrong with it."""
 
 
 class InvalidAgentNameError(ParleyError, ValueError):

@@ -18,6 +18,7 @@ from .._agent_protocol import is_agent as _is_agent
 from ..exceptions import AgentNameConflict, UndefinedNextAgent
 from ..graph_utils import check_graph_shape, check_graph_validity, invert_disallowed_to_allowed
 from ._auto_selection import mentioned_agents
+from ._group_visibility import Rule, check_visibility
 from ._messages import check_message, content_text
 from ._speaker_selection import (
     SPEAKER_SELECTION_METHODS,
@@ -85,6 +86,24 @@ class GroupChat:
     """A group of agents, their shared transcript and the speaker-selection rules.
 
     ``agents`` and ``messages`` are required (``messages`` is the transcript, kept in place).
+
+    ``visibility`` (parley only) says which messages each member receives, and so what its
+    model is sent; the manager, ``messages`` and the "auto" speaker selection (which runs as the
+    manager) always have the whole transcript:
+
+    - ``"all"`` (the default): every member receives every message, as in AutoGen.
+    - ``"addressed"``: a member receives the messages it sent, the broadcasts (the chat's
+      initial message), and the messages addressed to it: the message after which it was
+      chosen to speak, and a message whose text names it as ``@name``.
+    - a callable ``(message, agent) -> bool``: ``message`` as stored in ``messages`` (with the
+      sender's ``name``), ``agent`` the member; it decides every message but the member's own.
+    - a dict ``{member name: [sender names]}``: the member receives the messages of those
+      senders, its own and the initial message; members not in the dict receive everything.
+
+    Under every rule a tool call and its results go together: the results to exactly the
+    members that received the call, and the call always to the member chosen to run it (the
+    speaker after it), so no member's request has a result without its call or a call without
+    its results.
     """
 
     agents: list[Agent]
@@ -110,6 +129,8 @@ class GroupChat:
     select_speaker_auto_model_client_cls: type | list[type] | None = None
     select_speaker_auto_llm_config: dict[str, Any] | Literal[False] | None = None
     role_for_select_speaker_messages: str | None = "system"
+    # parley only: who sees which message (see the class docstring and _group_visibility).
+    visibility: Literal["all", "addressed"] | Rule | dict[str, list[str]] = "all"
 
     allowed_speaker_transitions_dict: dict[Any, list[Any]] = field(init=False)
     # Chooses the speakers; it keeps the "auto" selection agent and the warnings given.
@@ -141,6 +162,7 @@ class GroupChat:
         self.allowed_speaker_transitions_dict = self._transitions(kind)
         self._check_templates()
         self._check_selection_settings()
+        check_visibility(self.visibility, self.agent_names)
 
     def _check_agents(self) -> None:
         for i, agent in enumerate(self.agents):

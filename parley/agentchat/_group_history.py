@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["is_tool_result", "pair_tool_calls", "result_ids", "tail"]
+__all__ = ["call_ids", "is_tool_result", "pair_tool_calls", "result_ids", "tail"]
 
 
 def is_tool_result(message: Mapping[str, Any]) -> bool:

@@ -42,6 +42,7 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery, _group_resume
 from ._group_chat import GroupChat
+from ._group_visibility import Relay
 from ._human import is_termination
 from ._registry import builtin_reply, insert_reply
 from ._sync_chat import run_sync
@@ -179,6 +180,7 @@ class GroupChatManager(ConversableAgent):
     async def _rounds(self, groupchat: GroupChat, message: dict[str, Any], speaker: Agent) -> None:
         silent = self._silent
         select = _selection(groupchat)
+        relay = Relay(self, groupchat)
         for i in range(groupchat.max_round):
             self._last_speaker = speaker
             groupchat.append(message, speaker)
@@ -186,19 +188,14 @@ class GroupChatManager(ConversableAgent):
             # (the transcript keeps text only; multimodal members need the parts).
             if message.get("role") != "function":
                 message = {**message, "name": speaker.name}
-            for agent in groupchat.agents:
-                if agent is not speaker:
-                    await _delivery.send(self, message, agent, request_reply=False, silent=True)
-            if is_termination(self._is_termination_msg, message):
-                _usage.note_end("is_termination_msg")
-                return
-            if i == groupchat.max_round - 1:
-                _usage.note_end("max_round")
-                return
-            if _usage.check() is not None:
-                return  # the budget is spent: no selection, no further round
-            turn = await self._turn(groupchat, speaker, select)
+            await relay.hold(groupchat.messages[-1], message, speaker, broadcast=i == 0)
+            turn = (
+                None
+                if _ends_after(groupchat, message, i, self._is_termination_msg)
+                else (await self._turn(groupchat, speaker, select, relay))
+            )
             if turn is None:
+                await relay.release(None)  # the chat's last message: addressed to nobody
                 return
             speaker, reply = turn
             if (
@@ -212,9 +209,10 @@ class GroupChatManager(ConversableAgent):
             message = self.last_message(speaker)  # type: ignore[assignment]
 
     async def _turn(
-        self, groupchat: GroupChat, last_speaker: Agent, select: _Select
+        self, groupchat: GroupChat, last_speaker: Agent, select: _Select, relay: Relay
     ) -> tuple[Agent, Any] | None:
-        """The next speaker and its reply; None when the chat ends here."""
+        """The next speaker and its reply; None when the chat ends here. The last message is
+        delivered (``relay``) once the speaker is known, before it replies."""
         silent = self._silent
         try:
             with (
@@ -233,6 +231,7 @@ class GroupChatManager(ConversableAgent):
                 from ..io import IOStream
 
                 IOStream.get_default().print(f"\nNext speaker: {speaker.name}\n", flush=True)
+            await relay.release(speaker)
             reply = await self._reply_of(speaker)
         except KeyboardInterrupt:
             # The admin (a human participant) takes over, as in AutoGen.
@@ -240,6 +239,7 @@ class GroupChatManager(ConversableAgent):
             if admin is None:
                 raise
             speaker = admin
+            await relay.release(speaker)
             reply = await self._reply_of(speaker)
         except NoEligibleSpeaker:
             logger.warning("No eligible speaker found. Terminating the conversation.")
@@ -317,6 +317,18 @@ def _preparation(
 ) -> tuple[bool, bool]:
     """The optional arguments of ``ConversableAgent._prepare_chat``, with their defaults."""
     return prepare_recipient, reply_at_receive
+
+
+def _ends_after(groupchat: GroupChat, message: dict[str, Any], i: int, terminates: Any) -> bool:
+    """Whether the chat ends after round ``i``'s message (noting why)."""
+    if is_termination(terminates, message):
+        _usage.note_end("is_termination_msg")
+        return True
+    if i == groupchat.max_round - 1:
+        _usage.note_end("max_round")
+        return True
+    # The budget is spent: no selection, no further round.
+    return _usage.check() is not None
 
 
 def _selection(groupchat: GroupChat) -> _Select:

@@ -5,7 +5,7 @@ that each could be stored and sent, as ``_message_check`` requires of every mess
 clears any history, so bad input raises an error naming the message and loses nothing. A saved
 list whose tool calls and tool results were separated (a sliced transcript, AutoGen #3164) is
 repaired before it is loaded, with a warning, because every later model request built from it
-would be rejected.
+would be rejected. Each member's history is rebuilt with the group's ``visibility`` rule.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..exceptions import InvalidMessageError
 from . import _delivery
 from ._group_history import pair_tool_calls, tail
+from ._group_visibility import Audience
 from ._human import is_termination
 from ._message_check import check_message
 from .conversable_agent import ConversableAgent
@@ -121,11 +122,18 @@ async def resume(
     for message in loaded[:-1]:
         if not message.get("name"):
             message["name"] = manager.name  # a ChatResult history: the manager's own messages
+    # Each member gets what it would have received live: the same rule, the agent that spoke
+    # next being the sender of the following message.
+    audience = Audience(group)
+    for i, message in enumerate(loaded[:-1]):
         speaker = group.agent_by_name(message["name"])
+        following = group.agent_by_name(loaded[i + 1].get("name") or manager.name)
+        broadcast = i == 0 or message["name"] == manager.name
+        seen = audience.of(message, speaker, following, broadcast)
         for agent in group.agents:
             if agent is speaker:
                 await _delivery.send(agent, message, manager, request_reply=False, silent=True)
-            else:
+            elif agent in seen:
                 await _delivery.send(manager, message, agent, request_reply=False, silent=True)
         if speaker is not None:
             group.append(message, speaker)
