@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import pytest
 
-from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley import ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
 from parley.agentchat.contrib.capabilities.transform_messages import TransformMessages
 from parley.agentchat.contrib.capabilities.transforms import MessageHistoryLimiter
 from parley.exceptions import GroupChatConfigError
@@ -138,8 +138,8 @@ async def test_addressed_members_see_their_own_the_next_speakers_and_mentions(
 async def test_the_last_message_goes_to_its_mentions_only(fake_llm: FakeLLMServer) -> None:
     replies = {"a": ["a1", "a done, @b"], "b": ["b note"], "c": ["c answer"]}
     group = await run_group("async", fake_llm, "addressed", replies=replies)
-    a, b, c = group.agents
-    manager = next(iter(a.chat_messages))
+    _, b, c = group.agents
+    manager = next(iter(b.chat_messages))
     # Nobody speaks after the last message: only @b receives it.
     assert b.chat_messages[manager][-1]["content"] == "a done, @b"
     assert "a done, @b" not in [m["content"] for m in c.chat_messages[manager]]
@@ -274,7 +274,7 @@ async def test_a_hidden_call_hides_its_results(fake_llm: FakeLLMServer) -> None:
     # orphan, so it gets neither. The executor, asked to run the call, gets it anyway.
     group = await start_tools("async", fake_llm, {"critic": ["executor"], "executor": []})
     assert seen(fake_llm, "critic") == [["2+3?"]]
-    coder, executor, critic = group.agents
+    executor = group.agents[1]
     manager = next(iter(executor.chat_messages))
     assert [m.get("tool_calls") is not None for m in executor.chat_messages[manager]] == [
         False,
@@ -352,9 +352,7 @@ async def test_resume_rebuilds_each_share_with_the_rule(
             "b note",
             "c answer",
         ]
-        await call(
-            variant, last_agent, "initiate_chat", manager, message=last, clear_history=False
-        )
+        await call(variant, last_agent, "initiate_chat", manager, message=last, clear_history=False)
     # The resumed chat's first message is a broadcast; b spoke next.
     assert seen(fake_llm, "b") == [["task", "plan for @c", "b note", "go on"]]
 
