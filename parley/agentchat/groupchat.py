@@ -24,6 +24,8 @@ Differences from AutoGen, on purpose:
   the next agent in order speak, and that fallback respects the transition graph (and a
   method spelled "Manual" behaves like "manual").
 - ``GroupChatManager.resume`` checks every saved message before it clears any history.
+- ``visibility`` (a new keyword, default ``"all"``: AutoGen's behaviour) limits which messages
+  each member receives (``_group_visibility``; website/docs/group-chat-visibility.md).
 """
 
 from __future__ import annotations

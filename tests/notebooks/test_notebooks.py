@@ -108,6 +108,17 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "PNG written: True" in text
         assert "speakers: ['planner', 'engineer', 'reviewer', 'planner']" in text
         assert "context window of gpt-4o-mini: 128000" in text
+    if notebook.name == "group_chat_visibility.ipynb":
+        assert (
+            "writer request 1: ['Write a one-line market summary.', 'Writer, draft the answer.']"
+            in text
+        )
+        assert (
+            "analyst request 1: ['Write a one-line market summary.', '@analyst, privately" in text
+        )
+        assert "transcript: ['user', 'researcher', 'analyst', 'researcher', 'writer']" in text
+        assert "the writer saw the estimate: False" in text
+        assert "GroupChatConfigError GroupChat visibility names agents that are not members" in text
     if notebook.name == "teachability.ipynb":
         assert "memos: 2" in text
         assert "memories in the prompt: True\nstored history unchanged: True" in text
