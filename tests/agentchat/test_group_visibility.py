@@ -96,7 +96,6 @@ async def run_group(
         "c": ["c answer"],
     }
     server.responder = scripted({n: iter(r) for n, r in replies.items()})
-    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
     group = GroupChat(
         [a, b, c],
         [],
@@ -104,10 +103,15 @@ async def run_group(
         speaker_selection_method=in_order(*(by_name[n] for n in order)),
         visibility=visibility,
     )
-    manager = GroupChatManager(group)
-    with IOStream.set_default(IOScripted()):
-        await call(variant, user, "initiate_chat", manager, message="task")
+    await start(variant, GroupChatManager(group), "task")
     return group
+
+
+async def start(variant: str, manager: GroupChatManager, message: str) -> None:
+    """An outsider, ``user``, starts the chat with ``message``."""
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    with IOStream.set_default(IOScripted()):
+        await call(variant, user, "initiate_chat", manager, message=message)
 
 
 # -- the rules ---------------------------------------------------------------------------------
@@ -239,9 +243,7 @@ def tool_group(server: FakeLLMServer, visibility: Any) -> tuple[GroupChat, Group
 
 async def start_tools(variant: str, server: FakeLLMServer, visibility: Any) -> GroupChat:
     group, manager = tool_group(server, visibility)
-    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
-    with IOStream.set_default(IOScripted()):
-        await call(variant, user, "initiate_chat", manager, message="2+3?")
+    await start(variant, manager, "2+3?")
     return group
 
 
