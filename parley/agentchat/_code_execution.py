@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _events
 from .._runtime import run_in_thread
+from ._journaled import journaled_code
 
 if TYPE_CHECKING:
     from ._core import AgentCore, History
@@ -123,9 +124,15 @@ async def generate_code_execution_reply(
         blocks = extract_code(content)
         if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
             continue
-        with _code_step(agent, [lang for lang, _ in blocks], [code for _, code in blocks]) as step:
-            exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
-            step.set(exit_code=exit_code, output=logs)
+
+        async def run_blocks() -> tuple[int, str]:
+            languages, codes = [lang for lang, _ in blocks], [code for _, code in blocks]
+            with _code_step(agent, languages, codes) as step:
+                exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
+                step.set(exit_code=exit_code, output=logs)
+            return exit_code, logs
+
+        exit_code, logs = await journaled_code(agent.name, run_blocks)
         return True, _reply_text(exit_code, logs)
     return False, None
 
@@ -201,9 +208,14 @@ async def generate_code_execution_reply_using_executor(
                 f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{shown}])...",
                 flush=True,
             )
-        languages = [b.language for b in blocks]
-        with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
-            result = await run_in_thread(executor.execute_code_blocks, blocks)
-            step.set(exit_code=result.exit_code, output=result.output)
-        return True, _reply_text(result.exit_code, result.output)
+
+        async def run_blocks() -> tuple[int, str]:
+            languages = [b.language for b in blocks]
+            with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
+                result = await run_in_thread(executor.execute_code_blocks, blocks)
+                step.set(exit_code=result.exit_code, output=result.output)
+            return result.exit_code, result.output
+
+        exit_code, output = await journaled_code(agent.name, run_blocks)
+        return True, _reply_text(exit_code, output)
     return False, None
