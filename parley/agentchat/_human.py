@@ -80,9 +80,7 @@ async def ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], s
     return await journaled_human(agent, lambda: _ask_human(agent, prompt, message, sender))
 
 
-async def _ask_human(
-    agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any
-) -> str:
+async def _ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
     review = getattr(agent, "_human_review", None)
     if review is not None:
         request = ReviewRequest(

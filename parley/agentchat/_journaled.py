@@ -86,14 +86,12 @@ async def open_journal(
     kwargs: dict[str, Any], sender: Any, recipient: Any, chat: dict[str, Any]
 ) -> _journal.Journal | None:
     """The journal of a chat started with ``store=`` (and ``chat_id=``), both taken out of
-    ``kwargs``; None for a chat that is not durable. ``chat`` holds the chat's arguments, the
+    ``kwargs``; None for a chat that is not durable (its ``chat_id`` left in ``kwargs``). ``chat`` holds the chat's arguments, the
     ones a resume starts it with again (a callable's as None: resume must be given it)."""
     store = kwargs.pop("store", None)
-    chat_id = kwargs.pop("chat_id", None)
     if store is None:
-        if chat_id is not None:
-            raise ValueError("chat_id= names a durable chat: give its store= too")
-        return None
+        return None  # a chat queue's chat_id (its prerequisites' key) stays in the context
+    chat_id = kwargs.pop("chat_id", None)
     if not isinstance(chat_id, str) or not chat_id:
         raise ValueError("a durable chat (store=) needs a chat_id= to be resumed by")
     header = {

@@ -36,9 +36,7 @@ async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
         outcome = Outcome(response, record["cost"], record["cached"])
         return fallback.replay(config, record["config"], outcome, record["passed"])
 
-    return await _journal.journaled(
-        "llm", agent, ask, ident=purpose, encode=_encode, decode=decode
-    )
+    return await _journal.journaled("llm", agent, ask, ident=purpose, encode=_encode, decode=decode)
 
 
 def _encode(response: Any) -> dict[str, Any]:
