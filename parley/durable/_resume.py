@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._runtime import run_sync
+from ..agentchat._sync_chat import sync_of
 from ..exceptions import DurableChatError
 from ._resuming import Resuming, UncertainPolicy, resuming
 
@@ -56,23 +56,5 @@ async def a_resume(
         resuming.reset(token)
 
 
-def resume(
-    chat_id: str,
-    *,
-    store: Any,
-    sender: Any,
-    recipient: Any,
-    on_uncertain_tool: UncertainPolicy | None = None,
-    **chat: Any,
-) -> Any:
-    """The blocking form of :func:`a_resume`."""
-    return run_sync(
-        a_resume(
-            chat_id,
-            store=store,
-            sender=sender,
-            recipient=recipient,
-            on_uncertain_tool=on_uncertain_tool,
-            **chat,
-        )
-    )
+resume = sync_of(a_resume, "resume")
+"""The blocking form of :func:`a_resume`."""
