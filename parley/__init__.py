@@ -85,12 +85,14 @@ else:
         {"DEFAULT_MODEL": ".code_utils", "FAST_MODEL": ".code_utils", "Cache": ".cache"},
         whole=(".exception_utils", ".oai", ".agentchat"),
         exclude=("APPROVE", "EXIT", "LLMAgent", "ReviewRequest"),
-        # The sub-modules that are attributes of AutoGen 0.2 after `import autogen`.
+        # The sub-modules that are attributes of AutoGen 0.2 after `import autogen` (and
+        # parley's durable chats).
         submodules=(
             "agentchat",
             "cache",
             "code_utils",
             "coding",
+            "durable",
             "exception_utils",
             "exceptions",
             "formatting_utils",

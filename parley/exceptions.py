@@ -68,6 +68,7 @@ __all__ = [
     "ConfigError",
     "ConfigFailure",
     "DotenvSyntaxError",
+    "DurableChatError",
     "ExecutionCancelledError",
     "GroupChatConfigError",
     "ImageBuildError",
@@ -89,8 +90,10 @@ __all__ = [
     "OutsideWorkDirError",
     "ParleyError",
     "RateLimitError",
+    "ReplayDivergedError",
     "SandboxUnavailableError",
     "SenderRequired",
+    "UncertainToolCallError",
     "UndefinedNextAgent",
     "UnsafeWorkDirError",
     "UnsandboxedExecutionWarning",
@@ -301,6 +304,32 @@ class UnsandboxedExecutionWarning(UserWarning):
 class ImageBuildError(ParleyError, RuntimeError):
     """A sandbox image could not be built (``parley sandbox build``); the message says which
     tool or source was missing and the tail of its output."""
+
+
+class DurableChatError(ParleyError, RuntimeError):
+    """A durable chat (``parley.durable``) cannot start or resume: an unknown ``chat_id``, one
+    already in the store, agents other than the journal's, a step it cannot record."""
+
+
+class ReplayDivergedError(DurableChatError):
+    """A resumed chat sent a message other than the one its journal recorded at that point:
+    the agents (their code, prompts or tools) are not those of the interrupted run."""
+
+
+class UncertainToolCallError(DurableChatError):
+    """A tool declared not idempotent was running when its chat stopped: whether it took
+    effect is unknown, so resuming does not run it again by itself. ``tool``, ``call_id`` and
+    ``arguments`` name the call; resume with ``on_uncertain_tool=`` to decide."""
+
+    def __init__(self, tool: str, call_id: str | None, arguments: Any) -> None:
+        super().__init__(
+            f"tool {tool!r} (call {call_id}) was running when the chat stopped and is not "
+            "idempotent: it may or may not have taken effect. Resume with "
+            "on_uncertain_tool= to rerun it, skip it or give its result."
+        )
+        self.tool = tool
+        self.call_id = call_id
+        self.arguments = arguments
 
 
 class InputExhaustedError(ParleyError, EOFError):

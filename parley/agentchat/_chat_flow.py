@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import _events
+from .. import _events, _journal
 from .._calls import call_user
 from ..exceptions import BudgetExceededError, InvalidCarryOverType
 from ..oai._streaming import echo_silenced
@@ -21,6 +21,7 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
+from ._journaled import open_journal
 from ._messages import check_agent_names
 from .utils import SUMMARY_METHODS, consolidate_chat_info
 
@@ -207,6 +208,15 @@ async def run_chat(
     )
     budget = checked_budget(kwargs.pop("budget", None))
     check_names(sender, recipient, summary_method)
+    chat_args = {
+        "clear_history": clear_history,
+        "silent": silent,
+        "max_turns": max_turns,
+        "summary_method": summary_method,
+        "summary_args": {k: v for k, v in (summary_args or {}).items() if k != "cache"},
+        "message": message,
+    }
+    journal = await open_journal(kwargs, sender, recipient, chat_args)
     agents = [sender, recipient]
     for agent in agents:
         agent.previous_cache = agent.client_cache
@@ -225,7 +235,7 @@ async def run_chat(
             message=message if not callable(message) else None,
             max_turns=max_turns,
         )
-        with report:
+        with report, _journal.scope(journal):
             try:
                 await _exchange(
                     sender, recipient, clear_history, silent, max_turns, message, kwargs
@@ -258,6 +268,8 @@ async def run_chat(
                 run_id=run.id,
             )
             report.set(termination_reason=reason, summary=summary, cost=result.cost, usage=usage)
+            if journal is not None:
+                await journal.end(reason)
     return result
 
 

@@ -16,10 +16,12 @@ Ctrl-C in a sync chat) tells the executor to stop the block (``parley._runtime``
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import _events
 from .._runtime import run_in_thread
+from ._journaled import journaled_code
 
 if TYPE_CHECKING:
     from ._core import AgentCore, History
@@ -104,6 +106,22 @@ def _reply_text(exit_code: int, output: str) -> str:
     return f"exitcode: {exit_code} ({status})\nCode output: {output}"
 
 
+async def _run_legacy(agent: AgentCore, blocks: list[tuple[str, str]]) -> tuple[int, str]:
+    languages, codes = [lang for lang, _ in blocks], [code for _, code in blocks]
+    with _code_step(agent, languages, codes) as step:
+        exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
+        step.set(exit_code=exit_code, output=logs)
+    return exit_code, logs
+
+
+async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any]) -> tuple[int, str]:
+    languages = [b.language for b in blocks]
+    with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
+        result = await run_in_thread(executor.execute_code_blocks, blocks)
+        step.set(exit_code=result.exit_code, output=result.output)
+    return int(result.exit_code), str(result.output)
+
+
 async def generate_code_execution_reply(
     agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, str | None]:
@@ -123,9 +141,7 @@ async def generate_code_execution_reply(
         blocks = extract_code(content)
         if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
             continue
-        with _code_step(agent, [lang for lang, _ in blocks], [code for _, code in blocks]) as step:
-            exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
-            step.set(exit_code=exit_code, output=logs)
+        exit_code, logs = await journaled_code(agent.name, partial(_run_legacy, agent, blocks))
         return True, _reply_text(exit_code, logs)
     return False, None
 
@@ -201,9 +217,7 @@ async def generate_code_execution_reply_using_executor(
                 f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{shown}])...",
                 flush=True,
             )
-        languages = [b.language for b in blocks]
-        with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
-            result = await run_in_thread(executor.execute_code_blocks, blocks)
-            step.set(exit_code=result.exit_code, output=result.output)
-        return True, _reply_text(result.exit_code, result.output)
+        run = partial(_run_with_executor, agent, executor, blocks)
+        exit_code, output = await journaled_code(agent.name, run)
+        return True, _reply_text(exit_code, output)
     return False, None

@@ -28,6 +28,7 @@ import inspect
 from collections import deque
 from typing import Any
 
+from .. import _journal
 from .._runtime import to_thread
 
 __all__ = [
@@ -93,6 +94,7 @@ async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
 async def send(
     agent: Any, message: Any, to: Any, request_reply: Any = None, silent: Any = False
 ) -> None:
+    await _journal.check_message(agent.name, to.name, message)
     await _run(agent, "send", message, to, request_reply, silent)
 
 

@@ -16,6 +16,7 @@ from .._calls import call_user
 from ..code_utils import content_str
 from ..usage._run import note_end
 from . import _delivery
+from ._journaled import journaled_human
 
 if TYPE_CHECKING:
     from ._core import AgentCore, History
@@ -74,7 +75,12 @@ def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[
 
 
 async def ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
-    """One answer from the agent's human: its review function, an override, or the IOStream."""
+    """One answer from the agent's human: its review function, an override, or the IOStream
+    (in a durable chat, the answer the journal recorded)."""
+    return await journaled_human(agent, lambda: _ask_human(agent, prompt, message, sender))
+
+
+async def _ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
     review = getattr(agent, "_human_review", None)
     if review is not None:
         request = ReviewRequest(

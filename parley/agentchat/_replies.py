@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _events
 from .._calls import call_user
 from ..exceptions import BudgetExceededError
+from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
@@ -153,10 +154,16 @@ async def execute_function(
         f"\n>>>>>>>> EXECUTING FUNCTION {name}...{call_text}\nInput arguments: {arguments}",
         flush=True,
     )
-    with _events.step("tool_call", name, agent=agent, arguments=arguments, call_id=call_id) as step:
-        success, reply = await _call_tool(func, name, arguments, verbose)
-        step.set(success=success, result=reply["content"])
-    return success, reply
+
+    async def run() -> tuple[bool, dict[str, Any]]:
+        with _events.step(
+            "tool_call", name, agent=agent, arguments=arguments, call_id=call_id
+        ) as step:
+            success, reply = await _call_tool(func, name, arguments, verbose)
+            step.set(success=success, result=reply["content"])
+        return success, reply
+
+    return await journaled_tool(agent.name, func, name, call_id, arguments, run)
 
 
 async def _call_tool(

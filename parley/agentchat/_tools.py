@@ -207,13 +207,19 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
-def register_for_execution(agent: AgentCore, name: str | None = None) -> Callable[[F], F]:
+def register_for_execution(
+    agent: AgentCore, name: str | None = None, idempotent: bool | None = None
+) -> Callable[[F], F]:
     """A decorator registering ``func``, wrapped by the agent's ``_wrap_function``, in the
-    agent's function map; it returns ``func`` itself."""
+    agent's function map; it returns ``func`` itself. ``idempotent=False`` marks a tool a
+    resumed durable chat must not rerun by itself (``parley.durable``)."""
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
-        merge_functions(agent._function_map, {tool_name: agent._wrap_function(func)})
+        wrapped = agent._wrap_function(func)
+        if idempotent is not None:
+            wrapped._parley_idempotent = idempotent
+        merge_functions(agent._function_map, {tool_name: wrapped})
         return func
 
     return decorator
@@ -226,7 +232,9 @@ def register_function(
     executor: ConversableAgent,
     name: str | None = None,
     description: str,
+    idempotent: bool | None = None,
 ) -> None:
-    """Register ``f`` as a tool the caller's model may call and the executor runs."""
+    """Register ``f`` as a tool the caller's model may call and the executor runs
+    (``idempotent``: see :func:`register_for_execution`)."""
     caller.register_for_llm(name=name, description=description)(f)
-    executor.register_for_execution(name=name)(f)
+    executor.register_for_execution(name=name, idempotent=idempotent)(f)

@@ -408,9 +408,12 @@ class ConversableAgent(LLMAgent):
             self, name=name, description=description, api_style=api_style
         )
 
-    def register_for_execution(self, name: str | None = None) -> Callable[[F], F]:
-        """Decorator: let this agent execute the function when a model calls it."""
-        return _tools.register_for_execution(self, name=name)
+    def register_for_execution(
+        self, name: str | None = None, idempotent: bool | None = None
+    ) -> Callable[[F], F]:
+        """Decorator: let this agent execute the function when a model calls it
+        (``idempotent=False``: a resumed durable chat asks before running it again)."""
+        return _tools.register_for_execution(self, name=name, idempotent=idempotent)
 
     def update_tool_signature(self, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
         _tools.update_tool_signature(self, tool_sig, is_remove)

@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
-from .. import _events
+from .. import _events, _journal
 from ..exceptions import (
     AllConfigsFailedError,
     ConfigFailure,
@@ -30,6 +30,7 @@ from ..exceptions import (
     ModelConnectionError,
 )
 from ..usage import _run as _usage
+from ._journal_calls import replayed_or_asked as _replayed_or_asked
 from ._layers import Layer, Outcome
 from ._retry import error_status
 from ._slot import Attempt, Slot
@@ -101,6 +102,11 @@ class Fallback:
 
     async def __call__(self, config: Mapping[str, Any]) -> Any:
         _usage.gate()  # a chat whose budget is spent makes no further request
+        if _journal.current() is None:
+            return await self._ask(config)
+        return await _replayed_or_asked(self, config)
+
+    async def _ask(self, config: Mapping[str, Any]) -> Any:
         failures: list[ConfigFailure] = []
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):
@@ -131,6 +137,15 @@ class Fallback:
                 response.pass_filter = passed
                 return response
         raise RuntimeError("Should not reach here.")
+
+    def replay(self, config: Mapping[str, Any], index: int, outcome: Outcome, passed: bool) -> Any:
+        """A recorded response presented as config ``index`` made it (a durable chat's
+        replay: usage and observers see it again, no request is sent)."""
+        slot, _ = self._configs[min(index, len(self._configs) - 1)]
+        response, _ = self._present(slot.attempt(config), outcome, time.time(), 0.0)
+        response.config_id = index
+        response.pass_filter = passed
+        return response
 
     def _present(
         self, attempt: Attempt, outcome: Outcome, start: float, duration: float

@@ -1,0 +1,104 @@
+"""The steps of a turn a durable chat records and replays (see :mod:`parley._journal`): a
+tool call, a code execution, a human's answer.
+
+A tool's start is committed before it runs, so a resumed chat knows a call that was running
+when the process died; an idempotent tool (the default) simply runs again, one registered
+with ``idempotent=False`` is put to the journal's ``on_uncertain_tool`` policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .. import _journal
+
+__all__ = ["journaled_code", "journaled_human", "journaled_tool", "open_journal"]
+
+ToolRun = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
+
+
+def _skipped(name: str) -> Callable[[str], tuple[bool, dict[str, Any]]]:
+    def settle(choice: str) -> tuple[bool, dict[str, Any]]:
+        if choice == _journal.SKIP:
+            text = (
+                f"Error: the call of {name} was interrupted and not run again: "
+                "whether it took effect is unknown."
+            )
+            return False, {"name": name, "role": "function", "content": text}
+        return True, {"name": name, "role": "function", "content": choice}
+
+    return settle
+
+
+async def journaled_tool(
+    agent: str, func: Any, name: str, call_id: str | None, arguments: Any, run: ToolRun
+) -> tuple[bool, dict[str, Any]]:
+    """``run()``'s ``(success, reply)`` for one tool call, or its recorded one."""
+    if _journal.current() is None:
+        return await run()
+    idempotent = getattr(func, "_parley_idempotent", True)
+    uncertain = None
+    if not idempotent:
+        uncertain = _journal.UncertainCall("tool", agent, name, call_id, _journal.plain(arguments))
+    result = await _journal.journaled(
+        "tool",
+        agent,
+        run,
+        ident=call_id or name,
+        encode=list,
+        decode=lambda record: (bool(record[0]), dict(record[1])),
+        start={"tool": name, "call_id": call_id, "arguments": _journal.plain(arguments)},
+        uncertain=uncertain,
+        settle=_skipped(name),
+    )
+    return result
+
+
+async def journaled_code(
+    agent: str, run: Callable[[], Awaitable[tuple[int, str]]]
+) -> tuple[int, str]:
+    """``run()``'s ``(exit_code, output)`` for one code execution, or its recorded one."""
+    return await _journal.journaled(
+        "code", agent, run, encode=list, decode=lambda record: (int(record[0]), str(record[1]))
+    )
+
+
+async def journaled_human(agent: Any, ask: Callable[[], Awaitable[str]]) -> str:
+    """The human's answer, or the one recorded (kept in the agent's ``human_input`` again, as
+    asking would have)."""
+    if _journal.current() is None:
+        return await ask()
+    asked = False
+
+    async def asking() -> str:
+        nonlocal asked
+        asked = True
+        return await ask()
+
+    text = await _journal.journaled("human", agent.name, asking)
+    if not asked:
+        agent.state.human_input.append(text)
+    return text
+
+
+async def open_journal(
+    kwargs: dict[str, Any], sender: Any, recipient: Any, chat: dict[str, Any]
+) -> _journal.Journal | None:
+    """The journal of a chat started with ``store=`` (and ``chat_id=``), both taken out of
+    ``kwargs``; None for a chat that is not durable (its ``chat_id`` left in ``kwargs``). ``chat`` holds the chat's arguments, the
+    ones a resume starts it with again (a callable's as None: resume must be given it)."""
+    store = kwargs.pop("store", None)
+    if store is None:
+        return None  # a chat queue's chat_id (its prerequisites' key) stays in the context
+    chat_id = kwargs.pop("chat_id", None)
+    if not isinstance(chat_id, str) or not chat_id:
+        raise ValueError("a durable chat (store=) needs a chat_id= to be resumed by")
+    header = {
+        "sender": sender.name,
+        "recipient": getattr(recipient, "name", None),
+        **{k: None if callable(v) else _journal.plain(v) for k, v in chat.items()},
+        "callables": sorted(k for k, v in chat.items() if callable(v)),
+    }
+    journal: _journal.Journal = await store.open_chat(chat_id, header)
+    return journal

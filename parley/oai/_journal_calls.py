@@ -1,0 +1,53 @@
+"""A model call in a durable chat: its response replayed from the journal, or asked for and
+committed there (see :mod:`parley._journal`).
+
+A call is keyed by the agent it is charged to and its purpose (a reply, a summary, a tool's
+own call), and by how many such calls came before. The record keeps the response as the
+cache stores it (``_cache_io``'s document), with the config that made it, its cost, whether
+the cache answered and whether the filter passed it: a replayed call is presented exactly as
+the live one was (``Fallback.replay``), so usage totals and ``ChatResult.cost`` match.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .. import _journal
+from ..exceptions import DurableChatError
+from ..usage import _run as _usage
+from ._cache_io import Unstorable, decode_response, encode_response
+from ._layers import Outcome
+
+__all__ = ["replayed_or_asked"]
+
+
+async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
+    """``fallback(config)``'s response, from the current journal when it holds it."""
+    agent, purpose = _usage.charged_to(config.get("agent"))
+
+    async def ask() -> Any:
+        return await fallback._ask(config)
+
+    def decode(record: Any) -> Any:
+        response = decode_response(record["response"])
+        if response is None:
+            raise DurableChatError(f"the journal's response of {agent}'s call cannot be read")
+        outcome = Outcome(response, record["cost"], record["cached"])
+        return fallback.replay(config, record["config"], outcome, record["passed"])
+
+    return await _journal.journaled("llm", agent, ask, ident=purpose, encode=_encode, decode=decode)
+
+
+def _encode(response: Any) -> dict[str, Any]:
+    try:
+        document = encode_response(response)
+    except Unstorable as e:
+        raise DurableChatError(f"a durable chat cannot record {e}") from e
+    return {
+        "response": document,
+        "config": getattr(response, "config_id", 0),
+        "passed": getattr(response, "pass_filter", True),
+        "cost": getattr(response, "cost", None),
+        "cached": False,
+    }
