@@ -2,7 +2,7 @@
 model call and a message each way) without a store, with ChatStore(synchronous="NORMAL") and
 with the default synchronous="FULL", on this machine's disk.
 
-    PYTHONPATH=. python scripts/durable_overhead.py [turns] [dir]
+    PYTHONPATH=. python benchmarks/durable_overhead.py [turns] [dir]
 """
 
 from __future__ import annotations
