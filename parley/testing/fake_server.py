@@ -92,21 +92,16 @@ from __future__ import annotations
 import asyncio
 import collections
 import inspect
-import json
 import threading
-import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl
 
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog
-from ._respond import error_response, json_response, respond
 from ._script import (
     Disconnect,
-    ErrorReply,
     MalformedReply,
     Reply,
     ScriptItem,
@@ -114,16 +109,14 @@ from ._script import (
     make_reply,
     to_item,
 )
-from ._validation import RequestError, check_context_window
+from ._serve import handle
 from ._wire import Wire
-from ._wires import WIRES
 
 __all__ = ["FakeLLMServer", "RecordedRequest", "Responder"]
 
 Responder = Callable[[dict[str, Any]], Any]
 DEFAULT_API_KEY = "sk-parley-fake"
 _START_TIMEOUT = 10.0
-_MODEL_PATHS = ("/v1/models", "/models")
 
 
 class FakeLLMServer:
@@ -393,117 +386,10 @@ class FakeLLMServer:
         http = self._http
         return 0 if http is None else http.open_connections
 
-    # -- serving --------------------------------------------------------------------------
+    # -- serving (the request side is parley/testing/_serve.py) ---------------------------
 
     async def _handle(self, request: HttpRequest) -> HttpResponse:
-        request_id = self._ids.request()
-        path = request.path.rstrip("/")
-        for wire in WIRES:
-            params = wire.match(path)
-            if params is not None:
-                if request.method != "POST":
-                    return error_response(
-                        wire,
-                        make_error(405, f"Method {request.method} not allowed on {path}"),
-                        request_id,
-                    )
-                return await self._complete(request, request_id, wire, params)
-        if path in _MODEL_PATHS or any(path.startswith(p + "/") for p in _MODEL_PATHS):
-            return self._models(request, path, request_id)
-        return error_response(
-            WIRES[0],
-            make_error(
-                404, f"Unknown request URL: {request.method} {request.path}.", code="unknown_url"
-            ),
-            request_id,
-        )
-
-    def _unauthorized(
-        self, request: HttpRequest, query: Mapping[str, str], wire: Wire, request_id: str
-    ) -> HttpResponse | None:
-        if self.api_key is None or wire.authorized(request.headers, query, self.api_key):
-            return None
-        return error_response(wire, wire.unauthorized(), request_id)
-
-    def _models(self, request: HttpRequest, path: str, request_id: str) -> HttpResponse:
-        openai = WIRES[0]
-        denied = self._unauthorized(request, {}, openai, request_id)
-        if denied is not None:
-            return denied
-        data = [
-            {"id": m, "object": "model", "created": 0, "owned_by": "parley-testing"}
-            for m in self.models
-        ]
-        if path in _MODEL_PATHS:
-            return json_response({"object": "list", "data": data}, request_id)
-        wanted = path.rsplit("/", 1)[1]
-        for model in data:
-            if model["id"] == wanted:
-                return json_response(model, request_id)
-        return error_response(
-            openai, make_error(404, f"The model '{wanted}' does not exist"), request_id
-        )
-
-    async def _complete(
-        self, request: HttpRequest, request_id: str, wire: Wire, params: Mapping[str, str]
-    ) -> HttpResponse:
-        query = dict(parse_qsl(request.query))
-        try:
-            body: Any = json.loads(request.body)
-        except (ValueError, UnicodeDecodeError) as e:
-            body = None
-            error: ErrorReply | None = make_error(
-                400,
-                f"We could not parse the JSON body of your request. ({e})",
-                code="invalid_json",
-            )
-        else:
-            error = None
-        chat = _chat_of(wire, body, params)
-        record = RecordedRequest(
-            request.method,
-            request.path,
-            dict(request.headers),
-            request.body,
-            body,
-            time.monotonic(),
-            request.query,
-            wire.protocol,
-            chat,
-        )
-        self._log.receive(record)
-        denied = self._unauthorized(request, query, wire, request_id)
-        if denied is not None:
-            return denied
-        if error is None:
-            try:
-                wire.validate(body, params, strict=self.strict)
-                if chat is None:
-                    raise RequestError(f"FakeLLMServer could not read this {wire.what} request.")
-                if self.context_window is not None:
-                    check_context_window(chat, self.context_window)
-            except RequestError as e:
-                error = make_error(400, e.message, param=e.param, code=e.code, type=e.type)
-        if error is not None or chat is None:
-            assert error is not None
-            return error_response(wire, error, request_id)
-        try:
-            item = self._sendable(await self._next_item(chat, wire), wire)
-            if item.delay:
-                await asyncio.sleep(item.delay)
-        except asyncio.CancelledError:
-            if request.abandoned:
-                self._log.abandon(record)
-            raise
-        return respond(
-            item,
-            wire,
-            chat,
-            stream=wire.streams(body, params, query),
-            query=query,
-            ids=self._ids,
-            request_id=request_id,
-        )
+        return await handle(self, request)
 
     def _sendable(self, item: ScriptItem, wire: Wire) -> ScriptItem:
         """``item``, or a 500 saying why it cannot answer ``wire`` (a script mistake, kept
@@ -546,14 +432,3 @@ class FakeLLMServer:
             type="script_exhausted",
             headers={"x-should-retry": "false"},
         )
-
-
-def _chat_of(wire: Wire, body: Any, params: Mapping[str, str]) -> dict[str, Any] | None:
-    """``body`` as OpenAI's chat-completions body, or None where it cannot be read as one
-    (validation then says what is wrong with it)."""
-    if not isinstance(body, dict):
-        return None
-    try:
-        return wire.to_chat(body, params)
-    except (LookupError, TypeError, ValueError, AttributeError):
-        return None
