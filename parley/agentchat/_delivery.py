@@ -94,7 +94,8 @@ async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
 async def send(
     agent: Any, message: Any, to: Any, request_reply: Any = None, silent: Any = False
 ) -> None:
-    await _journal.check_message(agent.name, to.name, message)
+    if _journal.current() is not None:  # a durable chat: one contextvar read otherwise
+        await _journal.check_message(agent.name, to.name, message)
     await _run(agent, "send", message, to, request_reply, silent)
 
 

@@ -115,14 +115,21 @@ _MEMO_TEXT = 256
 _states: dict[tuple[Any, ...], tuple[frozenset[str], str]] = {}
 
 
-def dumps_state(state: dict[str, Any]) -> str:
-    """An event's keyword arguments as JSON (:func:`dumps`), memoized (see above)."""
+def _memoizable(state: dict[str, Any]) -> bool:
+    """Whether every value is None, a bool or a short str (no int: ``True == 1`` would share
+    a memo key with a different text)."""
     for value in state.values():
-        # bool and None only (no int): True == 1 would share a key with a different text.
         if (value is not None and value is not True and value is not False) and (
             type(value) is not str or len(value) > _MEMO_TEXT
         ):
-            return dumps(state)
+            return False
+    return True
+
+
+def dumps_state(state: dict[str, Any]) -> str:
+    """An event's keyword arguments as JSON (:func:`dumps`), memoized (see above)."""
+    if not _memoizable(state):
+        return dumps(state)
     key = tuple(state.items())
     secrets = _secrets.known()
     known = _states.get(key)
@@ -180,14 +187,7 @@ def encode_state(state: dict[str, Any]) -> str | None:
     tracked by the garbage collector, so however long it waits for its batch it never adds to
     the collections that the chat's own objects pay for (see ``_writer``).
     """
-    memo = True
-    for value in state.values():
-        if (value is not None and value is not True and value is not False) and (
-            type(value) is not str or len(value) > _MEMO_TEXT
-        ):
-            memo = False
-            break
-    if memo:
+    if _memoizable(state):
         key = tuple(state.items())
         text = _state_texts.get(key)
         if text is None:
