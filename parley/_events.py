@@ -49,7 +49,8 @@ STEP_ATTRS: dict[str, str] = {
     "turn": "start: sender (name or None), messages (count); end: reply",
     "reply_func": "start: func (the callable), sender; end: final, reply",
     "llm_call": "start: request (the body, no credentials), wrapper, client, config_id, model, "
-    "invocation_id, purpose, charged_to (the agent's name, as parley.usage records it); end: response, cost, cached, usage (prompt/completion/total "
+    "invocation_id, purpose, charged_to (the agent's name, as parley.usage records it), "
+    "replayed (a durable chat's recorded response, not requested again); end: response, cost, cached, usage (prompt/completion/total "
     "tokens), response_model, finish_reasons",
     "tool_call": "start: arguments, call_id; end: success, result",
     "code_execution": "start: languages, code (the blocks' code, joined); end: exit_code, output",

@@ -35,6 +35,7 @@ __all__ = [
     "check_message",
     "current",
     "journaled",
+    "lane",
     "scope",
 ]
 
@@ -66,6 +67,8 @@ class UncertainCall:
 
 class Journal(Protocol):
     """One chat's journal (``parley.durable`` implements it over a store)."""
+
+    chat_id: str
 
     def key(self, kind: str, agent: str | None, ident: str = "") -> str:
         """The next step's key for ``kind``/``agent``/``ident``, by position."""
@@ -105,6 +108,7 @@ class Store(Protocol):
 _current: contextvars.ContextVar[Journal | None] = contextvars.ContextVar(
     "parley_journal", default=None
 )
+_lane: contextvars.ContextVar[str] = contextvars.ContextVar("parley_journal_lane", default="")
 
 
 def current() -> Journal | None:
@@ -114,12 +118,28 @@ def current() -> Journal | None:
 
 @contextmanager
 def scope(journal: Journal | None) -> Iterator[None]:
-    """Make ``journal`` current for the body (a chat's exchange and summary)."""
+    """Make ``journal`` current for the body (a chat's exchange and summary); None keeps the
+    current one, so a chat inside a durable chat (nested, or one of a durable queue) is
+    recorded and replayed as a part of it."""
+    if journal is None:
+        yield
+        return
     token = _current.set(journal)
     try:
         yield
     finally:
         _current.reset(token)
+
+
+@contextmanager
+def lane(name: str) -> Iterator[None]:
+    """Key the steps of the body apart (``name`` prefixes their agent): each chat of a durable
+    queue has its lane, so chats that run concurrently find their own steps on replay."""
+    token = _lane.set(_lane.get() + name)
+    try:
+        yield
+    finally:
+        _lane.reset(token)
 
 
 async def journaled(
@@ -144,7 +164,7 @@ async def journaled(
     journal = _current.get()
     if journal is None:
         return await run()
-    key = journal.key(kind, agent, ident)
+    key = journal.key(kind, _lane.get() + (agent or ""), ident)
     entry = journal.entry(key)
     if entry is not None and entry.done:
         return decode(entry.result)
@@ -171,7 +191,8 @@ async def check_message(sender: str, recipient: str, message: Any) -> None:
     journal = _current.get()
     if journal is None:
         return
-    key = journal.key("message", None)
+    # Keyed by sender: the chats of a queue run concurrently keep their own order.
+    key = journal.key("message", _lane.get() + sender)
     sent = {"sender": sender, "recipient": recipient, "message": plain(message)}
     entry = journal.entry(key)
     if entry is None:

@@ -215,6 +215,8 @@ def _llm_call_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None
     if "cost" in a:
         out["parley.cost_usd"] = float(a.get("cost") or 0.0)
     _put(out, "parley.cached", a.get("cached"))
+    if a.get("replayed"):
+        out["parley.replayed"] = True
     if content and response is not None:
         out["gen_ai.output.messages"] = _json(_choices(response))
     return None

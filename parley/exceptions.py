@@ -33,7 +33,11 @@
     │   ├── AgentBuilderError (+ RuntimeError)  AgentBuilder's models or config are unusable
     │   ├── AgentLibraryError (+ ValueError)  an agent library unreadable, or a bad selection from it
     │   ├── WolframAlphaUnavailableError (+ RuntimeError)  a wolfram query without an app id
-    │   └── BudgetExceededError              a model request was refused: its chat's budget is spent
+    │   ├── BudgetExceededError              a model request was refused: its chat's budget is spent
+    │   ├── DurableChatError (+ RuntimeError)  a durable chat cannot start, record or resume
+    │   │   ├── ReplayDivergedError          a resumed chat took another path than its journal
+    │   │   └── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
+    │   └── ChatPaused                       not an error: a durable chat stopped to wait for input
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
         AgentNameConflict, NoEligibleSpeaker, SenderRequired, InvalidCarryOverType,
@@ -64,6 +68,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BudgetExceededError",
+    "ChatPaused",
     "CompletionError",
     "ConfigError",
     "ConfigFailure",
@@ -330,6 +335,26 @@ class UncertainToolCallError(DurableChatError):
         self.tool = tool
         self.call_id = call_id
         self.arguments = arguments
+
+
+class ChatPaused(ParleyError):
+    """A durable chat stopped to wait for a human input that will come later (raised by
+    :class:`parley.durable.PausingIO`, or by any input function or review hook, out of
+    ``initiate_chat`` / ``resume``). Its question is recorded: ``store.pending_inputs()`` lists
+    it, ``store.answer(chat_id, text)`` answers it, and ``resume`` goes on from there.
+    ``chat_id``, ``agent`` and ``prompt`` say which chat waits, for whom, asking what."""
+
+    def __init__(self, prompt: str = "", chat_id: str | None = None, agent: str | None = None):
+        super().__init__(prompt)
+        self.prompt = prompt
+        self.chat_id = chat_id
+        self.agent = agent
+
+    def __str__(self) -> str:
+        return (
+            f"chat {self.chat_id!r} paused: agent {self.agent!r} waits for its human's answer "
+            f"to {self.prompt!r}; answer with store.answer(), then resume the chat"
+        )
 
 
 class InputExhaustedError(ParleyError, EOFError):

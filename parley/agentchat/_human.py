@@ -77,7 +77,7 @@ def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[
 async def ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded)."""
-    return await journaled_human(agent, lambda: _ask_human(agent, prompt, message, sender))
+    return await journaled_human(agent, prompt, lambda: _ask_human(agent, prompt, message, sender))
 
 
 async def _ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:

@@ -8,12 +8,20 @@ with ``idempotent=False`` is put to the journal's ``on_uncertain_tool`` policy.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from typing import Any
 
 from .. import _journal
+from ..exceptions import ChatPaused
 
-__all__ = ["journaled_code", "journaled_human", "journaled_tool", "open_journal"]
+__all__ = [
+    "durable_queue",
+    "journaled_code",
+    "journaled_human",
+    "journaled_tool",
+    "open_journal",
+]
 
 ToolRun = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
 
@@ -64,19 +72,28 @@ async def journaled_code(
     )
 
 
-async def journaled_human(agent: Any, ask: Callable[[], Awaitable[str]]) -> str:
+async def journaled_human(agent: Any, prompt: str, ask: Callable[[], Awaitable[str]]) -> str:
     """The human's answer, or the one recorded (kept in the agent's ``human_input`` again, as
-    asking would have)."""
-    if _journal.current() is None:
+    asking would have). The question is committed before it is asked, so a chat that stops
+    while it waits (:class:`ChatPaused`, or a dead process) lists it as a pending input."""
+    journal = _journal.current()
+    if journal is None:
         return await ask()
     asked = False
 
     async def asking() -> str:
         nonlocal asked
         asked = True
-        return await ask()
+        try:
+            return await ask()
+        except ChatPaused as paused:
+            paused.chat_id, paused.agent = journal.chat_id, agent.name
+            paused.prompt = paused.prompt or prompt
+            raise
 
-    text = await _journal.journaled("human", agent.name, asking)
+    text = await _journal.journaled(
+        "human", agent.name, asking, start={"agent": agent.name, "prompt": prompt}
+    )
     if not asked:
         agent.state.human_input.append(text)
     return text
@@ -91,9 +108,12 @@ async def open_journal(
     store = kwargs.pop("store", None)
     if store is None:
         return None  # a chat queue's chat_id (its prerequisites' key) stays in the context
-    chat_id = kwargs.pop("chat_id", None)
-    if not isinstance(chat_id, str) or not chat_id:
-        raise ValueError("a durable chat (store=) needs a chat_id= to be resumed by")
+    chat_id = _chat_id(kwargs.pop("chat_id", None))
+    if sender.name == getattr(recipient, "name", None):
+        raise ValueError(
+            f"a durable chat's agents need different names (both are {sender.name!r}): its "
+            "journal tells their steps apart by name"
+        )
     header = {
         "sender": sender.name,
         "recipient": getattr(recipient, "name", None),
@@ -102,3 +122,33 @@ async def open_journal(
     }
     journal: _journal.Journal = await store.open_chat(chat_id, header)
     return journal
+
+
+def _chat_id(chat_id: Any) -> str:
+    if not isinstance(chat_id, str) or not chat_id:
+        raise ValueError(
+            f"a durable chat (store=) needs a chat_id= string to be resumed by, got {chat_id!r}"
+        )
+    return chat_id
+
+
+@asynccontextmanager
+async def durable_queue(
+    store: Any, chat_id: Any, entries: Sequence[dict[str, Any]], runner: str
+) -> AsyncIterator[None]:
+    """Run a chat queue (``initiate_chats``) as one durable chat ``chat_id`` of ``store``: its
+    chats record their steps in one journal, each in its own lane (its queue position). Without
+    a store, the body runs as it is."""
+    if store is None:
+        if chat_id is not None:
+            raise ValueError("initiate_chats(chat_id=...) names a durable queue: give store= too")
+        yield
+        return
+    header = {
+        "queue": [[e["sender"].name, getattr(e["recipient"], "name", None)] for e in entries],
+        "runner": runner,
+    }
+    journal: _journal.Journal = await store.open_chat(_chat_id(chat_id), header)
+    with _journal.scope(journal):
+        yield
+    await journal.end(None)

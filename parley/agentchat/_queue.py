@@ -29,8 +29,10 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .. import _journal
 from . import _delivery
 from ._chat_flow import carryover_text, check_names
+from ._journaled import durable_queue
 from .utils import consolidate_chat_info
 
 if TYPE_CHECKING:
@@ -129,24 +131,29 @@ def print_header(entry: Mapping[str, Any]) -> None:
     out.print("\n" + "*" * 80, flush=True, sep="")
 
 
-async def _run_one(entry: dict[str, Any]) -> ChatResult:
+async def _run_one(entry: dict[str, Any], position: int) -> ChatResult:
     if not entry.get("silent"):
         print_header(entry)
-    # A subclass that overrides only the sync initiate_chat is honoured (see _delivery).
-    result: ChatResult = await _delivery.initiate_chat(entry["sender"], **entry)
+    with _journal.lane(f"{position}:"):  # in a durable queue, each chat keys its own steps
+        # A subclass that overrides only the sync initiate_chat is honoured (see _delivery).
+        result: ChatResult = await _delivery.initiate_chat(entry["sender"], **entry)
     return result
 
 
-async def run_sequential(chat_queue: Any, sender: Any = None) -> list[ChatResult]:
-    """Run the chats in order; each gets the summaries of the earlier ones as carryover."""
+async def run_sequential(
+    chat_queue: Any, sender: Any = None, *, store: Any = None, chat_id: Any = None
+) -> list[ChatResult]:
+    """Run the chats in order; each gets the summaries of the earlier ones as carryover.
+    With ``store`` the queue is durable chat ``chat_id`` (``parley.durable``)."""
     entries = prepare(chat_queue, sender)
     finished: list[ChatResult] = []
-    for entry in entries:
-        exclude = entry.get(_EXCLUDE) or ()
-        entry["carryover"] = _own_carryover(entry) + [
-            r.summary for i, r in enumerate(finished) if i not in exclude
-        ]
-        finished.append(await _run_one(entry))
+    async with durable_queue(store, chat_id, entries, "sequential"):
+        for position, entry in enumerate(entries):
+            exclude = entry.get(_EXCLUDE) or ()
+            entry["carryover"] = _own_carryover(entry) + [
+                r.summary for i, r in enumerate(finished) if i not in exclude
+            ]
+            finished.append(await _run_one(entry, position))
     return finished
 
 
@@ -242,10 +249,20 @@ def _check_ids(entries: list[dict[str, Any]]) -> dict[Any, int]:
     return index
 
 
-async def run_concurrent(chat_queue: Any, sender: Any = None) -> dict[Any, ChatResult]:
-    """Run every chat as soon as its prerequisites have finished; ``{chat_id: result}``."""
+async def run_concurrent(
+    chat_queue: Any, sender: Any = None, *, store: Any = None, chat_id: Any = None
+) -> dict[Any, ChatResult]:
+    """Run every chat as soon as its prerequisites have finished; ``{chat_id: result}``.
+    With ``store`` the queue is durable chat ``chat_id`` (``parley.durable``)."""
     entries = prepare(chat_queue, sender)
     index = _check_ids(entries)
+    async with durable_queue(store, chat_id, entries, "concurrent"):
+        return await _run_concurrent(entries, index)
+
+
+async def _run_concurrent(
+    entries: list[dict[str, Any]], index: dict[Any, int]
+) -> dict[Any, ChatResult]:
     tasks: dict[Any, asyncio.Task[ChatResult]] = {}
 
     async def run(entry: dict[str, Any]) -> ChatResult:
@@ -257,7 +274,7 @@ async def run_concurrent(chat_queue: Any, sender: Any = None) -> dict[Any, ChatR
             for pre, r in zip(prerequisites, results, strict=True)
             if index[pre] not in exclude
         ]
-        result = await _run_one(entry)
+        result = await _run_one(entry, index[entry["chat_id"]])
         result.chat_id = entry["chat_id"]
         return result
 

@@ -25,21 +25,28 @@ from ._sync_chat import run_sync
 __all__ = ["ChatResult", "a_initiate_chats", "initiate_chats"]
 
 
-def initiate_chats(chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+def initiate_chats(
+    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+) -> list[ChatResult]:
     """Run the chats of ``chat_queue`` one after another.
 
     Each entry holds ``initiate_chat`` arguments plus ``sender``, and optionally ``carryover``,
     ``finished_chat_indexes_to_exclude_from_carryover`` (queue positions) and ``verbose``.
-    Every chat's first message carries the summaries of the chats before it.
+    Every chat's first message carries the summaries of the chats before it. With ``store``
+    (parley's addition) the whole queue is durable chat ``chat_id``, resumable with
+    ``parley.durable.resume(chat_id, store=store, chat_queue=chat_queue)``.
     """
-    return run_sync(_queue.run_sequential(chat_queue))
+    return run_sync(_queue.run_sequential(chat_queue, store=store, chat_id=chat_id))
 
 
-async def a_initiate_chats(chat_queue: list[dict[str, Any]]) -> dict[Any, ChatResult]:
+async def a_initiate_chats(
+    chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+) -> dict[Any, ChatResult]:
     """Run the chats of ``chat_queue`` concurrently, each once its ``prerequisites`` (a list of
     ``chat_id``s) have finished; ``{chat_id: ChatResult}``. A chat's carryover is
-    its own plus its prerequisites' summaries."""
-    return await _queue.run_concurrent(chat_queue)
+    its own plus its prerequisites' summaries. ``store`` and ``chat_id`` (the queue's, not an
+    entry's) make it durable, as for :func:`initiate_chats`."""
+    return await _queue.run_concurrent(chat_queue, store=store, chat_id=chat_id)
 
 
 # --- AutoGen's private helpers -------------------------------------------------------------------

@@ -559,16 +559,21 @@ class ConversableAgent(LLMAgent):
 
     # -- chat queues and nested chats (the work is in _queue and _nested) --------------------
 
-    def initiate_chats(self, chat_queue: list[dict[str, Any]]) -> list[ChatResult]:
+    def initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> list[ChatResult]:
         """Run the queued chats in order, as the sender of entries without one (the caller's
-        dicts are not modified); the results are kept for ``get_chat_results``."""
-        results = run_sync(_queue.run_sequential(chat_queue, self))
+        dicts are not modified); the results are kept for ``get_chat_results``. ``store`` and
+        ``chat_id`` make the queue durable (``parley.durable``)."""
+        results = run_sync(_queue.run_sequential(chat_queue, self, store=store, chat_id=chat_id))
         self._finished_chats: Any = results
         return results
 
-    async def a_initiate_chats(self, chat_queue: list[dict[str, Any]]) -> dict[Any, ChatResult]:
+    async def a_initiate_chats(
+        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
+    ) -> dict[Any, ChatResult]:
         """Run the queued chats concurrently, by ``prerequisites``; ``{chat_id: result}``."""
-        results = await _queue.run_concurrent(chat_queue, self)
+        results = await _queue.run_concurrent(chat_queue, self, store=store, chat_id=chat_id)
         self._finished_chats = results
         return results
 

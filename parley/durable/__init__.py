@@ -6,6 +6,11 @@ process running it died (``website/docs/durable-chats.md``).
     # ... the process dies; in a new one, with the same agents rebuilt:
     result = resume("report-42", store=store, sender=alice, recipient=bob)
 
+Group chats (``recipient=manager``) and chat queues (``initiate_chats(queue, store=...,
+chat_id=...)``, resumed with ``chat_queue=``) are durable the same way. A chat can also stop on
+purpose to wait for a human who answers later (:class:`PausingIO`, ``store.pending_inputs()``,
+``store.answer()``).
+
 The core records and replays through :mod:`parley._journal`; this package holds the stores
 and :func:`resume`. Nothing in parley imports it.
 """
@@ -13,14 +18,23 @@ and :func:`resume`. Nothing in parley imports it.
 from __future__ import annotations
 
 from .._journal import RERUN, SKIP, Journal, Store, UncertainCall
+from ..exceptions import ChatPaused
+from ._pausing import PausingIO
+from ._redis_store import RedisChatStore  # imports redis when a store is made
 from ._resume import a_resume, resume
 from ._sqlite_store import ChatStore, SqliteChatStore
+from ._store import BaseChatStore, PendingInput
 
 __all__ = [
     "RERUN",
     "SKIP",
+    "BaseChatStore",
+    "ChatPaused",
     "ChatStore",
     "Journal",
+    "PausingIO",
+    "PendingInput",
+    "RedisChatStore",
     "SqliteChatStore",
     "Store",
     "UncertainCall",

@@ -24,13 +24,18 @@ async def a_resume(
     chat_id: str,
     *,
     store: Any,
-    sender: Any,
-    recipient: Any,
+    sender: Any = None,
+    recipient: Any = None,
+    chat_queue: list[dict[str, Any]] | None = None,
     on_uncertain_tool: UncertainPolicy | None = None,
     **chat: Any,
 ) -> Any:
-    """Continue durable chat ``chat_id`` of ``store`` between ``sender`` and ``recipient``
-    (the agents of ``initiate_chat``, rebuilt) and return its ``ChatResult``.
+    """Continue durable chat ``chat_id`` of ``store`` and return what the chat returns.
+
+    A chat started by ``initiate_chat``: give its ``sender`` and ``recipient`` (a group
+    chat's manager), rebuilt; its ``ChatResult`` comes back. A queue started by
+    ``initiate_chats(chat_queue, store=, chat_id=)``: give ``chat_queue`` (rebuilt, and
+    ``sender`` if the agent's ``initiate_chats`` method ran it); its results come back.
 
     ``on_uncertain_tool(call)`` decides for a non-idempotent tool that was running when the
     chat stopped: ``"rerun"``, ``"skip"`` (its result says it was not run again) or a text to
@@ -38,22 +43,44 @@ async def a_resume(
     gives what the journal could not keep (a callable ``message`` or ``summary_method``) and
     ``initiate_chat``'s other keywords (``cache``, ...).
     """
-    header = await store.header(chat_id)
+    header = await store.a_header(chat_id)
     if header is None:
-        raise DurableChatError(f"no chat {chat_id!r} in the store")
-    args = {k: header.get(k) for k in _CHAT_ARGS}
-    missing = [k for k in header.get("callables", ()) if k not in chat]
-    if missing:
-        raise DurableChatError(
-            f"chat {chat_id!r} was started with a callable {', '.join(missing)}: pass it to "
-            "resume again"
-        )
-    args.update(chat)
+        raise DurableChatError(f"no chat {chat_id!r} in {store.location}")
     token = resuming.set(Resuming(chat_id, on_uncertain_tool))
     try:
+        if "queue" in header:
+            return await _resume_queue(chat_id, store, header, sender, chat_queue)
+        if recipient is None or sender is None or chat_queue is not None:
+            raise DurableChatError(
+                f"chat {chat_id!r} was started by initiate_chat: resume it with sender= and "
+                "recipient="
+            )
+        args = {k: header.get(k) for k in _CHAT_ARGS}
+        missing = [k for k in header.get("callables", ()) if k not in chat]
+        if missing:
+            raise DurableChatError(
+                f"chat {chat_id!r} was started with a callable {', '.join(missing)}: pass it "
+                "to resume again"
+            )
+        args.update(chat)
         return await sender.a_initiate_chat(recipient, store=store, chat_id=chat_id, **args)
     finally:
         resuming.reset(token)
+
+
+async def _resume_queue(
+    chat_id: str, store: Any, header: dict[str, Any], sender: Any, chat_queue: Any
+) -> Any:
+    if chat_queue is None:
+        raise DurableChatError(
+            f"chat {chat_id!r} is a chat queue (initiate_chats): resume it with chat_queue="
+        )
+    from ..agentchat import _queue
+
+    runner = (
+        _queue.run_concurrent if header.get("runner") == "concurrent" else _queue.run_sequential
+    )
+    return await runner(chat_queue, sender, store=store, chat_id=chat_id)
 
 
 resume = sync_of(a_resume, "resume")

@@ -106,7 +106,9 @@ class Fallback:
             return await self._ask(config)
         return await _replayed_or_asked(self, config)
 
-    async def _ask(self, config: Mapping[str, Any]) -> Any:
+    async def _ask(self, config: Mapping[str, Any], seen: list[Outcome] | None = None) -> Any:
+        """The response to ``config``; ``seen`` gets the outcome it came with (a durable
+        chat records whether the cache answered)."""
         failures: list[ConfigFailure] = []
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):
@@ -135,14 +137,21 @@ class Fallback:
             if passed or index == last:
                 response.config_id = index
                 response.pass_filter = passed
+                if seen is not None:
+                    seen.append(outcome)
                 return response
         raise RuntimeError("Should not reach here.")
 
     def replay(self, config: Mapping[str, Any], index: int, outcome: Outcome, passed: bool) -> Any:
         """A recorded response presented as config ``index`` made it (a durable chat's
         replay: usage and observers see it again, no request is sent)."""
-        slot, _ = self._configs[min(index, len(self._configs) - 1)]
-        response, _ = self._present(slot.attempt(config), outcome, time.time(), 0.0)
+        index = min(index, len(self._configs) - 1)
+        slot, _ = self._configs[index]
+        attempt = slot.attempt(config)
+        with self._step(attempt, index, replayed=True) as report:
+            response, usage = self._present(attempt, outcome, time.time(), 0.0)
+            if report:
+                report.set(**_end_attrs(response, outcome, usage))
         response.config_id = index
         response.pass_filter = passed
         return response
@@ -170,7 +179,7 @@ class Fallback:
         )
         return response, usage
 
-    def _step(self, attempt: Attempt, index: int) -> Any:
+    def _step(self, attempt: Attempt, index: int, replayed: bool = False) -> Any:
         if not _events.listening():
             return _events.step("llm_call", "")
         agent, purpose = _usage.charged_to(attempt.extras.get("agent"))
@@ -187,6 +196,7 @@ class Fallback:
             invocation_id=uuid.uuid4(),
             purpose=purpose,
             charged_to=agent,
+            replayed=replayed,
         )
 
 

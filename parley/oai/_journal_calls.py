@@ -5,7 +5,8 @@ A call is keyed by the agent it is charged to and its purpose (a reply, a summar
 own call), and by how many such calls came before. The record keeps the response as the
 cache stores it (``_cache_io``'s document), with the config that made it, its cost, whether
 the cache answered and whether the filter passed it: a replayed call is presented exactly as
-the live one was (``Fallback.replay``), so usage totals and ``ChatResult.cost`` match.
+the live one was (``Fallback.replay``), so usage totals and ``ChatResult.cost`` match, and
+listeners (the logger, the tracer) see it as an ``llm_call`` step with ``replayed=True``.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ __all__ = ["replayed_or_asked"]
 async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
     """``fallback(config)``'s response, from the current journal when it holds it."""
     agent, purpose = _usage.charged_to(config.get("agent"))
+    seen: list[Outcome] = []
 
     async def ask() -> Any:
-        return await fallback._ask(config)
+        return await fallback._ask(config, seen)
 
     def decode(record: Any) -> Any:
         response = decode_response(record["response"])
@@ -36,10 +38,13 @@ async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
         outcome = Outcome(response, record["cost"], record["cached"])
         return fallback.replay(config, record["config"], outcome, record["passed"])
 
-    return await _journal.journaled("llm", agent, ask, ident=purpose, encode=_encode, decode=decode)
+    def encode(response: Any) -> dict[str, Any]:
+        return _encode(response, bool(seen) and seen[-1].cached)
+
+    return await _journal.journaled("llm", agent, ask, ident=purpose, encode=encode, decode=decode)
 
 
-def _encode(response: Any) -> dict[str, Any]:
+def _encode(response: Any, cached: bool) -> dict[str, Any]:
     try:
         document = encode_response(response)
     except Unstorable as e:
@@ -49,5 +54,5 @@ def _encode(response: Any) -> dict[str, Any]:
         "config": getattr(response, "config_id", 0),
         "passed": getattr(response, "pass_filter", True),
         "cost": getattr(response, "cost", None),
-        "cached": False,
+        "cached": cached,
     }

@@ -119,6 +119,11 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "transcript: ['user', 'researcher', 'analyst', 'researcher', 'writer']" in text
         assert "the writer saw the estimate: False" in text
         assert "GroupChatConfigError GroupChat visibility names agents that are not members" in text
+    if notebook.name == "durable_chats.ipynb":
+        assert "exit status: -9\nstatus: running\n" in text
+        assert "model requests made by the resume: 1\ntool runs: 1\ncode runs: 1\nstatus: done" in text
+        assert "user asks: Please give feedback to assistant" in text
+        assert "termination: human_exit | human said: ['exit']" in text
     if notebook.name == "teachability.ipynb":
         assert "memos: 2" in text
         assert "memories in the prompt: True\nstored history unchanged: True" in text
