@@ -307,7 +307,7 @@ class GroupChatManager(ConversableAgent):
         return _group_resume.messages_from_string(message_string)
 
     def clear_agents_history(self, reply: dict[str, Any], groupchat: GroupChat) -> str:
-        """Carry out a "clear history [agent] [n]" command in ``reply``; the reply's text
+        """Carry out a ``clear history <agent> <n>`` command in ``reply``; the reply's text
         without the command."""
         return _group_resume.clear_agents_history(reply, groupchat)
 
