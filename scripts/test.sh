@@ -26,6 +26,10 @@ graph_broken=0
 "$venv/bin/lint-imports" --no-cache || graph_broken=1
 "$py" scripts/check_import_cycles.py || graph_broken=1
 [ "$graph_broken" -eq 0 ]
+# The docs site, built once with --strict (a warning fails); tests/docs/test_site.py looks at it
+# in a browser (PARLEY_SITE_DIR).
+NO_MKDOCS_2_WARNING=1 "$venv/bin/mkdocs" build --strict -q -f website/mkdocs.yml -d "$PWD/site"
+export PARLEY_SITE_DIR="$PWD/site"
 # The @pytest.mark.docker tests run code in these images, built once by `parley sandbox build`
 # (from Debian's packages here: no registry is reachable). Both exist after the first run.
 export PARLEY_SANDBOX_IMAGE="${PARLEY_SANDBOX_IMAGE:-parley-sandbox:latest}"
