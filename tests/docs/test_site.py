@@ -9,17 +9,17 @@ The site is the one ``scripts/test.sh`` built (``PARLEY_SITE_DIR``), or built he
 from __future__ import annotations
 
 import functools
-import http.server
 import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .._loopback_http import QuietHandler, serving
 
 pytestmark = pytest.mark.browser
 
@@ -48,20 +48,8 @@ def site_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def site_url(site_dir: Path) -> Iterator[str]:
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    handler = functools.partial(Quiet, directory=str(site_dir))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="docs-site", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serving(functools.partial(QuietHandler, directory=str(site_dir))) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

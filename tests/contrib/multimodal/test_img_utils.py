@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import base64
-import http.server
 import io
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from parley.agentchat.contrib.img_utils import (
 from parley.exceptions import ImageDownloadNotAllowedError, ImageLoadError
 from parley.io import IOScripted, IOStream
 
+from ..._loopback_http import QuietHandler, serving
 from .conftest import same_pixels
 
 # -- loading -----------------------------------------------------------------------------------
@@ -148,7 +147,7 @@ def image_server(picture: Any) -> Iterator[str]:
     """A loopback HTTP server: /picture.png is the picture, anything else a 404."""
     png = get_image_data(picture, use_b64=False)
 
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             if self.path == "/picture.png":
                 self.send_response(200)
@@ -159,18 +158,8 @@ def image_server(picture: Any) -> Iterator[str]:
             else:
                 self.send_error(404)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
+    with serving(Handler) as url:
+        yield url
 
 
 def test_a_url_is_refused_by_default_and_the_error_says_how_to_allow(image_server: str) -> None:

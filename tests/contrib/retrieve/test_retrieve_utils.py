@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import http.server
 import itertools
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 from parley import retrieve_utils as ru
 from parley.token_count_utils import count_token
 
+from ..._loopback_http import QuietHandler, serving
 from ._corpus import BREAD, GARDEN, OCEAN, VOLCANO_MORE, minimal_pdf
 
 SPEC_TEXT = "para one line a\npara one line b\n\npara two line a\npara two line b\n\npara three"
@@ -158,7 +157,7 @@ def test_is_url() -> None:
     assert not ru.is_url("docs/readme.md")
 
 
-class _Pages(http.server.BaseHTTPRequestHandler):
+class _Pages(QuietHandler):
     def do_GET(self) -> None:
         if self.path == "/page.html":
             body, kind = (
@@ -176,20 +175,11 @@ class _Pages(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
 
 @pytest.fixture
 def local_site() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Pages)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Pages) as url:
+        yield url
 
 
 def test_urls_are_downloaded_html_as_markdown(
