@@ -13,11 +13,11 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from websockets.sync.client import connect  # noqa: E402
+from websockets.sync.client import connect
 
-from parley.web import WebHuman, serve  # noqa: E402
+from parley.web import WebHuman, serve
 
-from ._support import WAIT, Page, web_threads, ws_url  # noqa: E402
+from ._support import WAIT, Page, web_threads, ws_url
 
 
 @pytest.fixture

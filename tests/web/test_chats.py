@@ -28,9 +28,11 @@ def _items(page: Page, chat_id: str, kind: str) -> list[dict[str, Any]]:
     """The latest version of each item of ``kind`` the page was sent for the chat."""
     latest: dict[int, dict[str, Any]] = {}
     for message in page.seen:
-        if message["type"] == "item" and message["chat"] == chat_id:
-            if message["item"]["kind"] == kind:
-                latest[message["item"]["id"]] = message["item"]
+        if message["type"] == "item" and (message["chat"], message["item"]["kind"]) == (
+            chat_id,
+            kind,
+        ):
+            latest[message["item"]["id"]] = message["item"]
     return list(latest.values())
 
 

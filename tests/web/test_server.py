@@ -190,5 +190,5 @@ def test_close_fails_the_waiting_chat_and_ends_pages(background: Any) -> None:
     with human.attach():
         IOStream.get_default().print("nobody reads this")
     human.close()
-    with pytest.raises(OSError):
+    with pytest.raises(urllib.error.URLError, match="Connection refused"):
         urllib.request.urlopen(human.url, timeout=WAIT)
