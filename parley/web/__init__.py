@@ -10,7 +10,7 @@
         with human.attach():                    # prints and input() prompts go to the page
             user.initiate_chat(assistant, message="...")
 
-The page shows every chat of the process live — who speaks, streamed tokens, messages, tool
+The page shows every chat the process starts, live — who speaks, streamed tokens, messages, tool
 calls and results, code and its output, the cost — lets the person answer input prompts,
 approve or reject (with feedback) a pending code execution or tool call, and stop a chat. The
 state is kept by the server: a page opened late, or a second one, shows the same; a request
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from ._deps import INSTALL_HINT
 from ._handle import WebHuman, serve
-from ._hub import AnswerRefusedError, HumanRequest, WebHumanClosedError
+from ._records import AnswerRefusedError, HumanRequest, WebHumanClosedError
 from ._stream import WebIOStream
 
 __all__ = [

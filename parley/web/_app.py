@@ -35,7 +35,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from ._hub import AnswerRefusedError, Hub
+from ._hub import Hub
+from ._records import AnswerRefusedError
 
 __all__ = ["build_app"]
 

@@ -10,13 +10,15 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from .. import _events
 from ..io import IOStream
 from ..usage._run import current_run
 from ._app import build_app
-from ._hub import Hub, HumanRequest
+from ._hub import Hub
 from ._listener import WebListener
+from ._records import HumanRequest
 from ._render import message_view
 from ._server import ServerThread, is_loopback
 from ._stream import WebIOStream
@@ -32,7 +34,7 @@ logger = logging.getLogger(__name__)
 class WebHuman:
     """A local web page where a person watches this process's chats and answers them.
 
-    Made by :func:`serve`. While it is open, every chat of the process shows on the page
+    Made by :func:`serve`. While it is open, every chat the process starts shows on the page
     (messages, streamed tokens, tool calls, code and its output, cost), and each has a Stop
     button. Chats reach the human in two ways:
 
@@ -72,7 +74,7 @@ class WebHuman:
         host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
         if ":" in host and not host.startswith("["):
             host = f"[{host}]"
-        return f"http://{host}:{self.port}/?token={self._token}"
+        return f"http://{host}:{self.port}/?token={quote(self._token, safe='')}"
 
     @property
     def closed(self) -> bool:

@@ -15,138 +15,30 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..usage._run import ChatRun
+from ._records import (
+    MAX_DRAFT,
+    MAX_ENDED_CHATS,
+    MAX_SETTLED_REQUESTS,
+    AnswerRefusedError,
+    ChatRecord,
+    HumanRequest,
+    RequestRecord,
+    Subscriber,
+    WebHumanClosedError,
+    closed_text,
+    encode,
+    fail,
+    trim,
+)
 from ._render import capped
 
-__all__ = [
-    "AnswerRefusedError",
-    "Hub",
-    "HumanRequest",
-    "Subscriber",
-    "WebHumanClosedError",
-]
-
-Subscriber = Callable[[str | None], None]
-"""Receives each change as JSON text, and ``None`` once the hub is closed."""
-
-MAX_CONSOLE = 200_000  # characters of printed output kept per chat (the newest)
-MAX_DRAFT = 50_000
-
-
-class WebHumanClosedError(EOFError):
-    """The web page's server was closed while (or before) a chat asked its human.
-
-    An ``EOFError``, as the builtin ``input()`` raises at the end of its input: the chat that
-    asked fails with it rather than going on with an answer nobody gave."""
-
-
-class AnswerRefusedError(ValueError):
-    """An answer that cannot be taken: the request was already answered (the first answer
-    wins), withdrawn, or does not exist; or the answer itself is not valid for it."""
-
-
-@dataclass(frozen=True)
-class HumanRequest:
-    """A question waiting for the human: a chat's input prompt (``kind="input"``) or a review
-    of the message an agent is about to answer (``kind="review"``)."""
-
-    id: str
-    kind: str
-    chat_id: str | None
-    agent: str | None
-    sender: str | None
-    prompt: str
-    password: bool
-    message: dict[str, Any] | None
-
-
-@dataclass(eq=False)
-class _Request:
-    public: HumanRequest
-    created: float = field(default_factory=time.time)
-    status: str = "pending"  # answered, withdrawn, closed
-    action: str | None = None  # send, approve, reject, stop
-    answer: str | None = None
-    answered_by: str | None = None  # a page session ("s1"), "api", "stop"
-    future: concurrent.futures.Future[str] = field(default_factory=concurrent.futures.Future)
-
-    def view(self) -> dict[str, Any]:
-        p = self.public
-        return {
-            "id": p.id,
-            "kind": p.kind,
-            "chat_id": p.chat_id,
-            "agent": p.agent,
-            "sender": p.sender,
-            "prompt": capped(p.prompt),
-            "password": p.password,
-            "message": p.message,
-            "status": self.status,
-            "action": self.action,
-            # What a human typed at a password prompt is never shown, not even to the pages.
-            "answer": None if p.password else self.answer,
-            "answered_by": self.answered_by,
-            "created": self.created,
-        }
-
-
-@dataclass(eq=False)
-class _Chat:
-    id: str
-    parent_id: str | None
-    sender: str | None
-    recipient: str | None
-    run: ChatRun | None  # while it runs: how the page stops it
-    status: str = "running"  # stopping, ended, failed
-    termination_reason: str | None = None
-    summary: str | None = None
-    error: str | None = None
-    cost: float = 0.0
-    tokens: int = 0
-    speaking: list[str] = field(default_factory=list)
-    items: list[dict[str, Any]] = field(default_factory=list)
-    positions: dict[int, int] = field(default_factory=dict)  # item id -> index in items
-    draft: dict[str, str] | None = None
-    console: list[str] = field(default_factory=list)
-    console_size: int = 0
-    started: float = field(default_factory=time.time)
-    ended: float | None = None
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "parent_id": self.parent_id,
-            "title": f"{self.sender or '?'} \u2192 {self.recipient or '?'}",
-            "status": self.status,
-            "termination_reason": self.termination_reason,
-            "summary": self.summary,
-            "error": self.error,
-            "cost": self.cost,
-            "tokens": self.tokens,
-            "speaking": self.speaking[-1] if self.speaking else None,
-            "started": self.started,
-            "ended": self.ended,
-        }
-
-    def full_view(self) -> dict[str, Any]:
-        return {
-            **self.view(),
-            "items": self.items,
-            "draft": self.draft,
-            "console": "".join(self.console),
-        }
-
-
-def _encode(event: dict[str, Any]) -> str:
-    # ASCII escapes: a lone surrogate from a decoded byte string stays valid JSON and UTF-8.
-    return json.dumps(event, default=str)
+__all__ = ["Hub"]
 
 
 class Hub:
@@ -155,8 +47,8 @@ class Hub:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
-        self._chats: dict[str, _Chat] = {}
-        self._requests: dict[str, _Request] = {}
+        self._chats: dict[str, ChatRecord] = {}
+        self._requests: dict[str, RequestRecord] = {}
         self._subscribers: dict[int, Subscriber] = {}
         self._console: list[str] = []  # printed outside any chat
         self._console_size = 0
@@ -169,7 +61,7 @@ class Hub:
         """Register ``deliver`` for every change from now on; (the snapshot, unsubscribe)."""
         with self._lock:
             key = next(self._ids)
-            snapshot = _encode(
+            snapshot = encode(
                 {
                     "type": "snapshot",
                     "session": f"s{key}",
@@ -190,32 +82,44 @@ class Hub:
         return snapshot, unsubscribe
 
     def _publish(self, event: dict[str, Any]) -> None:
-        text = _encode(event)
+        text = encode(event)
         for deliver in list(self._subscribers.values()):
             deliver(text)
 
     # -- chats --------------------------------------------------------------------------------
 
-    def _chat(self, run: ChatRun | None) -> _Chat | None:
-        """The chat of ``run``; a chat that started before this hub existed is added now."""
+    def _chat(self, run: ChatRun | None) -> ChatRecord | None:
+        """The chat of ``run``, if it started while this hub listened (the report of a chat
+        that started before would never say it ended: it is left off the page)."""
         if run is None or self._closed:
             return None
-        chat = self._chats.get(run.id)
-        if chat is None:
-            parent = run.parent.id if run.parent is not None else None
-            chat = self._chats[run.id] = _Chat(run.id, parent, run.sender, run.recipient, run)
-            self._publish({"type": "chat", "chat": chat.view()})
-        return chat
+        return self._chats.get(run.id)
 
-    def _lineage(self, chat: _Chat) -> Iterator[_Chat]:
-        current: _Chat | None = chat
+    def _forget_old_chats(self) -> None:
+        """Keep the newest :data:`MAX_ENDED_CHATS` ended chats (and the requests that are no
+        longer pending, :data:`MAX_SETTLED_REQUESTS`): a long-running process's page must not
+        hold every chat it ever ran. Open pages keep what they were sent."""
+        ended = [c for c in self._chats.values() if c.status in ("ended", "failed")]
+        for chat in ended[: max(0, len(ended) - MAX_ENDED_CHATS)]:
+            del self._chats[chat.id]
+        settled = [r for r in self._requests.values() if r.status != "pending"]
+        for request in settled[: max(0, len(settled) - MAX_SETTLED_REQUESTS)]:
+            del self._requests[request.public.id]
+
+    def _lineage(self, chat: ChatRecord) -> Iterator[ChatRecord]:
+        current: ChatRecord | None = chat
         while current is not None:
             yield current
             current = self._chats.get(current.parent_id) if current.parent_id else None
 
     def chat_started(self, run: ChatRun) -> None:
         with self._lock:
-            self._chat(run)
+            if self._closed:
+                return
+            parent = run.parent.id if run.parent is not None else None
+            chat = self._chats[run.id] = ChatRecord(run.id, parent, run.sender, run.recipient, run)
+            self._publish({"type": "chat", "chat": chat.view()})
+            self._forget_old_chats()
 
     def chat_ended(
         self,
@@ -246,7 +150,7 @@ class Hub:
                 if request.public.chat_id == chat.id and request.status == "pending":
                     # Its asker is gone (the chat was cancelled or failed): nobody waits.
                     self._settle(request, "withdrawn", None, None, None)
-                    _fail(request.future, EOFError("the chat ended without this answer"))
+                    fail(request.future, EOFError("the chat ended without this answer"))
 
     def turn(self, run: ChatRun | None, agent: str, started: bool) -> None:
         with self._lock:
@@ -314,10 +218,10 @@ class Hub:
             chat = self._chat(run)
             if chat is None:
                 self._console.append(text)
-                self._console_size = _trim(self._console, self._console_size + len(text))
+                self._console_size = trim(self._console, self._console_size + len(text))
             else:
                 chat.console.append(text)
-                chat.console_size = _trim(chat.console, chat.console_size + len(text))
+                chat.console_size = trim(chat.console, chat.console_size + len(text))
                 if streaming_for is not None and text:
                     if chat.draft is None or chat.draft["speaker"] != streaming_for:
                         chat.draft = {"speaker": streaming_for, "text": ""}
@@ -328,7 +232,7 @@ class Hub:
                     )
             self._publish({"type": "console", "chat": chat.id if chat else None, "text": text})
 
-    def _end_draft(self, chat: _Chat) -> None:
+    def _end_draft(self, chat: ChatRecord) -> None:
         if chat.draft is not None:
             chat.draft = None
             self._publish({"type": "draft_end", "chat": chat.id})
@@ -349,7 +253,7 @@ class Hub:
         """A new request; its future completes with the answer (or the hub's closing error)."""
         with self._lock:
             if self._closed:
-                raise WebHumanClosedError(_closed_text(agent))
+                raise WebHumanClosedError(closed_text(agent))
             chat = self._chat(run)
             if message is None and chat is not None:
                 last = self.last_message_to(run, agent)
@@ -364,7 +268,8 @@ class Hub:
                 password,
                 message,
             )
-            request = self._requests[public.id] = _Request(public)
+            self._forget_old_chats()
+            request = self._requests[public.id] = RequestRecord(public)
             if run is not None and run.stopped() is not None:
                 # Asked after the page stopped the chat: the answer is the stop.
                 self._settle(request, "answered", "stop", "exit", "stop")
@@ -375,7 +280,7 @@ class Hub:
 
     def _settle(
         self,
-        request: _Request,
+        request: RequestRecord,
         status: str,
         action: str | None,
         answer: str | None,
@@ -410,7 +315,7 @@ class Hub:
             self._settle(request, "answered", action, text, by)
             self._note_answer(request)
 
-    def _note_answer(self, request: _Request) -> None:
+    def _note_answer(self, request: RequestRecord) -> None:
         chat = self._chats.get(request.public.chat_id or "")
         if chat is None:
             return
@@ -490,29 +395,9 @@ class Hub:
             for request in self._requests.values():
                 if request.status == "pending":
                     self._settle(request, "closed", None, None, None)
-                    _fail(request.future, WebHumanClosedError(_closed_text(request.public.agent)))
+                    fail(request.future, WebHumanClosedError(closed_text(request.public.agent)))
             self._publish({"type": "closed"})
             subscribers, self._subscribers = list(self._subscribers.values()), {}
             self._changed.notify_all()
         for deliver in subscribers:
             deliver(None)
-
-
-def _fail(future: concurrent.futures.Future[str], error: BaseException) -> None:
-    if not future.done():  # an asker that gave up has cancelled it
-        future.set_exception(error)
-
-
-def _trim(chunks: list[str], size: int) -> int:
-    """Drop the oldest chunks of printed output beyond :data:`MAX_CONSOLE`; the new size."""
-    while size > MAX_CONSOLE and len(chunks) > 1:
-        size -= len(chunks.pop(0))
-    return size
-
-
-def _closed_text(agent: str | None) -> str:
-    who = f"{agent} was waiting" if agent else "a chat was waiting"
-    return (
-        f"the web page for the human was closed (WebHuman.close()) while {who} for an answer; "
-        "nobody can answer it"
-    )

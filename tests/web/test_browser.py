@@ -267,3 +267,30 @@ def test_accessible_names_live_regions_and_keyboard_only(
     assert [m["content"] for m in chat_result.chat_history][2] == "Ada"
     _wait(driver, lambda d: "Answered: You answered \u201cAda\u201d." in card.text)
     _wait(driver, lambda d: "Hello, Ada. TERMINATE" in transcript.text)
+
+
+def test_chat_text_is_shown_as_text_never_run(
+    human: WebHuman, browsers: Callable[[int], WebDriver], background: Any, fake_llm: FakeLLMServer
+) -> None:
+    attack = (
+        "<img src=x onerror=\"document.title='pwned'\">"
+        "<script>document.title='pwned'</script>TERMINATE"
+    )
+    fake_llm.add_reply(attack)
+    configs = [{**c, "price": PRICE} for c in fake_llm.config_list()]
+    assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config=False,
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+    driver = browsers(0)
+    driver.get(human.url)
+    title = driver.title
+    background(user.initiate_chat, assistant, message="<b>bold?</b>").result(WAIT)
+    transcript = driver.find_element(By.CSS_SELECTOR, "article.chat ol.transcript")
+    _wait(driver, lambda d: attack in transcript.text)
+    assert "<b>bold?</b>" in transcript.text
+    assert transcript.find_elements(By.CSS_SELECTOR, "img, script, b") == []
+    assert driver.title == title

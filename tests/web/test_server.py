@@ -92,6 +92,14 @@ def test_loopback_by_default_and_a_fresh_token_each_time() -> None:
     assert web_threads() == []
 
 
+def test_serving_beyond_this_machine_is_said(caplog: pytest.LogCaptureFixture) -> None:
+    with serve("0.0.0.0") as human:
+        assert human.url.startswith(f"http://127.0.0.1:{human.port}/?token=")
+        assert _get(human.url)[0] == 200
+    assert "reachable from other machines" in caplog.text
+    assert "token=" not in caplog.text
+
+
 def test_what_counts_as_loopback() -> None:
     assert is_loopback("127.0.0.1")
     assert is_loopback("::1")
