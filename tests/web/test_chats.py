@@ -188,7 +188,9 @@ def test_stop_while_the_model_writes(
     human: WebHuman, open_page: Callable[..., Page], background: Any, fake_llm: FakeLLMServer
 ) -> None:
     fake_llm.default = "One more thing."  # a chat that would go on for its 50 turns
-    fake_llm.add_reply("Writing this reply slowly, word by word.", chunk_delay=0.05)
+    # 20 words, 0.1 s apart: the stop (milliseconds away) lands while the reply streams.
+    slow = " ".join(f"word{i}" for i in range(20))
+    fake_llm.add_reply(slow, chunk_delay=0.1)
     configs = [{**c, "price": PRICE, "stream": True} for c in fake_llm.config_list()]
     assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
     user = UserProxyAgent(
@@ -208,7 +210,7 @@ def test_stop_while_the_model_writes(
     # The reply being written was kept; no turn came after it.
     assert chat_result.termination_reason == "stopped"
     history = [m["content"] for m in chat_result.chat_history]
-    assert history == ["Go.", "Writing this reply slowly, word by word."]
+    assert history == ["Go.", slow]
     assert len(fake_llm.requests) == 1
     assert _ended(page)["termination_reason"] == "stopped"
 
