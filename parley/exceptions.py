@@ -406,11 +406,12 @@ class BudgetExceededError(ParleyError):
     limit of its :class:`parley.usage.Budget`. Inside a chat the turn that asked ends there,
     with no reply, and the chat ends with ``termination_reason`` = ``reason``; it reaches your
     code only from a request made outside a turn. ``reason`` is ``"budget:cost"``,
-    ``"budget:tokens"``, ``"budget:llm_calls"`` or ``"budget:seconds"``; ``chat_id`` the
-    chat's id."""
+    ``"budget:tokens"``, ``"budget:llm_calls"`` or ``"budget:seconds"``, or the reason the chat
+    was stopped with (``ChatRun.stop``: ``"stopped"``); ``chat_id`` the chat's id."""
 
     def __init__(self, reason: str, chat_id: str | None = None) -> None:
-        super().__init__(f"the chat's budget is spent ({reason}); no further model request is made")
+        what = "the chat's budget is spent" if reason.startswith("budget:") else "the chat stopped"
+        super().__init__(f"{what} ({reason}); no further model request is made")
         self.reason = reason
         self.chat_id = chat_id
 

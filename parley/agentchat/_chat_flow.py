@@ -159,8 +159,8 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)
         return ""
-    except BudgetExceededError:  # refused before it was sent: the last message stands in
-        logger.warning("the chat's budget is spent: its summary is its last message")
+    except BudgetExceededError as e:  # refused before it was sent: the last message stands in
+        logger.warning("%s: the chat's summary is its last message", e)
         return _last_msg_summary(recipient, sender)
     summary = client.extract_text_or_completion_object(response)[0]
     if hasattr(summary, "model_dump"):

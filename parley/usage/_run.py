@@ -98,7 +98,7 @@ class ChatRun:
         self.spent = Spent()
         self.watches: list[_Watch] = []
         self.start_time = time.time()
-        self.stop_reason: str | None = None  # a budget ended the chat
+        self.stop_reason: str | None = None  # a budget, or stop(), ended the chat
         self.end_reason: str | None = None  # the last reason noted for the end of the chat
         if parent is not None:
             parent.children.append(self)
@@ -121,8 +121,18 @@ class ChatRun:
             stack.extend(reversed(run.children))
         return out
 
+    def stop(self, reason: str = "stopped") -> None:
+        """End the chat, from any thread, at the points a spent budget ends it: before its next
+        turn, before its next model request, and between ``max_turns`` turns (the step running
+        now finishes). Its chats below stop too; ``termination_reason`` is ``reason``. A chat
+        already stopping keeps its first reason."""
+        # One attribute store: atomic under the GIL, so no lock. A budget reason noted by a
+        # concurrent check() may win instead; either way the chat ends.
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
     def stopped(self) -> str | None:
-        """The budget reason this chat stopped for (its own budget or a chat's above it)."""
+        """Why this chat must stop (its own budget or stop(), or a chat's above it), if so."""
         for run in self.lineage():
             if run.stop_reason is not None:
                 return run.stop_reason
@@ -259,9 +269,9 @@ def record_call(
 
 
 def check(run: ChatRun | None = None) -> str | None:
-    """Whether the chat must stop before its next step: the budget reason, or None. A run
-    stops when it or a chat above it has reached a budget; the reason is kept on the run
-    whose budget it is."""
+    """Whether the chat must stop before its next step: the reason, or None. A run stops when
+    it or a chat above it has reached a budget or was stopped (:meth:`ChatRun.stop`); the
+    reason is kept on the run whose budget it is."""
     run = run if run is not None else _run.get()
     if run is None:
         return None

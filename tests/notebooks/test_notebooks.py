@@ -286,6 +286,17 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "BadRequestError: provider=anthropic, status=400\nrequests: ['gemini', 'anthropic']"
             in text
         )
+    if notebook.name == "web_human.ipynb":
+        assert "token required: True" in text
+        assert "review of assistant's message (code: ['print(sum(range(10)))']) -> approve ''" in text
+        assert "page shows the code's output: 45" in text
+        assert "-> reject 'No plot, thanks.'" in text
+        assert "page shows: ended (is_termination_msg), cost $0.0" in text
+        assert "human input: ['', 'No plot, thanks.', '']" in text
+        assert "the model read the feedback: No plot, thanks." in text
+        assert "waiting: review from user about: Step 1 of many.\nended by: stopped" in text
+        assert "model requests in this chat: 1" in text
+        assert "closed: True" in text
     if notebook.name == "multimodal.ipynb":
         assert "What does this chart show? <image>" in text
         assert (

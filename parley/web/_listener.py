@@ -1,0 +1,173 @@
+"""The listener of :mod:`parley._events` that feeds the page: chats starting and ending, who
+speaks, the messages, tool calls and their results, code and its output, what each model call
+cost.
+
+Each report is attributed to the chat current where it is made (``parley.usage``'s
+``current_run``: listeners run on the thread doing the work, in its context), so concurrent
+and nested chats keep their own transcripts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .. import _events
+from ..usage._run import current_run
+from ._hub import Hub
+from ._render import capped, error_text, message_view, plain
+
+__all__ = ["WebListener", "agent_name"]
+
+
+def agent_name(agent: Any) -> str | None:
+    if agent is None:
+        return None
+    name = getattr(agent, "name", agent)
+    return name if isinstance(name, str) else str(name)
+
+
+def _is_group_manager(agent: Any) -> bool:
+    groupchat = getattr(agent, "groupchat", None)
+    return callable(getattr(groupchat, "nested_agents", None))
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value or 0.0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _tokens(usage: Any) -> int:
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("total_tokens")
+    if total is None:
+        total = (usage.get("prompt_tokens") or 0) + (usage.get("completion_tokens") or 0)
+    try:
+        return int(total)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return capped(arguments)
+    return capped(json.dumps(plain(arguments), indent=2, ensure_ascii=False))
+
+
+class WebListener(_events.Listener):
+    """See the module docstring."""
+
+    def __init__(self, hub: Hub) -> None:
+        self._hub = hub
+        # Group chat managers seen so far: the copies they relay to every member are the
+        # speaker's message again, shown once (when the manager received it).
+        self._managers: set[str] = set()
+
+    def on_step_start(self, step: _events.Step) -> None:
+        kind = step.kind
+        if kind == "chat":
+            run = current_run()
+            if run is not None:
+                self._hub.chat_started(run)
+        elif kind == "turn":
+            name = agent_name(step.agent)
+            if name is not None:
+                self._hub.turn(current_run(), name, True)
+        elif kind == "tool_call":
+            step.slots[self] = self._hub.add_item(
+                current_run(),
+                {
+                    "kind": "tool",
+                    "agent": agent_name(step.agent),
+                    "name": step.name,
+                    "arguments": _arguments(step.attrs.get("arguments")),
+                    "call_id": str(step.attrs.get("call_id") or ""),
+                    "status": "running",
+                },
+            )
+        elif kind == "code_execution":
+            languages = step.attrs.get("languages") or []
+            step.slots[self] = self._hub.add_item(
+                current_run(),
+                {
+                    "kind": "code",
+                    "agent": agent_name(step.agent),
+                    "languages": [str(lang) for lang in languages],
+                    "code": capped(str(step.attrs.get("code") or "")),
+                    "status": "running",
+                },
+            )
+
+    def on_step_end(self, step: _events.Step) -> None:
+        kind = step.kind
+        if kind == "chat":
+            self._chat_ended(step)
+        elif kind == "turn":
+            name = agent_name(step.agent)
+            if name is not None:
+                self._hub.turn(current_run(), name, False)
+        elif kind == "llm_call":
+            attrs = step.attrs
+            cost = 0.0 if attrs.get("cached") else _float(attrs.get("cost"))
+            self._hub.spent(current_run(), cost, _tokens(attrs.get("usage")))
+        elif kind == "tool_call":
+            failed = step.error is not None or step.attrs.get("success") is False
+            result = step.attrs.get("result")
+            if step.error is not None:
+                result = error_text(step.error)
+            self._hub.update_item(
+                current_run(),
+                step.slots.get(self),
+                status="failed" if failed else "done",
+                result=capped(str(result if result is not None else "")),
+            )
+        elif kind == "code_execution":
+            exit_code = step.attrs.get("exit_code")
+            output = step.attrs.get("output")
+            if step.error is not None:
+                output = error_text(step.error)
+            self._hub.update_item(
+                current_run(),
+                step.slots.get(self),
+                status="done" if exit_code == 0 and step.error is None else "failed",
+                exit_code=exit_code if isinstance(exit_code, int) else None,
+                output=capped(str(output if output is not None else "")),
+            )
+
+    def _chat_ended(self, step: _events.Step) -> None:
+        run = current_run()
+        if run is None or run.id != step.attrs.get("chat_id"):
+            return
+        attrs = step.attrs
+        usage = attrs.get("usage")
+        summary = attrs.get("summary")
+        self._hub.chat_ended(
+            run,
+            reason=attrs.get("termination_reason"),
+            summary=capped(str(summary)) if summary else None,
+            cost=_float(usage.cost) if usage is not None else None,
+            tokens=int(usage.total_tokens) if usage is not None else None,
+            error=error_text(step.error) if step.error is not None else None,
+        )
+
+    def on_event(self, event: _events.Event) -> None:
+        if event.name != "received_message":
+            return
+        receiver = event.source
+        sender = event.data.get("sender")
+        if _is_group_manager(receiver):
+            self._managers.add(str(agent_name(receiver)))
+        elif sender in self._managers:
+            return
+        self._hub.add_item(
+            current_run(),
+            {
+                "kind": "message",
+                "sender": sender,
+                "recipient": agent_name(receiver),
+                **message_view(event.data.get("message")),
+            },
+        )
