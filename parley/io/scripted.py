@@ -7,7 +7,7 @@
     with IOStream.set_default(IOScripted(["", "exit"])) as io:
         user.initiate_chat(assistant, message="Plot a chart")
     assert "TERMINATE" in io.text
-    assert io.prompts[0].startswith("Replying as user")
+    assert io.prompts[0].startswith("Provide feedback to assistant")  # user: "ALWAYS" mode
 
 Answers come from the queued replies first (given to the constructor or added later with
 ``add_replies``), then from the callable ``fn(prompt) -> str`` if one was given. When neither

@@ -121,7 +121,9 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "GroupChatConfigError GroupChat visibility names agents that are not members" in text
     if notebook.name == "durable_chats.ipynb":
         assert "exit status: -9\nstatus: running\n" in text
-        assert "model requests made by the resume: 1\ntool runs: 1\ncode runs: 1\nstatus: done" in text
+        assert (
+            "model requests made by the resume: 1\ntool runs: 1\ncode runs: 1\nstatus: done" in text
+        )
         assert "user asks: Please give feedback to assistant" in text
         assert "termination: human_exit | human said: ['exit']" in text
     if notebook.name == "teachability.ipynb":
@@ -316,6 +318,83 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "downloaded: (120, 80)\nI see a 120x80 image, mostly red." in text
         assert "400: Invalid 'messages.[0].content.[0].image_url.url'. Expected a valid URL" in text
         assert "but got unsupported MIME type 'text/plain'." in text
+    if notebook.name == "termination.ipynb":
+        assert "ended by: max_turns\nmessages: ['Count to six, three at a time.', '1, 2, 3'" in text
+        assert (
+            "default predicate: ['What is 2 + 2?', 'The answer is 4. TERMINATE', '', 'TERMINATE']"
+            in text
+        )
+        assert "tolerant predicate: ['What is 2 + 2?', 'The answer is 4. TERMINATE']" in text
+        assert "ended by: is_termination_msg | summary: The answer is 4." in text
+        assert "tool result: 4\nended by: is_termination_msg" in text
+        assert "human said: ['And 3 + 3?', ''] | ended by: is_termination_msg" in text
+        assert "asked: Please give feedback to assistant. Press enter or type 'exit'" in text
+        assert "human said: ['exit'] | ended by: human_exit" in text
+        assert "ended by: max_consecutive_auto_reply | messages: 6" in text
+        assert "ended by: no_reply" in text
+        assert "ended by: budget:llm_calls | model calls: 2" in text
+    if notebook.name == "human_in_the_loop.ipynb":
+        assert "human said: ['How many people live there?', 'exit']\nended by: human_exit" in text
+        assert "first prompt: Provide feedback to assistant. Press enter to skip" in text
+        assert (
+            "assistant -> runner: Don't delete anything. List the files instead.\n"
+            "assistant -> runner: APPROVE\nassistant -> runner: APPROVE\n" in text
+        )
+        assert "code output: ['exitcode: 0 (execution succeeded)', 'Code output: ', '45']" in text
+        assert "recorded: [\"Don't delete anything. List the files instead.\", '', '']" in text
+        assert "['assistant -> runner: exit'] | ended by: human_exit" in text
+        assert "refused: Only write to addresses at example.com. | ['USER INTERRUPTED']" in text
+        assert "emails sent: ['team@example.com']" in text
+        assert "paused: note-1 asks reviewer\npending: ['note-1']" in text
+        assert "resumed: human_exit ['exit']\nmodel requests during the resume: 0" in text
+    if notebook.name == "tools.ipynb":
+        assert (
+            '"operator": {"enum": ["+", "-", "*", "/"], "type": "string", "description": "the operation to apply"}'
+            in text
+        )
+        assert (
+            '"with_country": {"type": "boolean", "default": false, "description": "with_country"}'
+            in text
+        )
+        assert "summary: 6 x 7 = 42." in text
+        assert (
+            'results: [\'{"city": "Paris", "celsius": 21}\', '
+            '\'{"city": "Oslo", "celsius": 12}\', \'Oslo: sunny\']' in text
+        )
+        assert "three 0.5 s calls ran concurrently: True" in text
+        assert (
+            "ordered 2 x tea\n"
+            "Error: Invalid arguments for place_order: order.quantity: Input should be greater "
+            "than or equal to 1 (got 0)\n"
+            "Error: ZeroDivisionError: integer division or modulo by zero\n"
+            "Error: Invalid arguments for calculator: c: unexpected argument\n"
+            "Error: Function search not found. Available functions: airport, calculator, "
+            "forecast, place_order, temperature.\n"
+            "Error: Expecting property name enclosed in double quotes" in text
+        )
+        assert "async: Paris: sunny | Sunny in Paris." in text
+    if notebook.name == "conversation_patterns.ipynb":
+        assert (
+            "second chat's message: 'Write a tweet from these facts.\\nContext: \\n"
+            "1. It is 330 m tall. 2. It was finished in 1889.'" in text
+        )
+        assert (
+            "chat 3 started with: 'Compare.\\nContext: \\nNotes on Paris\\nNotes on Lyon'" in text
+        )
+        assert (
+            "critic: A post for a bike shop in Lyon.\n"
+            "post_writer: Our bikes are the best in the world.\n"
+            "critic: Drop 'best in the world'. Name the city.\n"
+            "post_writer: Good bikes, serviced in Lyon.\n"
+            "chats in this chat's usage: 3" in text
+        )
+        speakers = (
+            "speakers: ['user', 'planner', 'copywriter', 'reviewer', 'copywriter', 'reviewer']"
+        )
+        assert text.count(speakers) == 3
+        assert "ended by: is_termination_msg\nspeaker selections: 5" in text
+        assert f"{speakers}\nspeaker selections: 2" in text
+        assert "speaker selections by the model: 0" in text
 
 
 @pytest.mark.local_model
