@@ -15,8 +15,8 @@ import ast
 import asyncio
 import inspect
 import json
+import linecache
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,10 +43,10 @@ def _param(path: Path) -> Any:
 
 
 @pytest.fixture
-def page_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def page_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("OAI_CONFIG_LIST", raising=False)
-    yield tmp_path
+    return tmp_path
 
 
 @pytest.mark.timeout(300)
@@ -62,10 +62,12 @@ def test_page_examples_run(page: Page, page_dir: Path) -> None:
         with IOStream.set_default(human), asyncio.Runner() as runner:
             for chunk in page.chunks:
                 where = f"{page.path.relative_to(DOCS.parent)}:{chunk.line}"
+                # The block's source, for inspect.getsource (as a script file or a notebook
+                # cell has it): a code executor's user functions and tracebacks read it.
+                lines = chunk.code.splitlines(keepends=True)
+                linecache.cache[where] = (len(chunk.code), None, lines, where)
                 try:
-                    code = compile(
-                        chunk.code, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-                    )
+                    code = compile(chunk.code, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
                 except SyntaxError as e:
                     pytest.fail(f"{where}: the example is not valid Python: {e}")
                 result = eval(code, namespace)
