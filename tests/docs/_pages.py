@@ -61,6 +61,12 @@ def read_page(path: Path) -> Page:
         start = _FENCE.search(text, pos)
         if start is None:
             break
+        setup = next(((a, b) for a, b in hidden_spans if a <= start.start() < b), None)
+        if setup is not None:
+            # A fence inside a setup (a scripted reply holding a code block) is the setup's
+            # text: its closing line may be in the setup or nowhere, never a block after it.
+            pos = setup[1]
+            continue
         fence, indent = start.group("fence"), start.group("indent")
         end = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.M)
         close = end.search(text, start.end())
@@ -68,8 +74,7 @@ def read_page(path: Path) -> Page:
             raise ValueError(f"{path}:{_line_of(text, start.start())}: a code fence never closes")
         body = text[start.end() + 1 : close.start()]
         language = start.group("info").strip().split(" ")[0].split("{")[0].lower()
-        inside_setup = any(a <= start.start() < b for a, b in hidden_spans)
-        if language in ("python", "py") and not inside_setup:
+        if language in ("python", "py"):
             line = _line_of(text, start.start()) + 1
             chunks.append((start.start(), Chunk(_dedent(body, indent), line, False)))
         pos = close.end()

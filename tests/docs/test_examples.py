@@ -15,6 +15,7 @@ import ast
 import asyncio
 import inspect
 import json
+import linecache
 import os
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ def test_page_examples_run(page: Page, page_dir: Path) -> None:
         with IOStream.set_default(human), asyncio.Runner() as runner:
             for chunk in page.chunks:
                 where = f"{page.path.relative_to(DOCS.parent)}:{chunk.line}"
+                # The block's source, for inspect.getsource (as a script file or a notebook
+                # cell has it): a code executor's user functions and tracebacks read it.
+                lines = chunk.code.splitlines(keepends=True)
+                linecache.cache[where] = (len(chunk.code), None, lines, where)
                 try:
                     code = compile(chunk.code, where, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
                 except SyntaxError as e:
