@@ -23,6 +23,7 @@
     │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
+    │   ├── DangerousCommandError (+ ValueError)  the local executor refused a destructive shell command
     │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
@@ -72,6 +73,7 @@ __all__ = [
     "CompletionError",
     "ConfigError",
     "ConfigFailure",
+    "DangerousCommandError",
     "DotenvSyntaxError",
     "DurableChatError",
     "ExecutionCancelledError",
@@ -335,6 +337,17 @@ class UncertainToolCallError(DurableChatError):
         self.tool = tool
         self.call_id = call_id
         self.arguments = arguments
+
+
+class DangerousCommandError(ParleyError, ValueError):
+    """The local executor refused a shell block with a destructive command (``rm -rf`` in any
+    spelling, ``dd`` to a device...; ``parley/coding/_guard.py``). A guard, not a sandbox.
+    In a chat the agent reports it to the model as a failed run (exit code 1) instead of
+    ending the chat; ``reason`` says what was refused."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"Potentially dangerous command detected: {reason}")
+        self.reason = reason
 
 
 class ChatPaused(ParleyError):

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _events
 from .._runtime import run_in_thread
+from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
@@ -117,7 +118,13 @@ async def _run_legacy(agent: AgentCore, blocks: list[tuple[str, str]]) -> tuple[
 async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any]) -> tuple[int, str]:
     languages = [b.language for b in blocks]
     with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
-        result = await run_in_thread(executor.execute_code_blocks, blocks)
+        try:
+            result = await run_in_thread(executor.execute_code_blocks, blocks)
+        except DangerousCommandError as refused:
+            # The model reads why, as with a legacy code_execution_config; AutoGen's executor
+            # path ended the whole chat with the ValueError instead.
+            step.set(exit_code=1, output=str(refused))
+            return 1, str(refused)
         step.set(exit_code=result.exit_code, output=result.output)
     return int(result.exit_code), str(result.output)
 

@@ -73,6 +73,7 @@ from ._bwrap import BwrapSandbox
 from ._code_user import is_fresh
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._functions_setup import PackageFolder
+from ..exceptions import DangerousCommandError
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
 from ._requirements import Interpreter, pip_install
@@ -131,12 +132,12 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
 
     @staticmethod
     def sanitize_command(lang: str, code: str) -> None:
-        """Raise ``ValueError`` for a few destructive shell commands (``rm -rf`` in any
-        spelling, ``dd``...): a guard against careless commands, not a sandbox
-        (``parley.coding._guard``)."""
+        """Raise :class:`~parley.exceptions.DangerousCommandError` (a ``ValueError``, as
+        AutoGen's) for a few destructive shell commands (``rm -rf`` in any spelling, ``dd``...):
+        a guard against careless commands, not a sandbox (``parley.coding._guard``)."""
         reason = dangerous_command(lang, code)
         if reason is not None:
-            raise ValueError(f"Potentially dangerous command detected: {reason}")
+            raise DangerousCommandError(reason)
 
     def restart(self) -> None:
         """Nothing to restart: each block runs in a new process (warns, as AutoGen)."""

@@ -9,9 +9,11 @@ folder: if the guard misses, the folder is gone.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from parley import AssistantAgent, UserProxyAgent
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 
@@ -80,3 +82,24 @@ def test_other_commands_run(work_dir: Path, command: str) -> None:
 def test_other_languages_are_not_judged(work_dir: Path) -> None:
     """A guard for shell commands only: Python code is not parsed for shell commands."""
     LocalCommandLineCodeExecutor.sanitize_command("python", "import os; os.system('rm -rf x')")
+
+
+def test_a_refused_block_in_a_chat_is_a_failed_run_the_model_reads(
+    work_dir: Path, fake_llm: Any
+) -> None:
+    fake_llm.add_reply("```sh\nrm -r -f victim\n```")
+    fake_llm.add_reply("Sorry. TERMINATE")
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={"executor": LocalCommandLineCodeExecutor(work_dir=work_dir)},
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    result = user.initiate_chat(assistant, message="Clean up.")
+    refusal = result.chat_history[2]["content"]
+    assert refusal.startswith("exitcode: 1 (execution failed)")
+    assert "Potentially dangerous command detected" in refusal
+    assert "Potentially dangerous" in fake_llm.requests[1]["messages"][-1]["content"]
+    assert result.chat_history[-1]["content"] == "Sorry. TERMINATE"
+    assert (work_dir / "victim" / "inner" / "file").read_text() == "precious"
