@@ -62,11 +62,13 @@ class CodeExecutor(Protocol):
     def restart(self) -> None: ...
 
 
-# Functional syntax: two of AutoGen's keys contain hyphens ("jupyter-local" is parley's).
+# Functional syntax: two of AutoGen's keys contain hyphens ("jupyter-local" and
+# "jupyter-docker" are parley's).
 CodeExecutionConfig = TypedDict(
     "CodeExecutionConfig",
     {
-        "executor": "Literal['ipython-embedded', 'commandline-local', 'jupyter-local'] | CodeExecutor",
+        "executor": "Literal['ipython-embedded', 'commandline-local', 'jupyter-local', "
+        "'jupyter-docker'] | CodeExecutor",
         "last_n_messages": "int | Literal['auto']",
         "timeout": int,
         "use_docker": "bool | str | list[str]",
@@ -74,6 +76,7 @@ CodeExecutionConfig = TypedDict(
         "ipython-embedded": Mapping[str, Any],
         "commandline-local": Mapping[str, Any],
         "jupyter-local": Mapping[str, Any],
+        "jupyter-docker": Mapping[str, Any],
     },
     total=False,
 )

@@ -59,6 +59,8 @@ def test_the_dockerfile_method_builds_an_image_code_runs_in_as_the_sandbox_user(
         )
     assert result.exit_code == 0, result.output
     assert result.output.split() == ["sandbox", "/workspace"]
+    with docker_client() as client:  # what a later build asking for packages checks
+        assert client.images.get(scratch_tag).labels["org.parley.packages"] == ""
 
 
 def test_an_existing_image_is_reused_unless_rebuild_is_asked(
@@ -70,6 +72,12 @@ def test_an_existing_image_is_reused_unless_rebuild_is_asked(
     assert "already exists" in capsys.readouterr().err
     with docker_client() as client:
         assert built.image_id == str(client.images.get(image).id).removeprefix("sha256:")
+
+
+def test_an_existing_image_without_the_packages_asked_for_is_not_reused() -> None:
+    image = ensure_sandbox_image()
+    with pytest.raises(ImageBuildError, match=r"built without python3-numpy.*rebuild=True"):
+        build_image("sandbox", tag=image, packages=["python3-numpy"])
 
 
 def test_auto_falls_back_to_debian_and_says_what_is_missing(

@@ -24,11 +24,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...exceptions import ImageBuildError
 from .._docker_engine import connect, default_image_candidates, find_image
-from ._recipes import JUPYTER, RECIPES, SANDBOX, Recipe
+from ._recipes import JUPYTER, PACKAGES_LABEL, RECIPES, SANDBOX, Recipe, packages_label
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -149,10 +149,11 @@ def build_image(
     started = time.monotonic()
     client = connect()
     try:
-        existing = None if rebuild else _image_id(client, tag)
+        existing = None if rebuild else find_image(client, tag)
         if existing is not None:
+            _check_reusable(existing, tag, packages)
             say(f"{tag} already exists; reusing it (rebuild=True / --rebuild builds it again)")
-            return BuiltImage(tag, existing, "existing", 0.0)
+            return BuiltImage(tag, str(existing.id).removeprefix("sha256:"), "existing", 0.0)
         if method == "auto":
             method = "dockerfile" if base_available(client, base, say) else "debian"
         if method == "dockerfile":
@@ -181,9 +182,17 @@ def _recipe(kind: str) -> Recipe:
         raise ValueError(f"unknown image kind {kind!r}: use one of {', '.join(RECIPES)}") from None
 
 
-def _image_id(client: DockerClient, name: str) -> str | None:
-    image = find_image(client, name)
-    return None if image is None else str(image.id).removeprefix("sha256:")
+def _check_reusable(image: Any, tag: str, packages: Sequence[str]) -> None:
+    """Refuse to reuse ``image`` for a build that asks for packages it was not built with."""
+    if not packages:
+        return
+    recorded = (image.labels or {}).get(PACKAGES_LABEL)
+    if recorded is None or not set(packages) <= set(recorded.split()):
+        raise ImageBuildError(
+            f"{tag} already exists, built without {packages_label(packages)} (its extra packages: "
+            f"{recorded or 'none recorded'}): build it again with rebuild=True (--rebuild), or "
+            "give the new image another tag"
+        )
 
 
 def _smoke_test(client: DockerClient, recipe: Recipe, tag: str, image_id: str) -> None:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ...exceptions import ImageBuildError
-from ._recipes import Recipe
+from ._recipes import PACKAGES_LABEL, Recipe, packages_label
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -111,7 +111,10 @@ def build_from_debian(
 
         repository, version = parse_repository_tag(tag)
         result = client.api.import_image_from_file(
-            str(rootfs), repository=repository, tag=version or "latest", changes=_changes(recipe)
+            str(rootfs),
+            repository=repository,
+            tag=version or "latest",
+            changes=_changes(recipe, packages),
         )
     image_id = _imported_id(result)
     if image_id is None:
@@ -119,10 +122,11 @@ def build_from_debian(
     return image_id
 
 
-def _changes(recipe: Recipe) -> list[str]:
+def _changes(recipe: Recipe, packages: Sequence[str]) -> list[str]:
     """The Dockerfile instructions a plain root file system lacks."""
     quoted = ", ".join(f'"{part}"' for part in recipe.cmd)
     return [
+        f'LABEL {PACKAGES_LABEL}="{packages_label(packages)}"',
         f"CMD [{quoted}]",
         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "ENV LANG=C.UTF-8",

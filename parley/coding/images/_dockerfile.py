@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...exceptions import ImageBuildError
 from .._docker_engine import find_image, first_line
-from ._recipes import Recipe
+from ._recipes import PACKAGES_LABEL, Recipe, packages_label
 
 if TYPE_CHECKING:
     from docker import DockerClient
@@ -67,6 +67,7 @@ def build_from_dockerfile(
             forcerm=True,
             decode=True,
             buildargs={"BASE": base, "PACKAGES": " ".join(packages)},
+            labels={PACKAGES_LABEL: packages_label(packages)},
         )
         return _follow(stream, log)
 

@@ -9,6 +9,7 @@ can. Both give the same shape: Python 3 as ``python``, the non-root user ``sandb
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .._docker_engine import PARLEY_IMAGE, PARLEY_JUPYTER_IMAGE
@@ -75,3 +76,10 @@ JUPYTER = Recipe(
 )
 
 RECIPES = {recipe.kind: recipe for recipe in (SANDBOX, JUPYTER)}
+
+PACKAGES_LABEL = "org.parley.packages"
+"""The image label listing the extra Debian packages it was built with (sorted, spaced)."""
+
+
+def packages_label(packages: Sequence[str]) -> str:
+    return " ".join(sorted(set(packages)))
