@@ -104,7 +104,7 @@ def spec_f(  # type: ignore[no-untyped-def]  # `e` is unannotated on purpose
     a: Annotated[str, "param a"],
     p: Pt,
     b: int = 2,
-    c: Annotated[Optional[float], "param c"] = None,  # noqa: UP045 - the spec's example
+    c: Annotated[Optional[float], "param c"] = None,  # noqa: UP045 - AutoGen's documented example
     d: Literal["u", "v"] = "u",
     e=3,
 ) -> str:

@@ -1,4 +1,5 @@
-"""``parley.graph_utils``: AutoGen's speaker-transition graph helpers (spec part 2, 16.1)."""
+"""``parley.graph_utils``: AutoGen's speaker-transition graph helpers (README, "Speaker-transition
+graphs"; notebooks/speaker_transitions.ipynb)."""
 
 from __future__ import annotations
 

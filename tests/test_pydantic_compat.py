@@ -1,4 +1,4 @@
-"""``parley._pydantic``: AutoGen's pydantic compatibility names (spec part 2, 16.4)."""
+"""``parley._pydantic``: AutoGen's pydantic compatibility names (``autogen._pydantic``)."""
 
 from __future__ import annotations
 

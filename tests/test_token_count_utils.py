@@ -1,4 +1,5 @@
-"""parley.token_count_utils: AutoGen's counts (spec part 2, 16.3) and parley's deliberate fixes."""
+"""parley.token_count_utils: AutoGen's counts and parley's deliberate fixes (README, "Token
+counting works offline")."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def test_max_token_limits() -> None:
 
 def test_token_left_and_percentile_used() -> None:
     assert token_left("hello world") == 4094
-    # (The spec's gpt-4 example, 8191, was evidently made with a one-token input.)
+    # (AutoGen's documented gpt-4 example, 8191, was evidently made with a one-token input.)
     assert token_left("hello", model="gpt-4") == 8191
     assert token_left("hello world", model="gpt-4") == 8190
     assert percentile_used("hello world") == 0.00048828125

@@ -3,7 +3,8 @@
 Contrib modules, ``GroupChatManager`` and third-party subclasses call (and override) these
 underscored methods: ``_append_oai_message``, ``_message_to_dict``, ``_process_received_message``,
 ``_print_received_message``, ``_is_silent``, ``_match_trigger``, ``_wrap_function``, the
-carryover helpers and ``_raise_exception_on_async_reply_functions`` (spec part 2, section 18).
+carryover helpers and ``_raise_exception_on_async_reply_functions`` (their AutoGen behaviour is
+pinned by tests/agentchat/test_internals_compat.py).
 Each is a thin face over the step parley already has (``_messages.stored_form``,
 ``_registry.match_trigger``, ``_tools.execution_wrapper``, ``_chat_flow.with_carryover``), so the
 rules exist once.
@@ -78,7 +79,7 @@ def decide_chains(cls: Any, base: type) -> None:
     cls._match_chain = bool(redefined.intersection(_MATCH_CHAIN))
 
 
-# -- storing and printing (spec part 1, 0.2 and 0.3; part 2, 18.4 and 18.5) -------------------
+# -- storing and printing (AutoGen's rules: tests/agentchat/test_spec_messages.py) -------------
 
 
 def message_to_dict(message: Any) -> dict[str, Any]:

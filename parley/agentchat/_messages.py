@@ -84,8 +84,9 @@ def invalid_text(sending: bool) -> str:
 
 
 def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> dict[str, Any] | None:
-    """What an agent stores for the message dict ``message`` (AutoGen's rule, spec part 1
-    0.2), or None when it has neither content nor a call (nothing is stored then).
+    """What an agent stores for the message dict ``message`` (AutoGen's rule, pinned by
+    tests/agentchat/test_spec_messages.py), or None when it has neither content nor a call
+    (nothing is stored then).
 
     ``role`` is the role of a message that names none it may keep (``"assistant"`` for the
     agent's own, ``"user"`` for a received one); ``speaker`` the name given to a message

@@ -68,12 +68,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar, cast
 
+from ..exceptions import DangerousCommandError
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
 from ._bwrap import BwrapSandbox
 from ._code_user import is_fresh
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._functions_setup import PackageFolder
-from ..exceptions import DangerousCommandError
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
 from ._requirements import Interpreter, pip_install

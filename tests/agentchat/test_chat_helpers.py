@@ -1,4 +1,4 @@
-"""AutoGen's private helpers of ``autogen.agentchat.chat`` (spec part 2, 16.6; Appendix B 38),
+"""AutoGen's private helpers of ``autogen.agentchat.chat`` (parley/agentchat/chat.py),
 and that the chat queues run the same code."""
 
 from __future__ import annotations

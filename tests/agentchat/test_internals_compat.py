@@ -1,4 +1,4 @@
-"""AutoGen's private ConversableAgent helpers (spec part 2, section 18; Appendix B 39 and 40).
+"""AutoGen's private ConversableAgent helpers (parley/agentchat/_compat_internals.py).
 
 Contrib modules and third-party subclasses call and override these underscored names, so they
 are the compatibility surface here. Overrides are checked through real chats on the fake LLM.

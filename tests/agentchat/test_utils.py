@@ -1,5 +1,6 @@
 """``parley.agentchat.utils``: ``consolidate_chat_info`` and ``parse_tags_from_content``
-(spec part 2, 16.5; Appendix B 33 and 38)."""
+(AutoGen's behaviour, and parley's fix of ``parse_tags_from_content``: README, "Differences from
+AutoGen 0.2, on purpose")."""
 
 from __future__ import annotations
 

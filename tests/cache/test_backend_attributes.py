@@ -1,4 +1,4 @@
-"""The cache backends' AutoGen attributes (spec part 2, 18.7; Appendix B 41).
+"""The cache backends' AutoGen attributes (documented in parley/cache/'s backend modules).
 
 Code written for AutoGen reads these directly (``DiskCache.cache.clear()``, an in-memory
 cache's ``_cache`` to see what was stored), so the attribute names are the compatibility

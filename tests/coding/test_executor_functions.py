@@ -60,7 +60,7 @@ def wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_three_kinds_of_function_are_importable(tmp_path: Path) -> None:
-    """The spec's verified example: decorated with imports, plain, from a string."""
+    """AutoGen's documented example: decorated with imports, plain, from a string."""
     functions = [hypotenuse, add, FunctionWithRequirements.from_str(REPEAT)]
     work = tmp_path / "work"
     executor = LocalCommandLineCodeExecutor(

@@ -1,4 +1,4 @@
-"""The ``# filename:`` rule on every path that runs code (spec part 1, 9.6; README "Files").
+"""The ``# filename:`` rule on every path that runs code (README, "Files").
 
 A block whose first line is ``# filename: NAME`` is saved as NAME, relative to the work dir
 (sub-directories are created), and runs from there; a NAME leading out of the work dir is

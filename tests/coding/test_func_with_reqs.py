@@ -1,7 +1,8 @@
 """parley.coding.func_with_reqs: imports, function objects, stubs and the functions module text.
 
-The expected texts are AutoGen 0.2's where it behaved well (spec part 2, 17.1), and parley's
-fixes where it did not (the module docstring lists them).
+The expected texts are AutoGen 0.2's where it behaved well (see
+website/docs/code-execution/functions.md), and parley's fixes where it did not (the module
+docstring lists them).
 """
 
 from __future__ import annotations

@@ -299,6 +299,46 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "waiting: review from user about: Step 1 of many.\nended by: stopped" in text
         assert "model requests in this chat: 1" in text
         assert "closed: True" in text
+    if notebook.name == "caching.ipynb":
+        assert (
+            "Answer 1. | cached calls: 0\nAnswer 2. | cached calls: 0\nrequests: 2\n"
+            ".cache exists: False" in text
+        )
+        assert (
+            "Answer 3. | cached calls: 0\nAnswer 3. | cached calls: 1\nrequests: 3\n"
+            "folders: ['42']\ncost excluding cached: {'total_cost': 0}\n"
+            "what the cached call cost when it was made > 0: True" in text
+        )
+        assert "Answer 4.\nrequests: 4\n" in text
+        assert (
+            '{"messages": [{"content": "Name a colour.", "role": "user"}], "model": "gpt-4o-mini", '
+            '"temperature": 0.9}' in text
+        )
+        assert "Answer 5.\nAnswer 5.\nrequests: 5\nAnswer 6.\nfolders: ['42', '7']" in text
+        assert '{"parley_cache": 1, "kind": "openai.ChatCompletion",\n' in text
+        assert "API key in the entry: False" in text
+        assert "TypeError: InMemoryCache stores JSON values: a set is not JSON-serialisable" in text
+        assert "it is a pickle, so parley did not write it" in text
+        assert "Answer 7. | cached calls: 0" in text
+        assert "this code ran while reading the cache!" not in text
+    if notebook.name == "testing_agents.ipynb":
+        assert (
+            "summary: 100 USD is 92 EUR.\nthe model read: {'role': 'tool', 'content': '92.0', "
+            "'tool_call_id': 'call_1'}" in text
+        )
+        assert "summary: That is 7.9 GBP." in text
+        assert "InternalServerError - Error code: 500 - FakeLLMServer: no scripted answer" in text
+        assert "after a 429: ['Paris.'] | requests: 2" in text
+        assert (
+            "after a 500: ['Paris, from the backup.'] | models asked: ['gpt-4o', 'gpt-4o-mini']"
+            in text
+        )
+        assert "400: Invalid parameter: messages with role 'tool' must be a response" in text
+        assert "human said: ['Shorter, please.', 'exit'] | ended by: human_exit" in text
+        assert "prompts: 2 | the console showed the short draft: True" in text
+        assert "without transforms: context_length_exceeded at request" in text
+        assert "with transforms: max_turns after 6 requests" in text
+        assert "pytest exit code: 0\n1 passed" in text
     if notebook.name == "multimodal.ipynb":
         assert "What does this chart show? <image>" in text
         assert (

@@ -1,4 +1,4 @@
-"""img_utils (spec part 2, 15.7): loading images, round trips through base64 and data URIs,
+"""img_utils (website/docs/multimodal.md): loading images, round trips through base64 and data URIs,
 ``<img>`` tags turned into content parts, and URLs fetched only when allowed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""MultimodalConversableAgent (spec part 2, 15.6) in real chats on the fake server: images in
-its messages reach the model as PNG data URIs, its history holds them as PIL images."""
+"""MultimodalConversableAgent (website/docs/multimodal.md) in real chats on the fake server:
+images in its messages reach the model as PNG data URIs, its history holds them as PIL images."""
 
 from __future__ import annotations
 

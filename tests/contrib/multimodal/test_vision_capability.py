@@ -1,4 +1,4 @@
-"""VisionCapability (spec part 2, 14.9): a text-only agent reads the images it receives as
+"""VisionCapability (website/docs/multimodal.md): a text-only agent reads the images it receives as
 captions, written by a multimodal model on a fake server or by a custom function."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""MemoStore (spec part 2, 14.8): distances, persistence, listing, prepopulation, repair."""
+"""MemoStore (website/docs/teachability.md): distances, persistence, listing, prepopulation,
+repair."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Teachability (spec part 2, 14.8): memos taught in one chat, recalled in later ones.
+"""Teachability (website/docs/teachability.md): memos taught in one chat, recalled in later ones.
 
 Every chat runs through the real openai client against FakeLLMServer; the analyzer's answers
 come from ``TeachingModel`` (see ``_script``), and what the agent's model was sent is read from

@@ -1,4 +1,5 @@
-"""TextAnalyzerAgent (spec part 2, 14.8): one request per analysis, in the documented layout."""
+"""TextAnalyzerAgent (website/docs/teachability.md): one request per analysis, in the documented
+layout."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TextMessageCompressor and text_compressors (spec part 2, 14.6; Appendix B 29)."""
+"""TextMessageCompressor and text_compressors (website/docs/tutorial/long-contexts.md)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_savings_log_and_cache_keys() -> None:
 
 
 def test_the_callers_messages_are_not_changed() -> None:
-    # AutoGen compressed the caller's dicts in place (spec, Known flaws).
+    # AutoGen compressed the caller's dicts in place (website/docs/tutorial/long-contexts.md).
     listed = [{"type": "text", "text": "0123456789"}]
     messages = [{"role": "user", "content": "abcdefgh"}, {"role": "user", "content": listed}]
     TextMessageCompressor(text_compressor=HalfCompressor()).apply_transform(messages)

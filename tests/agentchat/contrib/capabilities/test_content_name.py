@@ -1,4 +1,4 @@
-"""TextMessageContentName (spec part 2, 14.7; Appendix B 30)."""
+"""TextMessageContentName (website/docs/tutorial/long-contexts.md)."""
 
 from __future__ import annotations
 

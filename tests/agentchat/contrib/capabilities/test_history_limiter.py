@@ -1,4 +1,5 @@
-"""MessageHistoryLimiter (spec part 2, 14.4; Appendix B 27) and how it keeps tool calls whole."""
+"""MessageHistoryLimiter (website/docs/tutorial/long-contexts.md) and how it keeps tool calls
+whole."""
 
 from __future__ import annotations
 
@@ -73,7 +74,7 @@ def test_a_result_never_loses_its_call() -> None:
 
 
 def test_keep_first_message_never_keeps_a_lone_result() -> None:
-    # AutoGen: [tool] for a history starting with a result (spec, Known flaws).
+    # AutoGen: [tool] for a history starting with a result (website/docs/tutorial/long-contexts.md).
     history = [TOOL, M[1], M[2], M[3]]
     assert contents(MessageHistoryLimiter(2, keep_first_message=True).apply_transform(history)) == [
         "m2",

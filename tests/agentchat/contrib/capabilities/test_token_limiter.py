@@ -1,4 +1,5 @@
-"""MessageTokenLimiter (spec part 2, 14.5; Appendix B 28) and how it keeps tool calls whole."""
+"""MessageTokenLimiter (website/docs/tutorial/long-contexts.md) and how it keeps tool calls
+whole."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def test_per_message_truncation() -> None:
 
 def test_max_tokens_alone_fills_the_budget() -> None:
     # AutoGen kept ["x y z"] only: with no per-message limit it reserved sys.maxsize tokens for
-    # every message (spec, Known flaws). parley reserves what the message needs.
+    # every message (README, "Message transforms keep tool calls with their results"). parley
+    # reserves what the message needs.
     limited = MessageTokenLimiter(max_tokens=6).apply_transform(history(*TEXTS))
     assert contents(limited) == ["alpha beta gamma", "x y z"]
     limited = MessageTokenLimiter(max_tokens=100).apply_transform(history(*TEXTS))
@@ -150,7 +152,8 @@ def test_bad_limits(kwargs: dict[str, int], text: str) -> None:
 
 
 def test_a_leading_result_is_dropped_not_the_newest_message() -> None:
-    # AutoGen over [tool, user] returns the truncated tool message alone (spec, Known flaws).
+    # AutoGen over [tool, user] returns the truncated tool message alone (see
+    # website/docs/tutorial/long-contexts.md, "Tool calls stay with their results").
     messages = [result("lost", "alpha beta gamma"), user("delta")]
     assert MessageTokenLimiter(max_tokens=100).apply_transform(messages) == [messages[1]]
 

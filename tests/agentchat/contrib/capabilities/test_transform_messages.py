@@ -1,4 +1,5 @@
-"""TransformMessages (spec part 2, 14.1-14.2; Appendix B 31), on agents in sync and async chats."""
+"""TransformMessages (website/docs/tutorial/long-contexts.md), on agents in sync and async
+chats."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AutoGen's transforms_util helpers (spec part 2, 14.3; Appendix B 32)."""
+"""AutoGen's transforms_util helpers (parley/agentchat/contrib/capabilities/transforms_util.py)."""
 
 from __future__ import annotations
 
