@@ -92,21 +92,16 @@ def legacy_completion(tmp_path: Path) -> Iterator[Path]:
     share no cached responses; ``Completion`` and ``ChatCompletion`` are restored afterwards."""
     from parley.oai import ChatCompletion, Completion
 
-    classes = (Completion, ChatCompletion)
-    saved = {cls: dict(cls.__dict__) for cls in classes}
+    from ._class_state import kept_class_state
+
     root = tmp_path / "cache"
-    Completion.set_cache(41, str(root))
-    yield root
-    # The disk caches opened below root stay open for the process (as AutoGen's did): closed
-    # here, with the folder, so that a long suite does not run out of file descriptors.
-    Completion.clear_cache(None, str(root))
-    # Everything set on the classes (cache, logging, what tune leaves for test) goes back.
-    for cls in classes:
-        for name in set(cls.__dict__) - set(saved[cls]):
-            delattr(cls, name)
-        for name, value in saved[cls].items():
-            if cls.__dict__.get(name) is not value and not name.startswith("__"):
-                setattr(cls, name, value)
+    with kept_class_state(Completion, ChatCompletion):
+        Completion.set_cache(41, str(root))
+        yield root
+        # The disk caches opened below root stay open for the process (as AutoGen's did):
+        # closed here, with the folder, so that a long suite does not run out of file
+        # descriptors.
+        Completion.clear_cache(None, str(root))
 
 
 def _free_port() -> int:

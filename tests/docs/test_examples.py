@@ -23,8 +23,10 @@ from typing import Any
 import pytest
 
 from parley.io import IOScripted, IOStream
+from parley.oai import ChatCompletion, Completion
 from parley.testing import FakeLLMServer
 
+from .._class_state import kept_class_state
 from ._pages import Page, read_page
 
 DOCS = Path(__file__).resolve().parents[2] / "website" / "docs"
@@ -59,7 +61,12 @@ def test_page_examples_run(page: Page, page_dir: Path) -> None:
         (page_dir / "OAI_CONFIG_LIST").write_text(json.dumps(configs))
         human = IOScripted(lambda prompt: "exit", echo=IOStream.get_global_default())
         namespace: dict[str, Any] = {"__name__": "__main__", "server": server, "human": human}
-        with IOStream.set_default(human), asyncio.Runner() as runner:
+        # The legacy Completion classes keep state on the class: no page leaves it to the next.
+        with (
+            kept_class_state(Completion, ChatCompletion),
+            IOStream.set_default(human),
+            asyncio.Runner() as runner,
+        ):
             for chunk in page.chunks:
                 where = f"{page.path.relative_to(DOCS.parent)}:{chunk.line}"
                 # The block's source, for inspect.getsource (as a script file or a notebook
