@@ -1,0 +1,172 @@
+"""A real Ray cluster on loopback for the tests: ``ray start --head`` and worker nodes, each
+``ray start --block`` in a process group of its own, so a test can kill one node (SIGKILL to
+its group: its raylet, its agents and its workers) and teardown can stop exactly what it
+started (``ray stop`` would stop every Ray process of the machine).
+
+Every node uses 127.0.0.2: Ray rewrites ``127.0.0.1`` and ``localhost`` in an address to the
+machine's network address (so that other machines could reach it); ``127.0.0.2`` is loopback
+too and is left as it is. Every port is chosen here, as the defaults (the dashboard agent's,
+the client server's, the worker ports) are fixed numbers that several nodes on one machine
+would share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HOST = "127.0.0.2"
+START_TIMEOUT = 90.0  # seconds for a node to say it started (a few on an idle machine)
+STOP_TIMEOUT = 15.0
+_RAY = str(Path(sys.executable).with_name("ray"))
+# Each node's workers take ports from a range of their own.
+_WORKER_PORTS = 40
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _free_range(size: int) -> int:
+    """The first of ``size`` consecutive ports free now (the start of a random free one)."""
+    for _ in range(200):
+        start = free_port()
+        if start + size >= 65000:
+            continue
+        ports = []
+        try:
+            for p in range(start, start + size):
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                ports.append(sock)
+                sock.bind((HOST, p))
+            return start
+        except OSError:
+            continue
+        finally:
+            for sock in ports:
+                sock.close()
+    raise RuntimeError("no free range of ports")
+
+
+@dataclass
+class Node:
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL the node's whole process group: the raylet, its agents, its workers."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(STOP_TIMEOUT)
+
+
+@dataclass
+class Cluster:
+    """Nodes started with ``ray start --block``; ``address`` is the head's GCS."""
+
+    root: Path
+    env: dict[str, str]
+    address: str = ""
+    nodes: list[Node] = field(default_factory=list)
+
+    def start_head(self, num_cpus: int = 1, **resources: float) -> Node:
+        port = free_port()
+        self.address = f"{HOST}:{port}"
+        return self._start(
+            "head",
+            [
+                "--head",
+                f"--port={port}",
+                "--include-dashboard=false",
+                f"--ray-client-server-port={free_port()}",
+                f"--temp-dir={self.root / 'ray'}",
+            ],
+            num_cpus,
+            resources,
+        )
+
+    def add_node(self, name: str, num_cpus: int = 1, **resources: float) -> Node:
+        return self._start(name, [f"--address={self.address}"], num_cpus, resources)
+
+    def _start(
+        self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
+    ) -> Node:
+        low = _free_range(_WORKER_PORTS)
+        command = [
+            _RAY,
+            "start",
+            "--block",
+            *args,
+            f"--node-ip-address={HOST}",
+            f"--num-cpus={num_cpus}",
+            f"--resources={_json(resources)}",
+            "--object-store-memory=100000000",
+            f"--node-manager-port={free_port()}",
+            f"--object-manager-port={free_port()}",
+            f"--dashboard-agent-listen-port={free_port()}",
+            f"--dashboard-agent-grpc-port={free_port()}",
+            f"--metrics-export-port={free_port()}",
+            f"--runtime-env-agent-port={free_port()}",
+            f"--min-worker-port={low}",
+            f"--max-worker-port={low + _WORKER_PORTS - 1}",
+            "--disable-usage-stats",
+            "--log-style=record",
+        ]
+        log = self.root / f"{name}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=True,  # its own group: killed whole, and only it
+            )
+        node = Node(name, process, log)
+        self.nodes.append(node)
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline:
+            text = log.read_text(errors="replace")
+            if "Ray runtime started" in text:
+                return node
+            if process.poll() is not None:
+                break
+            time.sleep(0.2)
+        raise RuntimeError(f"ray node {name} did not start; its log:\n{log.read_text()[-4000:]}")
+
+    def stop(self) -> None:
+        """Stop every node started here: SIGTERM to each group, SIGKILL what is left."""
+        for node in reversed(self.nodes):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        for node in reversed(self.nodes):
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.process.wait(max(0.1, deadline - time.monotonic()))
+        for node in self.nodes:
+            # The group outlives its leader when a daemon it started is still there.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(node.process.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                node.process.wait(STOP_TIMEOUT)
+
+
+def _json(resources: dict[str, float]) -> str:
+    import json
+
+    return json.dumps(resources)
