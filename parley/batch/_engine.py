@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from contextlib import nullcontext
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 

@@ -19,12 +19,15 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 HOST = "127.0.0.2"
 START_TIMEOUT = 90.0  # seconds for a node to say it started (a few on an idle machine)
 STOP_TIMEOUT = 15.0
+GRACE = 3.0  # seconds a node is given to stop on SIGTERM before SIGKILL
+MARKER = "PARLEY_TEST_RAY_CLUSTER"  # in every process of the cluster: what teardown looks for
 _RAY = str(Path(sys.executable).with_name("ray"))
 # Each node's workers take ports from a range of their own.
 _WORKER_PORTS = 40
@@ -63,14 +66,19 @@ class Node:
     name: str
     process: subprocess.Popen[bytes]
     log: Path
+    marker: str  # the value of MARKER in the environment of each of its processes
 
     def alive(self) -> bool:
         return self.process.poll() is None
 
     def kill(self) -> None:
-        """SIGKILL the node's whole process group: the raylet, its agents, its workers."""
+        """SIGKILL the node as a machine dies: its process group (``ray start``, the raylet,
+        the agents) and its worker processes, which Ray puts in groups of their own."""
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
+        for pid in processes(self.marker):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(STOP_TIMEOUT)
 
@@ -83,6 +91,9 @@ class Cluster:
     env: dict[str, str]
     address: str = ""
     nodes: list[Node] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.id = uuid.uuid4().hex
 
     def start_head(self, num_cpus: int = 1, **resources: float) -> Node:
         port = free_port()
@@ -100,10 +111,22 @@ class Cluster:
             resources,
         )
 
-    def add_node(self, name: str, num_cpus: int = 1, **resources: float) -> Node:
-        return self._start(name, [f"--address={self.address}"], num_cpus, resources)
+    def add_nodes(self, names: list[str], num_cpus: int = 1) -> list[Node]:
+        """Worker nodes, started side by side; node ``name`` has one unit of resource
+        ``name`` (for a task that must run there)."""
+        nodes = [
+            self._launch(name, [f"--address={self.address}"], num_cpus, {name: 1}) for name in names
+        ]
+        for node in nodes:
+            self._wait(node)
+        return nodes
 
     def _start(
+        self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
+    ) -> Node:
+        return self._wait(self._launch(name, args, num_cpus, resources))
+
+    def _launch(
         self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
     ) -> Node:
         low = _free_range(_WORKER_PORTS)
@@ -128,42 +151,75 @@ class Cluster:
             "--log-style=record",
         ]
         log = self.root / f"{name}.log"
+        marker = f"{self.id}/{name}"
         with log.open("wb") as out:
             process = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env=self.env,
+                env={**self.env, MARKER: marker},
                 start_new_session=True,  # its own group: killed whole, and only it
             )
-        node = Node(name, process, log)
+        node = Node(name, process, log, marker)
         self.nodes.append(node)
+        return node
+
+    def _wait(self, node: Node) -> Node:
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:
-            text = log.read_text(errors="replace")
-            if "Ray runtime started" in text:
+            if "Ray runtime started" in node.log.read_text(errors="replace"):
                 return node
-            if process.poll() is not None:
+            if not node.alive():
                 break
             time.sleep(0.2)
-        raise RuntimeError(f"ray node {name} did not start; its log:\n{log.read_text()[-4000:]}")
+        text = node.log.read_text(errors="replace")[-4000:]
+        raise RuntimeError(f"ray node {node.name} did not start; its log:\n{text}")
 
     def stop(self) -> None:
-        """Stop every node started here: SIGTERM to each group, SIGKILL what is left."""
+        """Stop every node started here: SIGTERM to each group, SIGKILL to what is left after
+        a few seconds, then to the worker processes the nodes started (each in a group of
+        its own), found by the marker in their environment."""
         for node in reversed(self.nodes):
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(node.process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT
+        deadline = time.monotonic() + GRACE
         for node in reversed(self.nodes):
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(max(0.1, deadline - time.monotonic()))
         for node in self.nodes:
-            # The group outlives its leader when a daemon it started is still there.
+            # The group outlives its leader while a daemon it started is still there.
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(node.process.pid, signal.SIGKILL)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 node.process.wait(STOP_TIMEOUT)
+        deadline = time.monotonic() + STOP_TIMEOUT
+        while (left := self.processes()) and time.monotonic() < deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
+
+    def processes(self) -> list[int]:
+        """The live processes this cluster started."""
+        return processes(f"{self.id}/")
+
+
+def processes(marker: str) -> list[int]:
+    """The live processes whose MARKER starts with ``marker``."""
+    prefix = f"{MARKER}={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:  # gone, or not ours to read
+            continue
+        if state != "Z" and any(v.startswith(prefix) for v in environ.split(b"\0")):
+            found.append(int(entry.name))
+    return found
 
 
 def _json(resources: dict[str, float]) -> str:

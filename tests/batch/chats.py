@@ -8,6 +8,7 @@ interrupted-batch test: ``python chats.py CONFIG_JSON STORE_PATH BATCH_ID N CONC
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -59,6 +60,19 @@ class PairChat:
         return await item.a_initiate_chat(
             user, assistant, message=f"Solve task {item.input}.", max_turns=self.turns
         )
+
+
+@dataclass(frozen=True)
+class NodeTaggedPairChat(PairChat):
+    """``PairChat`` whose requests name the test cluster's node they come from (the
+    ``x-node`` header: the node's marker in the worker's environment), so that a test can
+    see when a node is busy with chats."""
+
+    async def __call__(self, item: BatchItem[int]) -> Any:
+        node = os.environ.get("PARLEY_TEST_RAY_CLUSTER", "")
+        entries = [{**e, "default_headers": {"x-node": node}} for e in self.config["config_list"]]
+        tagged = PairChat({**self.config, "config_list": entries}, self.turns)
+        return await tagged(item)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,16 @@ from parley.batch import (
 from parley.testing import FakeLLMServer
 from parley.usage import Budget
 
-from .chats import GroupOfThree, PairChat, SyncPairChat, TwoInARow, agents, histories, respond, task_of
+from .chats import (
+    GroupOfThree,
+    PairChat,
+    SyncPairChat,
+    TwoInARow,
+    agents,
+    histories,
+    respond,
+    task_of,
+)
 
 
 def one_by_one(config: dict[str, Any], inputs: range, turns: int = 2) -> list[Any]:
@@ -40,9 +49,13 @@ def test_results_come_in_input_order_as_one_by_one(
 ) -> None:
     expected = histories(one_by_one(config, range(40)))
     # Later tasks answer sooner, so the chats finish in about the reverse order.
-    server.responder = lambda body: {"content": respond(body), "delay": 0.002 * (40 - task_of(body))}
+    server.responder = lambda body: {
+        "content": respond(body),
+        "delay": 0.002 * (40 - task_of(body)),
+    }
     batch = run_chats(PairChat(config), range(40), concurrency=40)
-    assert batch.ok and len(batch) == 40
+    assert batch.ok
+    assert len(batch) == 40
     assert histories(batch) == expected
     assert batch[7].chat_history[0]["content"] == "Solve task 7."
     assert batch.workers == {"local": 40}
@@ -127,9 +140,11 @@ def test_retry_on_decides_what_is_retried(config: dict[str, Any]) -> None:
         return SyncPairChat(config)(item)
 
     batch = run_chats(once_broken, [0], retry_on=(KeyError,))
-    assert batch.ok and attempts == [1, 2]
+    assert batch.ok
+    assert attempts == [1, 2]
     assert not is_transient(KeyError("first try"))
-    assert is_transient(ConnectionResetError()) and is_transient(TimeoutError())
+    assert is_transient(ConnectionResetError())
+    assert is_transient(TimeoutError())
 
 
 def test_the_batch_budget_stops_new_chats_and_ends_running_ones(
@@ -142,7 +157,9 @@ def test_the_batch_budget_stops_new_chats_and_ends_running_ones(
     assert batch.stop_reason == "budget:llm_calls"
     # The requests in flight when the limit was reached complete: at most 3 more, 4 at once.
     assert 12 <= batch.usage.llm_calls == len(server.requests) <= 12 + 3
-    assert batch.not_run and not batch.ok and not batch.errors
+    assert batch.not_run
+    assert not batch.ok
+    assert not batch.errors
     assert batch.not_run == list(range(30 - len(batch.not_run), 30))  # the last ones, in order
     ended = [r.termination_reason for r in batch if r is not None]
     assert "budget:llm_calls" in ended  # running chats ended as a chat's budget ends them
