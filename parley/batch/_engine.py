@@ -13,18 +13,21 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .._calls import is_async_callable
-from .._runtime import CancelToken, run_under
+from .._runtime import CancelToken, resource_shard, run_under
 from ..io.base import IOStream
 from ..usage import _run as _usage
 from ._item import BatchItem
 from ._result import ChatError
 from ._retry import RetryOn, backoff, retryable
 
-__all__ = ["Engine", "Outcome", "Settings", "Todo"]
+__all__ = ["Engine", "Finished", "Outcome", "Settings", "Todo"]
+
+# Chats sharing one connection pool per model (see parley._runtime.resource_shard).
+_CHATS_PER_POOL = 50
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,19 @@ class Outcome:
     error: ChatError | None = None
     not_run: bool = False
     attempts: int = 0
+
+
+@dataclass
+class Finished:
+    """What a backend brings back: each chat's outcome by index, the batch's model calls, the
+    budget reason that stopped it, chats finished per worker, and how many chats of a durable
+    batch its factory ran around the item (not durable)."""
+
+    outcomes: dict[int, Outcome] = field(default_factory=dict)
+    calls: list[_usage.LLMCall] = field(default_factory=list)
+    stop_reason: str | None = None
+    workers: dict[str, int] = field(default_factory=dict)
+    unused: int = 0
 
 
 @dataclass(frozen=True)
@@ -83,6 +99,7 @@ class Engine:
         self.settings = settings
         self.concurrency = concurrency
         self._slots = asyncio.Semaphore(concurrency)
+        self._shards = -(-concurrency // _CHATS_PER_POOL)
         self._async = is_async_callable(factory)
         self._threads: ThreadPoolExecutor | None = None
         self.unused = 0  # chats of a durable batch whose factory bypassed the item
@@ -145,7 +162,7 @@ class Engine:
 
     async def _call(self, item: BatchItem[Any]) -> Any:
         quiet = IOStream.set_default(_Quiet()) if self.settings.quiet else nullcontext()
-        with quiet:
+        with quiet, resource_shard(item.index % self._shards):
             if self._async:
                 return await self.factory(item)
             result = await self._in_thread(item)

@@ -19,16 +19,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._runtime import CancelToken
+from .._runtime import CancelToken, current_token
 from ..usage import Budget
 from ..usage._budget import Spent, exhausted
 from ..usage._run import LLMCall
-from ._engine import Outcome, Settings, Todo
+from ._engine import Finished, Outcome, Settings, Todo
 from ._progress import Progress
 from ._ray_worker import ChatWorker, ChunkReport
 from ._result import ChatError
 
-__all__ = ["RayBackend", "RayRun", "run_on_ray"]
+__all__ = ["RayBackend", "WorkerLostError", "run_on_ray"]
 
 INSTALL_HINT = "pip install 'parley[batch]'"
 
@@ -64,25 +64,13 @@ class RayBackend:
     max_worker_losses: int = 3
     max_replacements: int | None = None
     start_timeout: float = 120.0
-    poll: float = 0.5
+    poll: float = 0.25
     init_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 class WorkerLostError(RuntimeError):
     """The Ray workers running a chat were lost too often (see ``max_worker_losses``), or no
     worker could be started for it."""
-
-
-@dataclass
-class RayRun:
-    """What the driver brings back to :func:`parley.batch.run_chats`."""
-
-    outcomes: dict[int, Outcome]
-    calls: list[LLMCall]
-    stop_reason: str | None
-    workers: dict[str, int]
-    unused: int
-    lost_workers: int
 
 
 @dataclass
@@ -111,14 +99,14 @@ def run_on_ray(
     concurrency: int,
     budget: Budget | None,
     progress: Progress,
-    token: CancelToken | None,
-) -> RayRun:
-    """Run ``todos`` on Ray (blocking; :func:`run_chats` calls it in a worker thread)."""
+) -> Finished:
+    """Run ``todos`` on Ray (blocking: :func:`run_chats` calls it in a worker thread, whose
+    token a cancelled batch cancels)."""
     ray = _import_ray()
     if not ray.is_initialized():
         ray.init(address=backend.address, **backend.init_kwargs)
     driver = _Driver(ray, backend, todos, factory, store, settings, concurrency, budget)
-    return driver.run(progress, token)
+    return driver.run(progress, current_token())
 
 
 class _Driver:
@@ -138,10 +126,11 @@ class _Driver:
         self.budget = budget
         self.total = len(todos)
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        self.target = max(1, min(backend.workers or max(1, cpus), self.total))
-        share = math.ceil(concurrency / self.target)
-        size = backend.chunk_size or max(1, min(math.ceil(share / 2), 256))
+        wanted = max(1, backend.workers or cpus)
+        size = backend.chunk_size or max(1, min(math.ceil(concurrency / wanted / 2), 256))
         self.chunks = {n: todos[i : i + size] for n, i in enumerate(range(0, self.total, size))}
+        self.target = max(1, min(wanted, len(self.chunks)))  # no idle worker
+        share = math.ceil(concurrency / self.target)
         self.losses: Counter[int] = Counter()
         self.queue: deque[int] = deque(self.chunks)
         self.outcomes: dict[int, Outcome] = {}
@@ -153,7 +142,6 @@ class _Driver:
         self.stop_reason: str | None = None
         self.per_worker: Counter[str] = Counter()
         self.unused = 0
-        self.lost = 0
         self.replacements = (
             backend.max_replacements if backend.max_replacements is not None else self.target
         )
@@ -168,7 +156,7 @@ class _Driver:
 
     # -- the loop -----------------------------------------------------------------------
 
-    def run(self, progress: Progress, token: CancelToken | None) -> RayRun:
+    def run(self, progress: Progress, token: CancelToken | None) -> Finished:
         try:
             for _ in range(self.target):
                 self._start_worker()
@@ -183,13 +171,8 @@ class _Driver:
         finally:
             for worker in self.workers.values():
                 self._kill(worker)
-        return RayRun(
-            self.outcomes,
-            self.calls,
-            self.stop_reason,
-            dict(self.per_worker),
-            self.unused,
-            self.lost,
+        return Finished(
+            self.outcomes, self.calls, self.stop_reason, dict(self.per_worker), self.unused
         )
 
     def _start_worker(self) -> None:
@@ -286,10 +269,9 @@ class _Driver:
         self.calls.extend(report.calls)
         self._add_spent(report.spent)
         self.unused += report.unused
-        for data in report.outcomes:
-            outcome = _loaded(data)
-            if outcome.index not in self.outcomes:  # exactly once, whatever was resent
-                self.outcomes[outcome.index] = outcome
+        for index, data in report.outcomes:
+            if index not in self.outcomes:  # exactly once, whatever was sent again
+                self.outcomes[index] = _loaded(index, data)
                 self.per_worker[report.worker] += 1
 
     def _status(self, ref: Any, wid: int) -> None:
@@ -306,7 +288,6 @@ class _Driver:
         """Worker ``wid`` is gone: its chunks go back to the front of the queue (or fail,
         lost too often), what it had reported spending still counts."""
         worker = self.workers.pop(wid)
-        self.lost += 1
         for ref in [r for r, (w, _) in self.refs.items() if w == wid]:
             del self.refs[ref]
         for chunk in sorted(worker.inflight, reverse=True):
@@ -386,6 +367,12 @@ def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
     )
 
 
-def _loaded(data: bytes) -> Outcome:
-    outcome: Outcome = pickle.loads(data)
+def _loaded(index: int, data: bytes) -> Outcome:
+    """A chat's outcome as the worker sent it; an error of its own if it cannot be read here
+    (a class the worker had and this process cannot import, say)."""
+    try:
+        outcome: Outcome = pickle.loads(data)
+    except Exception as e:
+        failure = ChatError.of(index, None, e, 1, False)
+        return Outcome(index, error=failure, attempts=1)
     return outcome

@@ -32,7 +32,7 @@ class ChunkReport:
     not pickle costs its own chat only), the chunk's model calls and what they spent."""
 
     chunk: int
-    outcomes: list[bytes]
+    outcomes: list[tuple[int, bytes]]
     calls: list[Any]
     spent: Spent
     worker: str
@@ -77,7 +77,7 @@ class ChatWorker:
                 del self._chunks[chunk]
         return ChunkReport(
             chunk,
-            [_pickled(o, self._settings) for o in outcomes],
+            [(o.index, _pickled(o, self._settings)) for o in outcomes],
             ledger.all_calls(),
             _spent(ledger),
             self._name,

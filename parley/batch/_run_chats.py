@@ -8,12 +8,12 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
-from .._runtime import current_token, run_in_thread
+from .._runtime import run_in_thread
 from ..agentchat._sync_chat import run_sync
 from ..usage import Budget, Usage
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
-from ._engine import Engine, Outcome, Settings, Todo
+from ._engine import Engine, Finished, Outcome, Settings, Todo
 from ._item import BatchItem
 from ._progress import Progress, wanted
 from ._ray_backend import RayBackend, run_on_ray
@@ -25,7 +25,6 @@ __all__ = ["a_run_chats", "run_chats"]
 I = TypeVar("I")  # noqa: E741
 R = TypeVar("R")
 
-ChatFactory = Callable[[BatchItem[I]], "R | Awaitable[R]"]
 Backend = Literal["local", "ray"] | RayBackend
 
 
@@ -84,41 +83,36 @@ async def a_run_chats(
     bar = Progress(len(todos), wanted(progress), desc=f"chats ({where})")
     started = time.monotonic()
     try:
-        if ray_backend is None:
+        if not todos:
+            done = Finished()
+        elif ray_backend is None:
             settings = Settings(retries, retry_on, quiet, "always")
-            outcomes, calls, stop_reason, workers, unused = await _run_local(
-                todos, chat_factory, store, settings, concurrency, budget, bar
-            )
+            done = await _run_local(todos, chat_factory, store, settings, concurrency, budget, bar)
         else:
             from ._portable import portable
 
             settings = Settings(retries, retry_on, quiet, "picklable")
-            sent = portable(store)
-            token = current_token()
-            run = await run_in_thread(
+            done = await run_in_thread(
                 run_on_ray,
                 ray_backend,
                 todos,
                 chat_factory,
-                sent,
+                portable(store),
                 settings,
                 concurrency,
                 budget,
                 bar,
-                token,
             )
-            outcomes, calls, stop_reason = run.outcomes, run.calls, run.stop_reason
-            workers, unused = run.workers, run.unused
     finally:
         bar.close()
-    if unused:
+    if done.unused:
         warnings.warn(
-            f"{unused} chats of the durable batch {batch_id!r} were not run by "
+            f"{done.unused} chats of the durable batch {batch_id!r} were not run by "
             "item.a_initiate_chat (or item.a_initiate_chats): they are not durable",
             UserWarning,
             stacklevel=2,
         )
-    return _result(len(todos), outcomes, calls, stop_reason, chat_ids, started, where, workers)
+    return _result(len(todos), done, chat_ids, started, where)
 
 
 def run_chats(
@@ -164,43 +158,37 @@ async def _run_local(
     concurrency: int,
     budget: Budget | None,
     bar: Progress,
-) -> tuple[dict[int, Outcome], list[Any], str | None, dict[str, int], int]:
-    outcomes: dict[int, Outcome] = {}
+) -> Finished:
+    done = Finished()
     failed = 0
     engine = Engine(factory, store, settings, concurrency)
     with _usage.ledger(budget) as ledger:
 
-        def done(outcome: Outcome) -> None:
+        def finish(outcome: Outcome) -> None:
             nonlocal failed
-            outcomes[outcome.index] = outcome
+            done.outcomes[outcome.index] = outcome
             failed += outcome.error is not None
-            bar.set(len(outcomes), failed, ledger.spent.cost)
+            bar.set(len(done.outcomes), failed, ledger.spent.cost)
 
         try:
-            await engine.run(todos, ledger, done)
+            await engine.run(todos, ledger, finish)
         finally:
             engine.close()
-        stop_reason = ledger.stopped() if budget is not None else None
-        calls = ledger.all_calls()
-    finished = sum(1 for o in outcomes.values() if not o.not_run)
-    return outcomes, calls, stop_reason, {"local": finished}, engine.unused
+        done.stop_reason = ledger.stopped()  # its budget, or that of a chat the batch runs in
+        done.calls = ledger.all_calls()
+    done.workers = {"local": sum(1 for o in done.outcomes.values() if not o.not_run)}
+    done.unused = engine.unused
+    return done
 
 
 def _result(
-    total: int,
-    outcomes: dict[int, Outcome],
-    calls: list[Any],
-    stop_reason: str | None,
-    chat_ids: list[str] | None,
-    started: float,
-    backend: str,
-    workers: dict[str, int],
+    total: int, done: Finished, chat_ids: list[str] | None, started: float, backend: str
 ) -> BatchResult[Any]:
     results: list[Any] = [None] * total
     errors = {}
     not_run = []
     for index in range(total):
-        outcome = outcomes[index]
+        outcome = done.outcomes[index]
         if outcome.error is not None:
             error = outcome.error
             if error.chat_id is None and chat_ids is not None:
@@ -214,12 +202,12 @@ def _result(
         results,
         errors,
         not_run,
-        stop_reason,
-        Usage(calls),
+        done.stop_reason,
+        Usage(done.calls),
         chat_ids,
         time.monotonic() - started,
         backend,
-        workers,
+        done.workers,
     )
 
 

@@ -112,14 +112,12 @@ class Cluster:
         )
 
     def add_nodes(self, names: list[str], num_cpus: int = 1) -> list[Node]:
-        """Worker nodes, started side by side; node ``name`` has one unit of resource
-        ``name`` (for a task that must run there)."""
-        nodes = [
-            self._launch(name, [f"--address={self.address}"], num_cpus, {name: 1}) for name in names
+        """Worker nodes; node ``name`` has one unit of resource ``name`` (for a task that
+        must run there). One after the other: a starting node finds its raylet by its IP
+        address, which all nodes here share, and two starting at once can miss it."""
+        return [
+            self._start(name, [f"--address={self.address}"], num_cpus, {name: 1}) for name in names
         ]
-        for node in nodes:
-            self._wait(node)
-        return nodes
 
     def _start(
         self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
