@@ -13,6 +13,7 @@ would share.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
 import signal
 import socket
@@ -224,3 +225,37 @@ def _json(resources: dict[str, float]) -> str:
     import json
 
     return json.dumps(resources)
+
+
+def outside_connections(pids: list[int]) -> list[str]:
+    """The TCP connections of processes ``pids`` to an address that is not loopback (there
+    must be none: the cluster talks over 127.0.0.2)."""
+    sockets = set()
+    for pid in pids:
+        try:
+            links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+        except OSError:  # the process ended meanwhile
+            continue
+        sockets.update(link[8:-1] for link in links if link.startswith("socket:["))
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            remote, state, inode = fields[2], fields[3], fields[9]
+            if inode in sockets and state == "01":  # ESTABLISHED
+                address = _address(remote.split(":")[0])
+                if not _loopback(address):
+                    found.append(f"{address} (socket {inode})")
+    return found
+
+
+def _address(hex_ip: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address of /proc/net/tcp*: 32-bit words in the host's (little-endian) order."""
+    raw = bytes.fromhex(hex_ip)
+    ordered = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return ipaddress.ip_address(ordered)
+
+
+def _loopback(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)

@@ -19,7 +19,7 @@ from parley.durable import ChatStore
 from parley.testing import FakeLLMServer
 from parley.usage import Budget
 
-from ._ray_cluster import HOST, Cluster, Node, processes
+from ._ray_cluster import HOST, Cluster, Node, outside_connections, processes
 from .chats import PRICE, NodeTaggedPairChat, PairChat, histories, respond
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -108,6 +108,7 @@ def test_a_thousand_chats_on_ray_as_on_the_local_backend(
     assert batch.cost == pytest.approx(local.cost, abs=1e-9)
     per_node = nodes_of(batch.workers)
     assert sum(per_node.values()) == CHATS
+    assert outside_connections([os.getpid(), *cluster.nodes.processes()]) == []
     assert per_node.get(cluster.ids["w0"])
     assert per_node.get(cluster.ids["w1"])
 
