@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,6 +74,18 @@ class NodeTaggedPairChat(PairChat):
         entries = [{**e, "default_headers": {"x-node": node}} for e in self.config["config_list"]]
         tagged = PairChat({**self.config, "config_list": entries}, self.turns)
         return await tagged(item)
+
+
+@dataclass(frozen=True)
+class LockedUp:
+    """``PairChat``, but chat 3's result holds a lock, which cannot go back to the driver of a
+    Ray batch; the others can."""
+
+    config: dict[str, Any]
+
+    async def __call__(self, item: BatchItem[int]) -> Any:
+        result = await PairChat(self.config)(item)
+        return threading.Lock() if item.input == 3 else result
 
 
 @dataclass(frozen=True)

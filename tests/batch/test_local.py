@@ -248,3 +248,46 @@ def test_import_parley_imports_neither_the_batch_nor_ray() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+async def test_a_cancelled_batch_stops_its_chats(
+    server: FakeLLMServer, config: dict[str, Any]
+) -> None:
+    server.responder = lambda body: {"content": respond(body), "delay": 0.2}
+    with pytest.raises(asyncio.TimeoutError):
+        await asyncio.wait_for(a_run_chats(PairChat(config, turns=5), range(20)), 0.3)
+    sent = len(server.requests)
+    await asyncio.sleep(0.5)  # a chat left running would send its next request by now
+    assert len(server.requests) == sent
+    assert server.wait_for_abandoned(1)  # the requests in flight were dropped, not awaited
+
+
+def test_ray_missing_is_an_import_error_naming_the_extra(
+    config: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ImportError, match=r"pip install 'parley\[batch\]'"):
+        run_chats(PairChat(config), range(2), backend="ray")
+
+
+def test_stores_travel_to_workers_as_recipes(tmp_path: Any) -> None:
+    import pickle
+
+    from parley.batch._portable import StoreRecipe, portable, rebuilt
+    from parley.durable import ChatStore, RedisChatStore
+
+    store = ChatStore(tmp_path / "chats.db", synchronous="NORMAL")
+    store.chats()  # opens its connection, which does not pickle
+    sent = pickle.loads(pickle.dumps(portable(store)))
+    assert isinstance(sent, StoreRecipe)
+    again = rebuilt(sent)
+    assert (type(again), again.path, again.synchronous) == (type(store), store.path, "NORMAL")
+    redis = rebuilt(portable(RedisChatStore("redis://127.0.0.1:1/0", prefix="p:")))
+    assert (redis.url, redis.prefix) == ("redis://127.0.0.1:1/0", "p:")
+
+    class Mine:
+        def __reduce__(self) -> Any:
+            raise TypeError("holds a socket")
+
+    with pytest.raises(TypeError, match="cannot be sent to Ray workers"):
+        portable(Mine())

@@ -15,16 +15,15 @@ from typing import Any
 import pytest
 
 from parley.batch import RayBackend, run_chats
+from parley.batch._ray_backend import INSTALL_HINT
 from parley.durable import ChatStore
 from parley.testing import FakeLLMServer
 from parley.usage import Budget
 
 from ._ray_cluster import HOST, Cluster, Node, outside_connections, processes
-from .chats import PRICE, NodeTaggedPairChat, PairChat, histories, respond
+from .chats import PRICE, LockedUp, NodeTaggedPairChat, PairChat, histories, respond
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
-
-ray = pytest.importorskip("ray", reason="the batch extra (ray) is not installed")
 
 ROOT = Path(__file__).resolve().parents[2]  # this checkout: the workers import parley from it
 CHATS = 1000
@@ -49,6 +48,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         # A token in ~/.ray (or its absence) must not decide how the nodes talk.
         "RAY_AUTH_MODE": "disabled",
     }
+    try:
+        import ray  # here, not at collection: a run without these tests never imports it
+    except ImportError:
+        pytest.fail(f"ray is not installed: {INSTALL_HINT} (the dev extra has it)", pytrace=False)
     nodes = Cluster(tmp_path_factory.mktemp("ray"), env)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_AUTH_MODE", "disabled")
@@ -111,6 +114,18 @@ def test_a_thousand_chats_on_ray_as_on_the_local_backend(
     assert outside_connections([os.getpid(), *cluster.nodes.processes()]) == []
     assert per_node.get(cluster.ids["w0"])
     assert per_node.get(cluster.ids["w1"])
+
+
+def test_a_result_that_cannot_travel_fails_its_chat_only(
+    cluster: Running, config: dict[str, Any], local: Any
+) -> None:
+    batch = run_chats(LockedUp(config), range(20), backend="ray")
+    assert sorted(batch.errors) == [3]
+    error = batch.errors[3]
+    assert error.type == "TypeError"
+    assert "cannot be sent back from the worker" in error.message
+    assert histories(batch.results[:3]) == histories(local)[:3]
+    assert histories(batch.results[4:]) == histories(local)[4:20]
 
 
 def test_a_durable_batch_on_ray_replays_from_a_shared_store(
