@@ -191,20 +191,27 @@ class _Driver:
                 worker.inflight.add(chunk)
 
     def _check_workers(self) -> None:
-        """Replace lost workers while replacements last; with none up for
-        ``start_timeout`` seconds, fail the chats left."""
+        """Replace lost workers while replacements last; with none left, or none up for
+        ``start_timeout`` seconds, fail the chats left (never wait for nothing)."""
         while len(self.workers) < self.target and self.replacements > 0:
             self.replacements -= 1
             self._start_worker()
+        error = None
         if any(w.ready is None for w in self.workers.values()):
             self.last_up = time.monotonic()
+        elif not self.workers:
+            error = WorkerLostError(
+                "every Ray worker of the batch was lost, and as many replacements"
+                " (max_replacements)"
+            )
         elif time.monotonic() - self.last_up > self.backend.start_timeout:
             error = WorkerLostError(
                 f"no Ray worker was up for {self.backend.start_timeout:.0f} s (start_timeout): "
                 "the cluster has no room for one (actor_options asks for "
                 f"{dict(self.backend.actor_options) or {'num_cpus': 1}})"
             )
-            for chunk in list(self.queue):
+        if error is not None:
+            for chunk in self.queue:
                 self._fail_chunk(chunk, error)
             self.queue.clear()
 

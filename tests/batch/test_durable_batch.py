@@ -20,7 +20,7 @@ from parley.batch import BatchItem, run_chats
 from parley.durable import ChatStore
 from parley.testing import FakeLLMServer
 
-from .chats import PairChat, agents, histories, respond, task_of
+from .chats import GroupOfThree, PairChat, TwoInARow, agents, histories, respond, task_of
 
 CHATS = 60
 TURNS = 3
@@ -131,3 +131,17 @@ def test_a_factory_that_bypasses_the_item_is_not_durable_and_says_so(
         batch = run_chats(direct, range(3), store=store, batch_id="d")
     assert batch.ok
     assert store.chats() == []
+
+
+@pytest.mark.parametrize("chat", [GroupOfThree, TwoInARow], ids=["group chat", "chat queue"])
+def test_group_chats_and_chat_queues_replay_too(
+    chat: Any, server: FakeLLMServer, config: dict[str, Any], tmp_path: Path
+) -> None:
+    store = ChatStore(tmp_path / "chats.db", synchronous="NORMAL")
+    first = run_chats(chat(config), range(6), store=store, batch_id="kinds")
+    assert first.ok
+    count = len(server.requests)
+    again = run_chats(chat(config), range(6), store=store, batch_id="kinds")
+    assert len(server.requests) == count
+    assert histories(again) == histories(first)
+    assert sorted(store.chats("done")) == sorted(f"kinds/{i}" for i in range(6))
