@@ -86,9 +86,10 @@ else:
         whole=(".exception_utils", ".oai", ".agentchat"),
         exclude=("APPROVE", "EXIT", "LLMAgent", "ReviewRequest"),
         # The sub-modules that are attributes of AutoGen 0.2 after `import autogen` (and
-        # parley's durable chats).
+        # parley's durable chats and batches).
         submodules=(
             "agentchat",
+            "batch",
             "cache",
             "code_utils",
             "coding",

@@ -223,7 +223,7 @@ async def run_chat(
         agent.client_cache = cache
     recipient_name = getattr(recipient, "name", None)
     with _usage.chat_run(sender.name, recipient_name, budget) as run:
-        parent = run.parent
+        parent = run.chat_parent()
         report = _events.step(
             "chat",
             f"{sender.name} -> {recipient_name}",

@@ -23,19 +23,21 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from ._budget import Budget, Spent, exhausted
 
 __all__ = [
     "ChatRun",
     "LLMCall",
+    "Ledger",
     "acting_for",
     "charged_to",
     "chat_run",
     "check",
     "current_run",
     "gate",
+    "ledger",
     "note_end",
     "record_call",
     "reply_scope",
@@ -74,6 +76,8 @@ class _Watch:
 class ChatRun:
     """One chat's record (see the module docstring)."""
 
+    is_chat: ClassVar[bool] = True
+
     __slots__ = (
         "calls",
         "children",
@@ -110,6 +114,13 @@ class ChatRun:
             yield run
             run = run.parent
 
+    def chat_parent(self) -> ChatRun | None:
+        """The chat this one runs inside, if any (a :class:`Ledger` above it is no chat)."""
+        run = self.parent
+        while run is not None and not run.is_chat:
+            run = run.parent
+        return run
+
     def all_calls(self) -> list[LLMCall]:
         """The calls of this run and of every run below it, in the order they were recorded
         per run (this run's first)."""
@@ -143,6 +154,14 @@ class ChatRun:
         return self.stopped() or self.end_reason or "no_reply"
 
 
+class Ledger(ChatRun):
+    """The record of many chats that are not one chat (``parley.batch``'s batch): its calls
+    are theirs, and its budget ends them all, but reports never name it as their parent."""
+
+    __slots__ = ()
+    is_chat = False
+
+
 _run: contextvars.ContextVar[ChatRun | None] = contextvars.ContextVar("parley_run", default=None)
 _replying: contextvars.ContextVar[Any] = contextvars.ContextVar("parley_replying", default=None)
 _on_behalf: contextvars.ContextVar[tuple[Any, str] | None] = contextvars.ContextVar(
@@ -159,6 +178,21 @@ def current_run() -> ChatRun | None:
 def chat_run(sender: str | None, recipient: str | None, budget: Budget | None) -> Iterator[ChatRun]:
     """Run a chat: a new run, child of the current one, current for the block."""
     run = ChatRun(sender, recipient, _run.get())
+    if budget is not None:
+        run.watches.append(_Watch(budget, run.spent))
+    token = _run.set(run)
+    try:
+        yield run
+    finally:
+        _run.reset(token)
+
+
+@contextmanager
+def ledger(budget: Budget | None) -> Iterator[Ledger]:
+    """A :class:`Ledger` current for the block: the chats started in it are its children, so
+    its ``budget`` counts all they spend and, once reached, stops them as a chat's budget
+    stops that chat."""
+    run = Ledger(None, None, _run.get())
     if budget is not None:
         run.watches.append(_Watch(budget, run.spent))
     token = _run.set(run)

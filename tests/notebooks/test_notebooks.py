@@ -33,6 +33,9 @@ def kernel(tmp_path: Path) -> Iterator[Any]:
     # tested) must still name this checkout there, not whatever parley is installed.
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths if p)}
+    # A Ray cluster a notebook starts (batch_evaluation) would otherwise write an auth token to
+    # ~/.ray, which later clusters of this machine then require.
+    env.setdefault("RAY_AUTH_MODE", "disabled")
     manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         yield client
@@ -126,6 +129,23 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         )
         assert "user asks: Please give feedback to assistant" in text
         assert "termination: human_exit | human said: ['exit']" in text
+    if notebook.name == "batch_evaluation.ipynb":
+        assert "BatchResult(200 chats on local: 200 ok, 0 failed;" in text
+        assert "score: 0.710\nThe answer is 104.\n" in text
+        assert re.search(r"solver\s+200\s+0\s+4600\s+1000\s+5600\s+0\.001290", text)
+        assert "BatchResult(200 chats on ray: 200 ok, 0 failed;" in text
+        assert (
+            "score on ray: 0.710\nsame transcripts as the local run: True\nsame cost: True\n"
+            "workers: 2\n" in text
+        )
+        assert "chats that got a 503 and were retried: 3\n" in text
+        assert "error 20: KeyError: 'b' (attempts: 1)\nscore of the others: 0.550\n" in text
+        assert "stopped by: budget:llm_calls\n" in text
+        assert re.search(r"model calls: 4\d\n", text)  # 40, and the requests then in flight
+        assert (
+            "chats in the store: 200\nrequests made by the second run: 0\n"
+            "score of the replay: 0.710" in text
+        )
     if notebook.name == "teachability.ipynb":
         assert "memos: 2" in text
         assert "memories in the prompt: True\nstored history unchanged: True" in text

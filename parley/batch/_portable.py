@@ -1,0 +1,51 @@
+"""Sending a durable-chat store to other processes (Ray workers): as the recipe that makes it,
+since a store holds an open connection (SQLite's, a Redis client) that does not pickle."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["StoreRecipe", "portable"]
+
+
+@dataclass(frozen=True)
+class StoreRecipe:
+    """``cls(*args, **kwargs)``: a store made again where it is needed."""
+
+    cls: type
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def make(self) -> Any:
+        return self.cls(*self.args, **self.kwargs)
+
+
+def portable(store: Any) -> Any:
+    """What to send for ``store``: a :class:`StoreRecipe` for parley's stores (the SQLite
+    file must be on a path every worker sees: one machine, or a shared disk; Redis, any
+    cluster), the store itself for a store of one's own that pickles; a TypeError otherwise."""
+    if store is None:
+        return None
+    from ..durable import RedisChatStore, SqliteChatStore
+
+    # Exact classes: a subclass may hold more than its constructor's arguments.
+    if type(store) is SqliteChatStore:
+        return StoreRecipe(SqliteChatStore, (store.path,), {"synchronous": store.synchronous})
+    if type(store) is RedisChatStore:
+        return StoreRecipe(RedisChatStore, (store.url,), {"prefix": store.prefix})
+    try:
+        pickle.dumps(store)
+    except Exception as e:
+        raise TypeError(
+            f"the batch's store ({type(store).__name__}) cannot be sent to Ray workers: it "
+            f"does not pickle ({e}). Use a SqliteChatStore on a path every worker sees, a "
+            "RedisChatStore, or give your store a __reduce__ that rebuilds it"
+        ) from e
+    return store
+
+
+def rebuilt(sent: Any) -> Any:
+    """The store in the worker: made from its recipe, or as it was sent."""
+    return sent.make() if isinstance(sent, StoreRecipe) else sent
