@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from .._runtime import run_in_thread
-from ..agentchat._sync_chat import run_sync
+from ..agentchat._sync_chat import sync_of
 from ..usage import Budget, Usage
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
@@ -115,39 +115,9 @@ async def a_run_chats(
     return _result(len(todos), done, chat_ids, started, where)
 
 
-def run_chats(
-    chat_factory: Callable[[BatchItem[I]], R | Awaitable[R]],
-    inputs: Iterable[I],
-    *,
-    backend: Backend = "local",
-    concurrency: int = 32,
-    retries: int = 2,
-    retry_on: RetryOn = is_transient,
-    store: Any = None,
-    batch_id: str | None = None,
-    key: Callable[[I], str] | None = None,
-    budget: Budget | None = None,
-    progress: bool | None = None,
-    quiet: bool = True,
-) -> BatchResult[R]:
-    """The blocking form of :func:`a_run_chats` (same arguments, same result); it works in
-    notebooks too, where an event loop is already running."""
-    return run_sync(
-        a_run_chats(
-            chat_factory,
-            inputs,
-            backend=backend,
-            concurrency=concurrency,
-            retries=retries,
-            retry_on=retry_on,
-            store=store,
-            batch_id=batch_id,
-            key=key,
-            budget=budget,
-            progress=progress,
-            quiet=quiet,
-        )
-    )
+run_chats = sync_of(a_run_chats, "run_chats")
+"""The blocking form of :func:`a_run_chats` (same arguments, same result); it works in
+notebooks too, where an event loop is already running."""
 
 
 async def _run_local(

@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from ._budget import Budget, Spent, exhausted
 
@@ -162,6 +162,8 @@ class Ledger(ChatRun):
     is_chat = False
 
 
+R = TypeVar("R", bound=ChatRun)
+
 _run: contextvars.ContextVar[ChatRun | None] = contextvars.ContextVar("parley_run", default=None)
 _replying: contextvars.ContextVar[Any] = contextvars.ContextVar("parley_replying", default=None)
 _on_behalf: contextvars.ContextVar[tuple[Any, str] | None] = contextvars.ContextVar(
@@ -177,7 +179,13 @@ def current_run() -> ChatRun | None:
 @contextmanager
 def chat_run(sender: str | None, recipient: str | None, budget: Budget | None) -> Iterator[ChatRun]:
     """Run a chat: a new run, child of the current one, current for the block."""
-    run = ChatRun(sender, recipient, _run.get())
+    with _current(ChatRun(sender, recipient, _run.get()), budget) as run:
+        yield run
+
+
+@contextmanager
+def _current(run: R, budget: Budget | None) -> Iterator[R]:
+    """``run``, watched by ``budget``, current for the block."""
     if budget is not None:
         run.watches.append(_Watch(budget, run.spent))
     token = _run.set(run)
@@ -192,14 +200,8 @@ def ledger(budget: Budget | None) -> Iterator[Ledger]:
     """A :class:`Ledger` current for the block: the chats started in it are its children, so
     its ``budget`` counts all they spend and, once reached, stops them as a chat's budget
     stops that chat."""
-    run = Ledger(None, None, _run.get())
-    if budget is not None:
-        run.watches.append(_Watch(budget, run.spent))
-    token = _run.set(run)
-    try:
+    with _current(Ledger(None, None, _run.get()), budget) as run:
         yield run
-    finally:
-        _run.reset(token)
 
 
 @contextmanager
