@@ -33,7 +33,7 @@ def loads(text: str | bytes) -> Any:
     """The value of JSON ``text``; ForeignEntry when it is not UTF-8 JSON."""
     try:
         return json.loads(text)
-    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError included
+    except (ValueError, RecursionError, TypeError):  # TypeError: not text at all
         raise ForeignEntry("it is not JSON") from None
 
 

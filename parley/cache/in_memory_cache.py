@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from . import _json_values
 from .abstract_cache_base import ClosingCache
 
 __all__ = ["InMemoryCache"]
+
+logger = logging.getLogger(__name__)
 
 
 class InMemoryCache(ClosingCache):
@@ -36,8 +39,12 @@ class InMemoryCache(ClosingCache):
         return self._seed
 
     def get(self, key: str, default: Any = None) -> Any:
+        """The value stored under ``key``, or ``default`` (also, with a warning, for an entry
+        parley did not write: something put in ``_cache`` directly, as the other backends)."""
         text = self._cache.get(self._prefixed_key(key))
-        value = None if text is None else _json_values.loads(text)
+        if text is None:
+            return default
+        value = _json_values.read(text, None, logger, repr(self), key)
         return default if value is None else value
 
     def set(self, key: str, value: Any) -> None:

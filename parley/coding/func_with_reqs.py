@@ -247,12 +247,24 @@ def _to_code(func: UserFunction) -> str:
             "it at the top level of its module, or give its source as text with "
             "FunctionWithRequirements.from_str(...)."
         ) from error
-    if len(statements) != 1 or not isinstance(
+    is_def = len(statements) == 1 and isinstance(
         statements[0], (ast.FunctionDef, ast.AsyncFunctionDef)
-    ):
+    )
+    if target.__name__ == "<lambda>":
         raise ValueError(
             f"Function {name!r} is not defined by a def statement of its own (a lambda?), so its "
             "source cannot go into the functions module: define it with def."
+        )
+    found = statements[0] if is_def else None
+    if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)) or (
+        found.name != target.__name__
+    ):
+        # inspect read the lines the code object points at, but they are not this def: the
+        # file was changed after the function was defined, or its source is kept elsewhere.
+        raise ValueError(
+            f"The source read for function {name!r} is not its def (its file changed since it "
+            "was defined?): reload its module, or give its source as text with "
+            "FunctionWithRequirements.from_str(...)."
         )
     # A def's line number is that of the `def` itself, after its decorators.
     lines = source.splitlines(keepends=True)

@@ -60,3 +60,13 @@ def test_context_manager_returns_itself_and_close_keeps_entries() -> None:
 
 def test_is_an_abstract_cache() -> None:
     assert isinstance(InMemoryCache(), AbstractCache)
+
+
+@pytest.mark.parametrize("planted", ["not json {", b"\x80\x81", {"an": "object"}])
+def test_an_entry_parley_did_not_write_is_a_miss_with_a_warning(
+    planted: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = InMemoryCache(seed=7)
+    cache._cache[cache._prefixed_key("k")] = planted  # type: ignore[assignment]
+    assert cache.get("k", "default") == "default"
+    assert "ignoring the entry for key 'k'" in caplog.text

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -288,3 +290,26 @@ left of its def"""
 
     with pytest.raises(ValueError, match="could not be parsed on its own"):
         _build_python_functions_file([text])
+
+
+def test_a_function_whose_file_changed_since_import_is_refused_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+    import os
+
+    module = tmp_path / "changing_module.py"
+    module.write_text("def shout(text):\n    return text.upper()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    shout = importlib.import_module("changing_module").shout
+    # The file is edited after the import: its first lines are now another function's.
+    module.write_text(
+        "def whisper(text):\n    return text.lower()\n\n\ndef shout(text):\n    pass\n"
+    )
+    stat = module.stat()
+    os.utime(module, (stat.st_atime, stat.st_mtime + 5))
+    try:
+        with pytest.raises(ValueError, match=r"'shout' is not its def \(its file changed"):
+            _build_python_functions_file([shout])
+    finally:
+        sys.modules.pop("changing_module", None)
