@@ -13,10 +13,9 @@ sync method is its ``sync_face`` (``_sync_chat``).
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, ClassVar, Literal
 
 from .. import _events
 from ..code_utils import content_str
@@ -26,14 +25,13 @@ from . import (
     _code_execution,
     _delivery,
     _human,
-    _nested,
-    _queue,
     _replies,
     _tools,
     _turn,
 )
 from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
+from ._agent_registration import ChatQueues, Registration
 from ._chat_result import ChatResult
 from ._core import AgentState, StateView
 from ._delivery import no_driver, send_reply
@@ -42,8 +40,6 @@ from ._registry import (
     HookLists,
     ReplyEntry,
     builtin_reply,
-    check_trigger_type,
-    insert_reply,
 )
 from ._sync_chat import run_sync, sync_face
 from .agent import Agent, LLMAgent
@@ -51,7 +47,6 @@ from .agent import Agent, LLMAgent
 __all__ = ["ConversableAgent", "register_function"]
 
 register_function = _tools.register_function
-F = TypeVar("F", bound=Callable[..., Any])
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +60,7 @@ def _init_args(frame: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in frame.items() if k not in ("self", "__class__")}
 
 
-class ConversableAgent(LLMAgent):
+class ConversableAgent(Registration, ChatQueues, LLMAgent):
     """An agent that converses: it sends, receives and generates replies."""
 
     DEFAULT_CONFIG: Any = False
@@ -344,87 +339,6 @@ class ConversableAgent(LLMAgent):
     ) -> tuple[bool, dict[str, Any]]:
         return run_sync(_replies.execute_function(self, func_call, verbose=verbose))
 
-    # -- registration ---------------------------------------------------------------------
-
-    def register_reply(
-        self,
-        trigger: Any,
-        reply_func: Callable[..., Any],
-        position: int = 0,
-        config: Any = None,
-        reset_config: Callable[[Any], None] | None = None,
-        *,
-        ignore_async_in_sync_chat: bool = False,
-        remove_other_reply_funcs: bool = False,
-    ) -> None:
-        """Add a reply function; ``position`` 0 (the default) is tried first. Sync and async
-        functions both run in sync and async chats."""
-        check_trigger_type(trigger)
-        if remove_other_reply_funcs:
-            self._reply_func_list.clear()
-        entry = ReplyEntry(
-            trigger,
-            reply_func,
-            reply_func,
-            config=copy.copy(config),
-            init_config=config,
-            reset_config=reset_config,
-            ignore_async_in_sync_chat=ignore_async_in_sync_chat,
-        )
-        insert_reply(self._reply_func_list, entry, position)
-
-    def replace_reply_func(
-        self, old_reply_func: Callable[..., Any], new_reply_func: Callable[..., Any]
-    ) -> None:
-        for entry in self._reply_func_list:
-            if entry.matches_func(old_reply_func):
-                entry.replace(new_reply_func)
-
-    def register_hook(self, hookable_method: str, hook: Callable[..., Any]) -> None:
-        """Add a hook; sync and async hooks run under either twin name, in both kinds of chat."""
-        self._hooks.add(hookable_method, hook)
-
-    def register_human_review(self, review: Callable[[_human.ReviewRequest], Any] | None) -> None:
-        """Let ``review(request)`` answer for this agent's human (None removes it); see
-        :class:`parley.agentchat.ReviewRequest`. Answers are recorded like typed input."""
-        self._human_review = review
-
-    def register_model_client(self, model_client_cls: type, **kwargs: Any) -> None:
-        self.client.register_model_client(model_client_cls, **kwargs)
-
-    def register_function(self, function_map: Mapping[str, Callable[..., Any] | None]) -> None:
-        """Merge functions into the function map; a None value removes that name."""
-        _tools.merge_functions(self._function_map, function_map)
-
-    def register_for_llm(
-        self,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        api_style: Literal["function", "tool"] = "tool",
-    ) -> Callable[[F], F]:
-        """Decorator: offer the function to this agent's model as a tool (or legacy function)."""
-        return _tools.register_for_llm(
-            self, name=name, description=description, api_style=api_style
-        )
-
-    def register_for_execution(
-        self, name: str | None = None, idempotent: bool | None = None
-    ) -> Callable[[F], F]:
-        """Decorator: let this agent execute the function when a model calls it
-        (``idempotent=False``: a resumed durable chat asks before running it again)."""
-        return _tools.register_for_execution(self, name=name, idempotent=idempotent)
-
-    def update_tool_signature(self, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
-        _tools.update_tool_signature(self, tool_sig, is_remove)
-
-    def update_function_signature(self, func_sig: str | dict[str, Any], is_remove: Any) -> None:
-        _tools.update_function_signature(self, func_sig, is_remove)
-
-    def can_execute_function(self, name: list[str] | str) -> bool:
-        names = name if isinstance(name, list) else [name]
-        return all(n in self._function_map for n in names)
-
     # -- human input, auto-reply limits, history --------------------------------------------
 
     def get_human_input(self, prompt: str) -> str:
@@ -556,49 +470,6 @@ class ConversableAgent(LLMAgent):
         return await _delivery.generate_init_message(self, message, **kwargs)
 
     initiate_chat = sync_face(a_initiate_chat)
-
-    # -- chat queues and nested chats (the work is in _queue and _nested) --------------------
-
-    def initiate_chats(
-        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
-    ) -> list[ChatResult]:
-        """Run the queued chats in order, as the sender of entries without one (the caller's
-        dicts are not modified); the results are kept for ``get_chat_results``. ``store`` and
-        ``chat_id`` make the queue durable (``parley.durable``)."""
-        results = run_sync(_queue.run_sequential(chat_queue, self, store=store, chat_id=chat_id))
-        self._finished_chats: Any = results
-        return results
-
-    async def a_initiate_chats(
-        self, chat_queue: list[dict[str, Any]], *, store: Any = None, chat_id: str | None = None
-    ) -> dict[Any, ChatResult]:
-        """Run the queued chats concurrently, by ``prerequisites``; ``{chat_id: result}``."""
-        results = await _queue.run_concurrent(chat_queue, self, store=store, chat_id=chat_id)
-        self._finished_chats = results
-        return results
-
-    def get_chat_results(self, chat_index: int | None = None) -> Any:
-        """The results of the last ``initiate_chats`` (or one of them)."""
-        return self._finished_chats if chat_index is None else self._finished_chats[chat_index]
-
-    def register_nested_chats(
-        self,
-        chat_queue: list[dict[str, Any]],
-        trigger: Any,
-        reply_func_from_nested_chats: str | Callable[..., Any] = "summary_from_nested_chats",
-        position: int = 2,
-        use_async: bool | None = None,
-        **kwargs: Any,
-    ) -> None:
-        """Answer messages from ``trigger`` by running ``chat_queue`` and replying with the
-        last chat's summary; ``position`` counts as in AutoGen (2: after the termination check)."""
-        _nested.register_nested_chats(
-            self, chat_queue, trigger, reply_func_from_nested_chats, position, use_async, **kwargs
-        )
-
-    _get_chats_to_run = staticmethod(_nested.get_chats_to_run)
-    _summary_from_nested_chats = staticmethod(_nested.summary_from_nested_chats_sync)
-    _a_summary_from_nested_chats = staticmethod(_nested.a_summary_from_nested_chats)
 
 
 _delivery.register_class(ConversableAgent, ConversableAgent)
