@@ -98,7 +98,12 @@ class UserFunctions:
         with self._lock:
             if self._done:
                 return
-            host._write(f"{self.module}.py", self._source)
+            try:
+                host._write(f"{self.module}.py", self._source)
+            except OSError as error:  # a FIFO or link left at its name, a full disk
+                raise ValueError(
+                    f"Functions failed to load: could not write {self.module}.py: {error}"
+                ) from error
             if self.requirements:
                 interpreter = parse_probe(*host._run_python(["-c", PROBE]))
                 needed = missing(self.requirements, interpreter)
