@@ -34,7 +34,7 @@ from pathlib import Path
 from string import Template
 from typing import Protocol
 
-from ._requirements import PROBE, Interpreter, missing, parse_probe
+from ._requirements import PROBE, Interpreter, checked_requirements, missing, parse_probe
 from .func_with_reqs import (
     UserFunction,
     _build_python_functions_file,
@@ -72,12 +72,15 @@ class UserFunctions:
 
     def __init__(self, functions: Sequence[UserFunction], module: str) -> None:
         """Raises ValueError for a bad module name or a function whose source cannot be read,
+        :class:`~parley.exceptions.InvalidRequirementError` (a ValueError) for a
+        ``python_packages`` entry that is not a requirement specifier (``--index-url=...``),
         TypeError for an item that is not a function."""
         if not module.isidentifier() or keyword.iskeyword(module):
             raise ValueError("Module name must be a valid Python identifier")
         self.functions = list(functions)
         self.module = module
-        self.requirements = _python_packages(self.functions)
+        # Refused here, before any pip runs: an entry that is not a requirement specifier.
+        self.requirements = checked_requirements(_python_packages(self.functions))
         self._source = _build_python_functions_file(self.functions) if self.functions else ""
         self._done = not self.functions
         self._lock = threading.Lock()  # two calls at once set up once
