@@ -26,7 +26,7 @@
     │   ├── UnsafeCodeFileError (+ OSError)  a code block's file name is a FIFO, link, device...
     │   ├── InvalidRequirementError (+ ValueError)  a python_packages entry is not a requirement
     │   ├── DangerousCommandError (+ ValueError)  the local executor refused a destructive shell command
-    │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
+    │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a venv, sources, keys, logs
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
@@ -303,16 +303,18 @@ class InvalidRequirementError(ParleyError, ValueError):
 
 
 class UnsafeWorkDirError(ParleyError, ValueError):
-    """A code executor's work dir holds (or lies inside) something code must not write: a
-    response cache, a virtualenv, parley's sources, a git repository. Code that could change
-    those could get code run outside its sandbox later. ``work_dir`` is the refused directory,
+    """A code executor's work dir holds (or lies inside) something code must not write or read:
+    a response cache, a virtualenv, parley's sources, a git repository, a config list, ``.env``
+    or runtime log. Code that could change those could get code run outside its sandbox later;
+    code that could read them would see API keys, prompts and results. ``work_dir`` is the
+    refused directory,
     ``problem`` what is wrong with it."""
 
     def __init__(self, work_dir: str, problem: str) -> None:
         super().__init__(
             f"work_dir {work_dir!r} cannot be used for running code: {problem}. Code running "
-            "there could change it, and so get code run outside its sandbox later. Use a "
-            "dedicated directory as work_dir (the default, 'coding', is one)."
+            "there could read it, or change it and so get code run outside its sandbox later. "
+            "Use a dedicated directory as work_dir (the default, 'coding', is one)."
         )
         self.work_dir = work_dir
         self.problem = problem
