@@ -209,3 +209,14 @@ def test_a_fifo_at_the_functions_module_is_refused(tmp_path: Path) -> None:
             lambda: ex.execute_code_blocks([CodeBlock(language="python", code="print(1)")]),
             work_dir,
         )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_link_loop_at_the_name_is_a_failed_block(kind: str, tmp_path: Path) -> None:
+    """A link to itself: a failed block the model reads, not an exception ending the chat."""
+    work_dir = tmp_path / "work"
+    plant = "import os\nos.symlink('next.py', 'next.py')\nprint('made a fifo')"
+    with executor(kind, work_dir) as ex:
+        blocks = [CodeBlock(language="python", code=plant), CodeBlock(language="python", code=NEXT)]
+        result = bounded(lambda: ex.execute_code_blocks(blocks), work_dir)
+        assert_refused(result, "a symbolic link")
