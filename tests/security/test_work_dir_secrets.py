@@ -201,3 +201,13 @@ def test_pip_configuration_and_protected_files_are_hidden_in_the_sandbox(
     for path in paths[:4]:
         assert lines[path] in ("''", "FileNotFoundError", "PermissionError"), (path, lines[path])
     assert "home = " in lines[str(visible)]
+
+
+def test_a_docker_jupyter_servers_work_dir_is_checked_too(tmp_path: Path) -> None:
+    """Its work dir is mounted read-write for the kernels; it was not checked at all."""
+    from parley.coding.jupyter import DockerJupyterServer
+
+    folder = project(tmp_path)
+    (folder / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
+    with pytest.raises(UnsafeWorkDirError, match=r"a \.env file \(\.env\)"):
+        DockerJupyterServer(work_dir=folder)
