@@ -23,8 +23,10 @@
     │   ├── JupyterGatewayError (+ OSError)  a Jupyter kernel gateway refused a request or went away
     │   ├── ArgumentsValidationError (+ ValueError)  a model's tool arguments do not fit the function
     │   ├── OutsideWorkDirError (+ ValueError)  a code block's file would land outside the work dir
+    │   ├── UnsafeCodeFileError (+ OSError)  a code block's file name is a FIFO, link, device...
+    │   ├── InvalidRequirementError (+ ValueError)  a python_packages entry is not a requirement
     │   ├── DangerousCommandError (+ ValueError)  the local executor refused a destructive shell command
-    │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a virtualenv or sources
+    │   ├── UnsafeWorkDirError (+ ValueError)  a work dir holds a cache, a venv, sources, keys, logs
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
@@ -85,6 +87,7 @@ __all__ = [
     "InvalidAgentNameError",
     "InvalidCarryOverType",
     "InvalidMessageError",
+    "InvalidRequirementError",
     "JupyterGatewayError",
     "LocalModelUnavailableError",
     "MalformedResponseError",
@@ -102,6 +105,7 @@ __all__ = [
     "SenderRequired",
     "UncertainToolCallError",
     "UndefinedNextAgent",
+    "UnsafeCodeFileError",
     "UnsafeWorkDirError",
     "UnsandboxedExecutionWarning",
     "WolframAlphaUnavailableError",
@@ -257,17 +261,60 @@ class OutsideWorkDirError(ParleyError, ValueError):
     """A code block asked to write a file outside the executor's work dir."""
 
 
+class UnsafeCodeFileError(ParleyError, OSError):
+    """A code block's file was not written: its name in the work dir is something other than a
+    regular file (a named pipe, a symbolic link, a device, a socket, a directory), which code
+    that ran there earlier may have left. Opening such a thing to write can wait for ever (a
+    FIFO) or write elsewhere (a link). The executors report it as a failed block. ``path`` is
+    the file, ``kind`` what it is."""
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(
+            f"{path} is {kind}, not a regular file: a code block's file is only ever written "
+            "as a regular file; remove it or use another file name"
+        )
+        self.path = path
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self) -> tuple[type[UnsafeCodeFileError], tuple[str, str]]:
+        return type(self), (self.path, self.kind)
+
+
+class InvalidRequirementError(ParleyError, ValueError):
+    """A user function's ``python_packages`` entry is not a requirement parley lets pip
+    install: it is a pip option (``--index-url=...``, ``--target=...``), a path, or text that
+    is not a PEP 508 requirement. Refused before pip runs; ``entry`` is the refused text,
+    ``reason`` why."""
+
+    def __init__(self, entry: str, reason: str) -> None:
+        super().__init__(
+            f"python_packages entry {entry!r} is refused: {reason}. Give requirement specifiers "
+            "only (PEP 508, e.g. 'pandas>=2', 'requests[socks]', 'name @ https://host/x.whl'); "
+            "configure pip's index with PIP_INDEX_URL / PIP_FIND_LINKS or pip.conf instead"
+        )
+        self.entry = entry
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[InvalidRequirementError], tuple[str, str]]:
+        return type(self), (self.entry, self.reason)
+
+
 class UnsafeWorkDirError(ParleyError, ValueError):
-    """A code executor's work dir holds (or lies inside) something code must not write: a
-    response cache, a virtualenv, parley's sources, a git repository. Code that could change
-    those could get code run outside its sandbox later. ``work_dir`` is the refused directory,
+    """A code executor's work dir holds (or lies inside) something code must not write or read:
+    a response cache, a virtualenv, parley's sources, a git repository, a config list, ``.env``
+    or runtime log. Code that could change those could get code run outside its sandbox later;
+    code that could read them would see API keys, prompts and results. ``work_dir`` is the
+    refused directory,
     ``problem`` what is wrong with it."""
 
     def __init__(self, work_dir: str, problem: str) -> None:
         super().__init__(
             f"work_dir {work_dir!r} cannot be used for running code: {problem}. Code running "
-            "there could change it, and so get code run outside its sandbox later. Use a "
-            "dedicated directory as work_dir (the default, 'coding', is one)."
+            "there could read it, or change it and so get code run outside its sandbox later. "
+            "Use a dedicated directory as work_dir (the default, 'coding', is one)."
         )
         self.work_dir = work_dir
         self.problem = problem

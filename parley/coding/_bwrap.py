@@ -14,7 +14,10 @@ environment, capped output) still holds. What the block gets:
 * **Files.** A new, empty root that shows, read-only: ``/usr``, ``/bin``, ``/sbin``, ``/lib*``,
   ``/etc`` minus the files there that hold secrets (:data:`ETC_SECRETS`: shadow passwords,
   sudoers, SSH host keys, TLS private keys...), and the Python installations that run the code
-  (the running interpreter's prefixes, a ``virtual_env_context``'s venv and its base). Read-write:
+  (the running interpreter's prefixes, a ``virtual_env_context``'s venv and its base), minus
+  every pip configuration file (a venv's own ``pip.conf`` included) and every file parley
+  registered as trusted (config lists, ``.env`` files, logs) that lie in them
+  (``_sandbox_hidden``). Read-write:
   the work dir, at its own path, and a private tmpfs ``/tmp`` (:data:`TMP_BYTES`) that is also
   ``HOME`` and ``TMPDIR``. A fresh ``/dev``. Nothing else: not the user's home (``~/.ssh``,
   ``~/.config``, an ``OAI_CONFIG_LIST``), not parley's current directory, not other projects,
@@ -54,6 +57,7 @@ from pathlib import Path
 
 from ..exceptions import SandboxUnavailableError
 from ._code_user import SANDBOX_UID, choose_user, prepare_work_dir, write_as
+from ._sandbox_hidden import hidden, mask_args, pip_config_paths
 
 __all__ = [
     "ETC_SECRETS",
@@ -319,8 +323,9 @@ class BwrapSandbox:
         prepare_work_dir(self._work_dir, self.user, fresh)
         self._installations = _installations(interpreters)
         self._shown: list[str] = []  # folders added by show()
-        # The command line, and the shown folders it was built with (replaced as one).
-        self._built: tuple[list[str], list[str]] = ([], self._command_line([]))
+        # The command line, and the shown folders and hidden files it was built with
+        # (replaced as one).
+        self._built: tuple[tuple[list[str], list[str]], list[str]] | None = None
 
     def show(self, folder: str) -> None:
         """Show ``folder`` read-only from now on, for as long as it exists (say, packages
@@ -336,19 +341,22 @@ class BwrapSandbox:
             self._shown = [*self._shown, path]
 
     def _prefix(self) -> list[str]:
-        """The command line up to the program, with the shown folders that exist now."""
+        """The command line up to the program, with the shown folders that exist now and the
+        files hidden in them now (``_sandbox_hidden``: pip's configuration, protected paths)."""
         shown = [path for path in self._shown if os.path.isdir(path)]
-        built_with, prefix = self._built
-        if shown != built_with:
-            prefix = self._command_line(shown)
-            self._built = (shown, prefix)
-        return prefix
+        mounts = [(top, os.path.realpath(top)) for top in _SYSTEM if not os.path.islink(top)]
+        mounts += [(path, os.path.realpath(path)) for path in [*self._installations, *shown]]
+        masks = hidden(pip_config_paths(self._installations), mounts)
+        if self._built is None or self._built[0] != (shown, masks):
+            self._built = ((shown, masks), self._command_line(shown, masks))
+        return self._built[1]
 
-    def _command_line(self, shown: list[str]) -> list[str]:
+    def _command_line(self, shown: list[str], masks: list[str]) -> list[str]:
         return [
             self._tools.bwrap,
             *_base_args(self._as_root),
             *_binds([*self._installations, *shown], str(self._work_dir)),
+            *mask_args(masks),  # after the binds, or a bind would cover them again
             "--chdir",
             str(self._work_dir),
             "--",

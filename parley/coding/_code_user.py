@@ -25,6 +25,8 @@ import logging
 import os
 from pathlib import Path
 
+from ._code_file import write_regular_file
+
 __all__ = ["SANDBOX_UID", "choose_user", "hand_over", "is_fresh", "prepare_work_dir", "write_as"]
 
 logger = logging.getLogger(__name__)
@@ -58,22 +60,31 @@ def _numeric(user: str) -> tuple[int, int] | None:
 
 def hand_over(path: Path, user: str) -> None:
     """Give ``path`` to ``user`` if only parley's being root would keep that user out of it."""
-    owner = _numeric(user)
-    if os.geteuid() != 0 or owner is None or owner[0] == 0:
+    owner = _owner_to_give(user)
+    if owner is None:
         return  # a normal user's files are already theirs; root needs nothing
     info = path.lstat()
     if (info.st_uid, info.st_gid) != owner:
         os.chown(path, *owner, follow_symlinks=False)
 
 
+def _owner_to_give(user: str) -> tuple[int, int] | None:
+    """``(uid, gid)`` files must be given to for ``user``, if parley (as root) must do it."""
+    owner = _numeric(user)
+    if os.geteuid() != 0 or owner is None or owner[0] == 0:
+        return None
+    return owner
+
+
 def write_as(path: Path, code: str, root: Path, user: str) -> None:
     """Write the code file ``path`` (inside the work dir ``root``, resolved), creating its
-    folders, all of it owned by ``user``."""
+    folders, all of it owned by ``user``; only as a regular file (``_code_file``: anything
+    else is :class:`~parley.exceptions.UnsafeCodeFileError`)."""
     missing = [p for p in reversed(path.parents) if p.is_relative_to(root) and not p.exists()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(code, encoding="utf-8")
-    for item in [*missing, path]:
+    for item in missing:
         hand_over(item, user)
+    write_regular_file(path, code, owner=_owner_to_give(user))
 
 
 def prepare_work_dir(work_dir: Path, user: str, fresh: bool) -> None:

@@ -17,8 +17,11 @@ program runs one (``_interpreter``), how a file is written (``_save``) and how i
 * The file name comes from a first-line ``# filename: x`` comment (``_paths``), else
   ``tmp_code_<md5>.<py or language>``. A name leading outside the work dir ends the call at once
   with exit code 1 and ``"Filename is not in the workspace"``, earlier output dropped, as in
-  AutoGen's local executor; a file that cannot be written (the name is a directory, the disk is
-  full) gives ``"\\ncould not write the code file: ..."`` and exit code 1.
+  AutoGen's local executor; a file that cannot be written (the name is a directory, a named
+  pipe or a link that code left there, the disk is full) gives ``"\\ncould not write the code
+  file: ..."`` and exit code 1. The file is only ever written as a regular file, opened
+  without waiting (``_code_file``), so a FIFO at its name cannot hang the call: every
+  host-side step of a block is bounded by the timeout.
 * A language whose policy is False is saved, not run: ``"Code saved to <path>\\n"``.
 * The work dir is checked again at each call (``_work_dir.check_work_dir``, a few ``stat``
   calls): a response cache opened inside it since the last call stops the blocks.
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import ClassVar, TypeVar
 
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
+from ._code_file import write_regular_file
 from ._functions_setup import FUNCTION_PROMPT_TEMPLATE, UserFunctions
 from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
 from ._requirements import Interpreter
@@ -214,9 +218,10 @@ class CommandLineExecutorBase:
         return path
 
     def _save(self, path: Path, code: str) -> None:
-        """Write the file ``path`` (inside the work dir), creating its folders."""
+        """Write the file ``path`` (inside the work dir), creating its folders; only as a
+        regular file (``_code_file``)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(code, encoding="utf-8")
+        write_regular_file(path, code)
 
     def _run(self, program: str, path: Path) -> RunOutcome:
         """Run the written file ``path`` with ``program``, within the timeout."""

@@ -34,7 +34,7 @@ from pathlib import Path
 from string import Template
 from typing import Protocol
 
-from ._requirements import PROBE, Interpreter, missing, parse_probe
+from ._requirements import PROBE, Interpreter, checked_requirements, missing, parse_probe
 from .func_with_reqs import (
     UserFunction,
     _build_python_functions_file,
@@ -72,12 +72,15 @@ class UserFunctions:
 
     def __init__(self, functions: Sequence[UserFunction], module: str) -> None:
         """Raises ValueError for a bad module name or a function whose source cannot be read,
+        :class:`~parley.exceptions.InvalidRequirementError` (a ValueError) for a
+        ``python_packages`` entry that is not a requirement specifier (``--index-url=...``),
         TypeError for an item that is not a function."""
         if not module.isidentifier() or keyword.iskeyword(module):
             raise ValueError("Module name must be a valid Python identifier")
         self.functions = list(functions)
         self.module = module
-        self.requirements = _python_packages(self.functions)
+        # Refused here, before any pip runs: an entry that is not a requirement specifier.
+        self.requirements = checked_requirements(_python_packages(self.functions))
         self._source = _build_python_functions_file(self.functions) if self.functions else ""
         self._done = not self.functions
         self._lock = threading.Lock()  # two calls at once set up once
@@ -98,7 +101,12 @@ class UserFunctions:
         with self._lock:
             if self._done:
                 return
-            host._write(f"{self.module}.py", self._source)
+            try:
+                host._write(f"{self.module}.py", self._source)
+            except OSError as error:  # a FIFO or link left at its name, a full disk
+                raise ValueError(
+                    f"Functions failed to load: could not write {self.module}.py: {error}"
+                ) from error
             if self.requirements:
                 interpreter = parse_probe(*host._run_python(["-c", PROBE]))
                 needed = missing(self.requirements, interpreter)

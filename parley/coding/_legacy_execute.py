@@ -119,10 +119,15 @@ def execute_code(
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
     if program is None:
+        from ._code_file import read_regular_file
         from .docker_commandline_code_executor import run_code_in_docker
 
+        try:
+            source = code if code is not None else read_regular_file(path)
+        except OSError as error:  # a FIFO or link left at the name: never waited on
+            return 1, f"could not read the code file: {error}", None
         return run_code_in_docker(
-            code=code if code is not None else path.read_text(encoding="utf-8"),
+            code=source,
             lang=lang,
             filename=filename,
             work_dir=work_dir,
@@ -158,21 +163,28 @@ def _execute_locally(
 ) -> tuple[int, str, None]:
     """Run the file ``path`` (``code`` written there first, if given) with ``program``, under
     bubblewrap if ``sandboxed``."""
+    from ._code_file import read_regular_file, write_regular_file
     from ._guard import dangerous_command
     from ._process import run_program
 
-    source = code if code is not None else path.read_text(encoding="utf-8", errors="replace")
+    try:
+        source = code if code is not None else read_regular_file(path)
+    except OSError as error:  # a FIFO or link left at the name: never waited on
+        return 1, f"could not read the code file: {error}", None
     reason = dangerous_command(lang, source)
     if reason is not None:
         return 1, f"Potentially dangerous command detected: {reason}", None
     root = work_dir.resolve()
     sandbox = _sandbox(root) if sandboxed else None
-    if sandbox is not None and code is not None:
-        sandbox.save(path, code)  # owned by the code's user, as the folders it creates
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)  # also creates WORKING_DIR on first use
-        if code is not None:
-            path.write_text(code, encoding="utf-8")
+    try:
+        if sandbox is not None and code is not None:
+            sandbox.save(path, code)  # owned by the code's user, as the folders it creates
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)  # creates WORKING_DIR on first use
+            if code is not None:
+                write_regular_file(path, code)
+    except OSError as error:
+        return 1, f"could not write the code file: {error}", None
     relative = str(path.relative_to(root))
     # AutoGen runs the file by its name relative to work_dir; "./" keeps "-x.py" from being
     # read as an option.

@@ -10,6 +10,7 @@ elsewhere, or a symlink pointing out — is refused with :class:`OutsideWorkDirE
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def resolve_in_work_dir(work_dir: Path | str, filename: str) -> Path:
     root = Path(work_dir).resolve()
     if "\x00" in filename:
         raise OutsideWorkDirError(f"file name {filename!r} contains a NUL byte")
-    path = (root / filename).resolve()  # follows symlinks, so a link pointing out is caught
+    # Follows symlinks, so a link pointing out is caught; realpath, not Path.resolve, which
+    # raises RuntimeError on a link loop (one the code made is then refused when written).
+    path = Path(os.path.realpath(root / filename))
     if path == root or not path.is_relative_to(root):
         raise OutsideWorkDirError(
             f"file name {filename!r} is outside the work dir {str(root)!r}; code may only write "

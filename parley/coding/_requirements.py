@@ -7,8 +7,19 @@ Used by the executors' user functions (``_functions_setup``):
   library only (``importlib.metadata``): each distribution's version and requirements, the
   environment markers, the C library. :func:`missing` then decides here, with ``packaging``,
   which requirements it does not satisfy (the version, the markers, the extras' dependencies);
-  only those are installed. A requirement ``packaging`` cannot read (a path, a VCS URL) is
-  left to pip.
+  only those are installed. A URL requirement (``name @ url``) counts as satisfied by any
+  installed version of ``name``.
+* :func:`checked_requirements` decides which ``python_packages`` entries pip may see: PEP 508
+  requirement specifiers only, parsed with ``packaging``, each handed to pip after ``--`` in
+  its canonical form, so that no entry can be a pip option. Refused, with
+  :class:`~parley.exceptions.InvalidRequirementError` naming the entry, before pip runs (when
+  the executor is built): anything starting with ``-`` (``--index-url=...``, ``--target=...``,
+  ``-r file``), text ``packaging`` cannot parse (a path such as ``./pkg``), a name pip would read
+  as a file (``x.whl``, ``x.tar.gz``), and a URL requirement over a transport that anyone on the
+  way could tamper with (``http:``, ``ftp:``). A URL requirement (``name @ https://...``,
+  ``name @ file:///...``, ``name @ git+https://...``) is accepted: it says where that one
+  distribution comes from, as naming it on an index does, and cannot change pip's options, its
+  index for other packages, or where anything is installed.
 * :func:`pip_install` runs pip on this machine: it is parley's own call, not generated code, so
   it gets this process's environment (``PIP_INDEX_URL``, ``PIP_FIND_LINKS``, proxies and
   ``pip.conf`` configure it as usual), minus the variables that would send the packages
@@ -32,11 +43,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..exceptions import InvalidRequirementError
 from ._process import run
 
 __all__ = [
     "PROBE",
     "Interpreter",
+    "checked_requirements",
     "cross_platform_options",
     "missing",
     "parse_probe",
@@ -88,6 +101,54 @@ _WHERE_TO_FIND_PACKAGES = (
 )
 
 
+# pip reads a requirement ending so as a file to install (``pip install x.whl``).
+_ARCHIVE_ENDINGS = (
+    ".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tar.lz",
+    ".tlz",
+)  # fmt: skip
+_VCS = ("git", "hg", "svn", "bzr")
+_URL_SCHEMES = frozenset({"https", "file"} | {f"{v}+{t}" for v in _VCS for t in ("https", "ssh")})
+
+
+def checked_requirements(entries: Sequence[object]) -> list[str]:
+    """``entries`` as the requirement texts pip will get (canonical PEP 508 forms, in order);
+    :class:`~parley.exceptions.InvalidRequirementError` for the first that is not one (the
+    module's rules)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    checked = []
+    for entry in entries:
+        if not isinstance(entry, str):
+            raise InvalidRequirementError(repr(entry), "it is not a string")
+        text = entry.strip()
+        if not text:
+            raise InvalidRequirementError(entry, "it is empty")
+        if text.startswith("-"):
+            raise InvalidRequirementError(entry, "it is a pip option, not a requirement")
+        try:
+            requirement = Requirement(text)
+        except InvalidRequirement as error:
+            why = str(error).splitlines()[0]
+            raise InvalidRequirementError(
+                entry, f"it is not a PEP 508 requirement specifier ({why})"
+            ) from error
+        if requirement.url is None and requirement.name.lower().endswith(_ARCHIVE_ENDINGS):
+            raise InvalidRequirementError(
+                entry, "pip would read it as a file to install; write 'name @ file:///path'"
+            )
+        if requirement.url is not None:
+            scheme = requirement.url.partition(":")[0].lower()
+            if scheme not in _URL_SCHEMES:
+                raise InvalidRequirementError(
+                    entry,
+                    f"its URL's scheme {scheme!r} is not one of "
+                    f"{', '.join(sorted(_URL_SCHEMES))} (a download anyone on the way could "
+                    "change, or one pip does not support)",
+                )
+        checked.append(str(requirement))
+    return checked
+
+
 @dataclass(frozen=True)
 class Interpreter:
     """What :data:`PROBE` found: installed distributions (normalised name -> version and
@@ -131,7 +192,7 @@ def _satisfied(text: str, interpreter: Interpreter, extra: str, seen: set[tuple[
     try:
         requirement = Requirement(text)
     except InvalidRequirement:
-        return False  # a path or a URL: pip knows what to do with it
+        return False  # not reached for checked requirements; pip would say what is wrong
     if requirement.marker is not None and not requirement.marker.evaluate(
         {**interpreter.markers, "extra": extra}
     ):
@@ -182,17 +243,20 @@ def cross_platform_options(interpreter: Interpreter) -> list[str]:
 def pip_install(
     command: list[str], packages: Sequence[str], *, timeout: float, where: str, hint: str = ""
 ) -> None:
-    """Run ``command`` (``[python, "-m", "pip", "install", ...]``) for ``packages``.
+    """Run ``command`` (``[python, "-m", "pip", "install", ...]``, parley's own options) for
+    ``packages`` (requirement specifiers only: :func:`checked_requirements`).
 
     ``where`` names the place they go, for the errors; ``hint`` ends the error message.
     Raises ValueError ``"Pip install failed. ..."`` or ``"Pip install timed out ..."``.
     """
+    requirements = checked_requirements(packages)  # also checked when the executor was built
     names = ", ".join(packages)
     tail = f"\n{hint}" if hint else ""
     env = {k: v for k, v in os.environ.items() if k.upper() not in _REDIRECTING}
     with tempfile.TemporaryDirectory(prefix="parley-pip-") as folder:
         log = Path(folder, "pip.log")
-        argv = [*command, *_PIP_OPTIONS, "--log", str(log), *packages]
+        # "--": whatever follows is a requirement to pip, never an option.
+        argv = [*command, *_PIP_OPTIONS, "--log", str(log), "--", *requirements]
         try:
             result = run(argv, cwd=None, timeout=timeout, env=env, generated=False)
         except (FileNotFoundError, PermissionError) as error:

@@ -1,4 +1,4 @@
-"""Which folder code runs in: a dedicated one, never one holding what code must not write.
+"""Which folder code runs in: a dedicated one, never one holding what code must not touch.
 
 Code that can write a folder can often get code run *outside* its sandbox later: a response
 cache the host reads back, a virtualenv whose ``.pth`` files the next Python start executes,
@@ -8,11 +8,14 @@ executors and a folder inside its installed package for the legacy path), and
 :func:`check_work_dir` refuses, with :class:`~parley.exceptions.UnsafeWorkDirError`, a work dir
 that:
 
-* contains, or lies inside, a folder parley itself relies on: a response cache opened by this
-  process (``parley._protected_paths``), the current directory's ``.cache`` (where ``cache_seed``
+* contains, or lies inside, a path parley itself relies on: one registered by this process
+  (``parley._protected_paths``: a response cache it opened, a config list, key file or ``.env``
+  it read, a runtime log it writes), the current directory's ``.cache`` (where ``cache_seed``
   caches go), the running virtualenv, parley's installed package;
 * holds, before any code ran there, a ``.cache`` or ``.git`` folder, a virtualenv (``pyvenv.cfg``)
-  or a disk cache (``cache.db``) at its top or one level down.
+  or a disk cache (``cache.db``) at its top or one level down, or at its top a file that holds
+  API keys by its name: ``OAI_CONFIG_LIST*``, ``.env`` (and ``.env.*``), AutoGen's key files
+  ``key_openai.txt`` / ``key_aoai.txt`` (whether or not parley has read them: code would).
 
 The first call for a folder looks at its contents; later calls (before each block) only at the
 registered and known folders, which cost a few ``stat`` calls. Folders the code itself creates
@@ -34,6 +37,7 @@ __all__ = ["DEFAULT_WORK_DIR", "check_work_dir"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]  # parley/
 _MAX_ENTRIES = 2000  # a huge folder is only looked at this far; the known folders are exact
+_KEY_FILES = ("key_openai.txt", "key_aoai.txt")  # config_list_openai_aoai's defaults
 _lock = threading.Lock()
 _inspected: set[str] = set()
 
@@ -52,6 +56,17 @@ def _inside(path: str, folder: str) -> bool:
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
+def _holds_keys(name: str) -> str | None:
+    """What a file called ``name`` is, if its name says it holds API keys."""
+    if name.startswith("OAI_CONFIG_LIST"):
+        return "a config list"
+    if name == ".env" or name.startswith(".env."):
+        return "a .env file"
+    if name in _KEY_FILES:
+        return "a key file"
+    return None
+
+
 def _contents_problem(root: Path) -> str | None:
     """What in ``root`` (its top and one level down) code must not get at, if anything."""
     seen = 0
@@ -61,6 +76,9 @@ def _contents_problem(root: Path) -> str | None:
         return None  # unreadable or gone: creating files there will say why
     for entry in top:
         name = entry.name
+        secrets = _holds_keys(name)
+        if secrets is not None:
+            return f"{secrets} ({name})"
         if name == ".git":
             return "a git repository (.git)"
         if name == "pyvenv.cfg":

@@ -345,6 +345,8 @@ def run_code_in_docker(
         path = executor._write(filename, code)
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
+    except OSError as error:  # a FIFO or link left at the name (never waited on), a full disk
+        return 1, f"could not write the code file: {error}", None
     result = executor._exec(interpreter, path, timeout)
     logs = executor._output(result)
     if result.timed_out:

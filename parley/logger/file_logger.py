@@ -20,6 +20,7 @@ import uuid
 from functools import partial
 from typing import IO, Any
 
+from .._protected_paths import protect
 from . import _records
 from ._records import (
     agent_class,
@@ -91,6 +92,8 @@ class FileLogger(BaseLogger):
     def start(self) -> str:
         """Open the file and write the session's first line; returns the session id."""
         remember_environment()
+        # It holds prompts and results: no code executor's work dir may hold it.
+        protect(self.log_file, "a runtime log (FileLogger)")
         try:
             self._writer.start()
         except OSError as error:

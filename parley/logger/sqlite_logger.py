@@ -23,6 +23,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .._protected_paths import protect
 from . import _records
 from . import _statements as sql
 from ._records import (
@@ -83,6 +84,9 @@ class SqliteLogger(BaseLogger):
         """Open (or create) the database and start the writer; returns the session id.
         Raises ``sqlite3.Error`` when the database cannot be opened."""
         remember_environment()
+        if self.dbname and not self.dbname.startswith(":"):  # not ":memory:"
+            # It holds prompts and results: no code executor's work dir may hold it.
+            protect(self.dbname, "a runtime log (SqliteLogger)")
         try:
             self._writer.start()
         except sqlite3.Error as error:

@@ -2,7 +2,9 @@
 
 AutoGen's helpers of ``autogen.oai.openai_utils`` (exported by ``autogen.oai`` and ``autogen``
 too); their differences from AutoGen are listed in :mod:`parley.oai.openai_utils`. They never
-modify the dicts and lists they are given.
+modify the dicts and lists they are given. Each file they read (a config list, a key file, a
+``.env``) is registered as protected (``parley._protected_paths``): code executors refuse a
+work dir that holds it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .._protected_paths import protect
 from ._dotenv import find_env_file, load_env_file
 
 __all__ = [
@@ -30,6 +33,8 @@ __all__ = [
 logger = logging.getLogger("parley.oai.openai_utils")
 
 DEFAULT_AZURE_API_VERSION = "2024-02-01"
+# Files read here hold API keys: registered so that no code executor's work dir holds them.
+_CONFIG_LIST = "a config list parley loaded"
 
 
 def _acceptable(values: Any) -> list[Any]:
@@ -94,6 +99,7 @@ def config_list_from_json(
     if env_value:
         if os.path.exists(env_value):
             text = Path(env_value).read_text(encoding="utf-8")
+            protect(env_value, _CONFIG_LIST)
             source = f"the file {env_value!r} named by ${env_or_file}"
         else:
             text = env_value
@@ -101,6 +107,7 @@ def config_list_from_json(
     else:
         path = env_or_file if file_location is None else os.path.join(file_location, env_or_file)
         text = Path(path).read_text(encoding="utf-8")
+        protect(path, _CONFIG_LIST)
         source = f"the file {path!r}"
     return filter_config(_load_json(text, source), filter_dict)
 
@@ -162,6 +169,7 @@ def _file_into_env(folder: str, file_name: str | None, env_var: str) -> None:
     path = os.path.join(folder, file_name)
     try:
         os.environ[env_var] = Path(path).read_text(encoding="utf-8").strip()
+        protect(path, "a key file parley loaded")
     except FileNotFoundError:
         logger.info("%s not found; %s is left as it is.", path, env_var)
 

@@ -4,7 +4,8 @@ python-dotenv is imported on first use, so ``import parley`` does not pay for it
 
 What parley adds: a line python-dotenv cannot parse (python-dotenv logs and skips it) raises
 ``DotenvSyntaxError`` naming the file and line, never the text, which may hold a secret, and
-the whole file is checked before any variable is set. The search for a ``.env`` starts in the
+the whole file is checked before any variable is set. A file it reads is registered as
+protected (``parley._protected_paths``): code executors refuse a work dir holding it. The search for a ``.env`` starts in the
 current directory (python-dotenv's default starts beside the calling source file, which for
 AutoGen was inside the installed package).
 """
@@ -15,6 +16,7 @@ import io
 import os
 from pathlib import Path
 
+from .._protected_paths import protect
 from ..exceptions import DotenvSyntaxError
 
 __all__ = ["find_env_file", "load_env_file"]
@@ -30,6 +32,7 @@ def load_env_file(path: str | os.PathLike[str]) -> None:
     from dotenv.parser import parse_stream
 
     text = Path(path).read_text(encoding="utf-8")
+    protect(path, "a .env file parley loaded")  # it holds keys: no code may read or write it
     for binding in parse_stream(io.StringIO(text)):
         if binding.error:
             raise DotenvSyntaxError(

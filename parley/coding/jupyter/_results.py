@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .._blocks import DEFAULT_WORK_DIR, SHELLS
+from .._code_file import write_regular_file
 from .._executor_base import silence_pip
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
@@ -113,7 +114,7 @@ def save_data_item(item: ExecutionResult.DataItem, output_dir: Path) -> tuple[st
     what = "HTML" if item.mime_type == "text/html" else "Image"
     try:
         content = base64.b64decode(item.data) if is_base64 else item.data.encode("utf-8")
-        path.write_bytes(content)
+        write_regular_file(path, content, exclusive=True)
     except (binascii.Error, ValueError, OSError) as error:
         return None, f"ERROR: {what} data ({item.mime_type}) could not be saved: {error}"
     return str(path), f"{what} data saved to {path}"

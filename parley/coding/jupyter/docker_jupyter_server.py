@@ -20,7 +20,9 @@ Differences from AutoGen, on purpose:
   that network (the gateway address), as with any Docker network.
 * **A work dir.** ``work_dir`` (default: a private temporary directory removed by :meth:`stop`)
   is mounted at ``/workspace``, the kernels' working directory, so files the code writes can be
-  read on the host.
+  read on the host. One holding a cache, a virtualenv, parley's sources, a git repository, a
+  config list, ``.env`` or runtime log is refused (``UnsafeWorkDirError``, as the executors'
+  work dirs: ``parley.coding._work_dir``).
 * ``stop_container=False`` leaves the container running when the process exits; :meth:`stop`
   still stops it (as in AutoGen).
 
@@ -46,6 +48,7 @@ from ...exceptions import JupyterGatewayError
 from .._code_user import choose_user, prepare_work_dir
 from .._docker_engine import connect, find_image
 from .._docker_sandbox import WORKSPACE, Ending, Sandbox, SandboxSettings
+from .._work_dir import check_work_dir
 from .base import JupyterConnectionInfo
 from .jupyter_client import JupyterClient
 
@@ -95,6 +98,9 @@ class DockerJupyterServer:
                 "the container is parley's locked-down sandbox; use network=, mem_limit=, "
                 "pids_limit= or work_dir="
             )
+        if work_dir is not None:
+            # Mounted read-write for the kernels: never a folder holding a cache, keys or logs.
+            check_work_dir(work_dir)
         self._token = secrets.token_hex(32) if isinstance(token, self.GenerateToken) else token
         self._client = connect()  # RuntimeError saying what to do without an engine
         self._own_dir: str | None = None

@@ -10,9 +10,15 @@ differences:
   real request to the gateway, not a log line (AutoGen hung when ``log_level`` hid that line).
 * ``token=None`` means no authentication (AutoGen passed ``None`` on the command line and
   failed). A gateway on an address other than loopback without a token is refused: anyone who
-  can reach it could run code. The token is given to the gateway in a config file readable only
-  by this user, not on its command line (which every local user can read) nor in its
-  environment (which its kernels, and so the code, inherit).
+  can reach it could run code. The token is kept from everyone else, the code in the gateway's
+  kernels included (it could drive the gateway with it: start kernels, run code in other
+  executors' kernels): it is not on the gateway's command line (which every local user can
+  read) nor in its environment (which its kernels inherit), but in a config file readable only
+  by this user, in a private folder (also where the gateway keeps its cookie secret) outside
+  the Jupyter runtime folder the kernels know of, and that folder is removed as soon as the
+  gateway answers; the gateway makes itself non-dumpable as it starts, so a kernel, running as
+  the same user without ``CAP_SYS_PTRACE``, cannot read its memory or environment through
+  ``/proc`` either.
 * ``port=None`` takes a free port (AutoGen let the gateway choose, from 8888 up).
 * The gateway, its kernels and everything code in them starts run under parley's process
   supervisor (``_gateway_process``): :meth:`LocalJupyterServer.stop` ends all of them, no
@@ -61,6 +67,16 @@ _SelfT = TypeVar("_SelfT", bound="LocalJupyterServer")
 _POLL_SECONDS = 0.1
 _PORT_ATTEMPTS = 3  # a free port can be taken between choosing it and the gateway binding it
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+# `python -m kernel_gateway`, made non-dumpable first (prctl PR_SET_DUMPABLE 0, Linux): its
+# memory holds the token, and its kernels (which exec, so are dumpable again) must not read it.
+_LAUNCH = (
+    "import ctypes, runpy\n"
+    "try:\n"
+    "    ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\n"
+    "except (OSError, AttributeError):\n"
+    "    pass\n"
+    "runpy.run_module('kernel_gateway', run_name='__main__', alter_sys=True)\n"
+)
 
 
 def _free_port(ip: str) -> int:
@@ -131,6 +147,7 @@ class LocalJupyterServer:
         self._stopped = False
         self._stop_lock = threading.Lock()  # stop() may come from atexit and a thread at once
         self._runtime_dir = tempfile.mkdtemp(prefix="parley-jupyter-")
+        self._private_dir = tempfile.mkdtemp(prefix="parley-gateway-")  # gone once it serves
         self._code_running = contextlib.ExitStack()
         try:
             self._code_running.enter_context(while_code_runs())
@@ -217,12 +234,15 @@ class LocalJupyterServer:
             chosen = port if port is not None else _free_port(self.ip)
             app = settings["KernelGatewayApp"] | {"port": chosen}
             app.update({key: os.path.abspath(value) for key, value in tls.items() if value})
-            config = Path(self._runtime_dir, "gateway_config.json")
-            config.write_text(json.dumps(settings | {"KernelGatewayApp": app}), encoding="utf-8")
-            config.chmod(0o600)
+            app["cookie_secret_file"] = os.path.join(self._private_dir, "cookie_secret")
+            config = Path(self._private_dir, "gateway_config.json")
+            with os.fdopen(
+                os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w"
+            ) as file:
+                file.write(json.dumps(settings | {"KernelGatewayApp": app}))
             process = GatewayProcess(
                 sys.executable,
-                [sys.executable, "-m", "kernel_gateway", f"--config={config}"],
+                [sys.executable, "-c", _LAUNCH, f"--config={config}"],
                 str(self.kernel_root),
                 safe_env({"JUPYTER_RUNTIME_DIR": self._runtime_dir}),
             )
@@ -232,6 +252,8 @@ class LocalJupyterServer:
                 process.stop()
                 raise
             if serving:
+                # It has read its config and cookie secret: no file holds the token any more.
+                shutil.rmtree(self._private_dir, ignore_errors=True)
                 return process, chosen
             code = process.exit_code()
             process.stop()
@@ -269,3 +291,4 @@ class LocalJupyterServer:
     def _cleanup(self) -> None:
         self._code_running.close()
         shutil.rmtree(self._runtime_dir, ignore_errors=True)
+        shutil.rmtree(self._private_dir, ignore_errors=True)
