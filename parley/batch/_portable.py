@@ -16,7 +16,7 @@ class StoreRecipe:
 
     cls: type
     args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict, repr=False)  # holds the journal key
 
     def make(self) -> Any:
         return self.cls(*self.args, **self.kwargs)
@@ -31,10 +31,14 @@ def portable(store: Any) -> Any:
     from ..durable import RedisChatStore, SqliteChatStore
 
     # Exact classes: a subclass may hold more than its constructor's arguments.
+    # The journal key travels with the recipe (in Ray's object store, so keep Ray's token
+    # authentication on): every worker must sign and check with the key the driver's store has.
+    common = {"key": store.key, "lease_seconds": store.lease_seconds}
     if type(store) is SqliteChatStore:
-        return StoreRecipe(SqliteChatStore, (store.path,), {"synchronous": store.synchronous})
+        kwargs = {"synchronous": store.synchronous, **common}
+        return StoreRecipe(SqliteChatStore, (store.path,), kwargs)
     if type(store) is RedisChatStore:
-        return StoreRecipe(RedisChatStore, (store.url,), {"prefix": store.prefix})
+        return StoreRecipe(RedisChatStore, (store.url,), {"prefix": store.prefix, **common})
     try:
         pickle.dumps(store)
     except Exception as e:
