@@ -188,7 +188,6 @@ def model_file() -> Path:
     )
 
 
-
 _KEY_FILE_ENV = "PARLEY_DURABLE_KEY_FILE"
 
 
