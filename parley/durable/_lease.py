@@ -8,8 +8,9 @@ and a token of the run) and expires ``lease_seconds`` after it was last renewed:
 it when it ends, pauses or fails. So a dead owner's lease lapses on its own; on the owner's own
 host (same PID namespace) a claim sees at once that its process is gone and takes the lease
 over. Each step the run writes checks, in the same transaction, that the lease is still its
-own: a run that stalled past its lease (a stopped process, a slow Ray worker whose chunk was
-handed on) is stopped at its next write instead of racing the run that took over.
+own (an expired lease nobody claimed still is; a released one is nobody's): a run that stalled
+past its lease (a stopped process, a slow Ray worker whose chunk was handed on) is stopped at
+its next write instead of racing the run that took over.
 """
 
 from __future__ import annotations
@@ -24,9 +25,11 @@ from typing import Any
 
 from .._runtime import after_fork
 
-__all__ = ["LEASE_SECONDS", "Lease", "hold", "new_owner", "owner_is_dead", "release"]
+__all__ = ["LEASE_SECONDS", "RELEASED", "Lease", "hold", "new_owner", "owner_is_dead", "release"]
 
 LEASE_SECONDS = 30.0
+RELEASED = "(none: a later run took the chat and has let it go)"
+"""The holder a store names when a run's lease is gone altogether."""
 
 
 def _process_start(pid: int) -> str | None:

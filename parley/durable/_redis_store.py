@@ -2,8 +2,8 @@
 
 Per chat, under the store's ``prefix``: a hash ``chat:<id>`` (header, status, termination
 reason, times), a hash ``steps:<id>`` (step key -> ``[seq, start, result, done]`` as JSON), and
-the chat's id in the sorted set ``chats`` (by creation time), and the chat's lease, a string
-``lease:<id>`` holding its owner and expiring unless renewed. Each write that must not race
+the chat's id in the sorted set ``chats`` (by creation time), and the chat's lease, a hash
+``lease:<id>`` holding its owner and when it expires unless renewed. Each write that must not race
 (creating a chat, updating a step with the check that its run holds the lease, answering an
 input, claiming a lease) is one Lua script, so it is atomic in the server; the lease's expiry
 is the server's clock, so the hosts' clocks need not agree.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ._lease import LEASE_SECONDS
+from ._lease import LEASE_SECONDS, RELEASED
 from ._records import StepRow
 from ._store import BaseChatStore
 
@@ -31,23 +31,27 @@ redis.call('HSET', KEYS[1], 'status', 'running', 'created', ARGV[2], 'updated', 
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
 return 1
 """
-# The lease is a key holding its owner, expiring (PX) unless renewed. A writer that finds it
-# held by another owner writes nothing and returns that owner; one that finds it lapsed and
-# free takes it again (nobody else runs the chat).
+# The lease is a hash ``lease:<id>`` (owner, expires: the server's clock, in ms). A writer
+# writes only while it is the owner (an expired lease nobody claimed is still its own); any
+# other holder, or none (released), is returned and nothing is written.
 _HOLD = """
-local function hold(lease, owner, ms)
-  local cur = redis.call('GET', lease)
-  if cur and cur ~= owner then return cur end
-  if not cur then redis.call('SET', lease, owner, 'PX', ms) end
-  return nil
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function holder(lease, owner)
+  local cur = redis.call('HGET', lease, 'owner')
+  if cur == owner then return nil end
+  if not cur then return ARGV[#ARGV] end
+  return cur
 end
 """
 # A step written again (its result) keeps the seq and start it was first written with.
 _WRITE = (
     _HOLD
     + """
-local holder = hold(KEYS[2], ARGV[3], ARGV[4])
-if holder then return holder end
+local other = holder(KEYS[2], ARGV[3])
+if other then return other end
 local new = cjson.decode(ARGV[2])
 local old = redis.call('HGET', KEYS[1], ARGV[1])
 if old then
@@ -73,30 +77,35 @@ return 1
 _END = (
     _HOLD
     + """
-local holder = hold(KEYS[2], ARGV[1], ARGV[2])
-if holder then return holder end
-redis.call('HSET', KEYS[1], 'status', 'done', 'updated', ARGV[3])
-if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'termination_reason', ARGV[5]) end
+local other = holder(KEYS[2], ARGV[1])
+if other then return other end
+redis.call('HSET', KEYS[1], 'status', 'done', 'updated', ARGV[2])
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'termination_reason', ARGV[4]) end
 redis.call('DEL', KEYS[2])
 return false
 """
 )
-_CLAIM = """
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] and cur ~= ARGV[3] then return cur end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+_CLAIM = (
+    _HOLD
+    + """
+local cur = redis.call('HGET', KEYS[1], 'owner')
+local expires = tonumber(redis.call('HGET', KEYS[1], 'expires') or '0')
+local now = now_ms()
+if cur and cur ~= ARGV[1] and cur ~= ARGV[3] and expires > now then return cur end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'expires', now + tonumber(ARGV[2]))
 return false
 """
+)
 _RENEW = (
     _HOLD
     + """
-if hold(KEYS[1], ARGV[1], ARGV[2]) then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if holder(KEYS[1], ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'expires', now_ms() + tonumber(ARGV[2]))
 return 1
 """
 )
 _RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
 _TIMEOUT = 30.0
@@ -186,8 +195,7 @@ class RedisChatStore(BaseChatStore):
         key, seq, start, result, done, mac = row
         record = json.dumps([seq, start, result, done, mac])
         keys = [self._steps(chat_id), self._lease(chat_id)]
-        args = [key, record, owner, self._ms(self.lease_seconds)]
-        holder = self._scripts["write"](keys=keys, args=args)
+        holder = self._scripts["write"](keys=keys, args=[key, record, owner, RELEASED])
         return None if holder is None else str(holder)
 
     def _answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
@@ -197,7 +205,7 @@ class RedisChatStore(BaseChatStore):
     def _end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
         keys = [self._chat(chat_id), self._lease(chat_id)]
         flag = "" if reason is None else "1"
-        args = [owner, self._ms(self.lease_seconds), repr(now), flag, reason or ""]
+        args = [owner, repr(now), flag, reason or "", RELEASED]
         holder = self._scripts["end"](keys=keys, args=args)
         return None if holder is None else str(holder)
 
@@ -211,12 +219,12 @@ class RedisChatStore(BaseChatStore):
         return [i for i, s in zip(ids, pipe.execute(), strict=True) if s == status]
 
     def _claim(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
-        args = [owner, self._ms(seconds), dead]
+        args = [owner, self._ms(seconds), dead, RELEASED]
         holder = self._scripts["claim"](keys=[self._lease(chat_id)], args=args)
         return None if holder is None else str(holder)
 
     def _renew(self, chat_id: str, owner: str, seconds: float) -> bool:
-        args = [owner, self._ms(seconds)]
+        args = [owner, self._ms(seconds), RELEASED]
         return bool(self._scripts["renew"](keys=[self._lease(chat_id)], args=args))
 
     def _release(self, chat_id: str, owner: str) -> None:

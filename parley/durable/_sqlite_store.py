@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .._protected_paths import protect
-from ._lease import LEASE_SECONDS
+from ._lease import LEASE_SECONDS, RELEASED
 from ._records import StepRow
 from ._store import BaseChatStore
 
@@ -144,14 +144,11 @@ class SqliteChatStore(BaseChatStore):
         return [(k, int(n), s, r, bool(d), m) for k, n, s, r, d, m in rows]
 
     def _holder(self, db: sqlite3.Connection, chat_id: str, owner: str) -> str | None:
-        """In a transaction: who else holds the lease (None: ``owner``, now if nobody did)."""
+        """In a transaction: None if ``owner`` holds the lease, else who does. Never taken
+        here: a run whose lease was released or taken over must not write again."""
         row = db.execute("SELECT owner FROM leases WHERE chat_id = ?", (chat_id,)).fetchone()
         if row is None:
-            db.execute(
-                "INSERT INTO leases VALUES (?, ?, ?)",
-                (chat_id, owner, time.time() + self.lease_seconds),
-            )
-            return None
+            return RELEASED
         return None if row[0] == owner else str(row[0])
 
     def _write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:

@@ -4,7 +4,8 @@ process until it is killed.
 ``python durable_victim.py CONFIG_LIST_JSON TMP chat|batch`` runs the chat (``chat``: one
 ``initiate_chat``; ``batch``: ``run_chats`` over one input) with its store at
 ``TMP/project/chats.db`` and SIGKILLs itself when the first code block starts: the model's first
-response is committed then. The assistant can call ``pay``, a tool of the host that writes
+response is committed then. ``... batch-to-end LEASE_SECONDS`` runs the batch to its end and
+prints its errors' types and messages as JSON (the lease tests stall it on the way). The assistant can call ``pay``, a tool of the host that writes
 ``TMP/paid.txt``; the model never asks for it.
 """
 
@@ -82,6 +83,11 @@ class _KillAtCode(_events.Listener):
 def main(argv: list[str]) -> None:
     config_list, tmp, mode = json.loads(argv[1]), Path(argv[2]), argv[3]
     store_path(tmp).parent.mkdir(parents=True, exist_ok=True)
+    if mode == "batch-to-end":
+        store = ChatStore(store_path(tmp), lease_seconds=float(argv[4]))
+        batch = run_chats(Factory(config_list, tmp), [0], store=store, batch_id=BATCH_ID)
+        print(json.dumps([[e.type, e.message] for e in batch.errors.values()]), flush=True)
+        return
     store = ChatStore(store_path(tmp))
     _events.add_listener(_KillAtCode())
     if mode == "chat":
