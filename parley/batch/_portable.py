@@ -30,15 +30,15 @@ def portable(store: Any) -> Any:
         return None
     from ..durable import RedisChatStore, SqliteChatStore
 
-    # Exact classes: a subclass may hold more than its constructor's arguments.
-    # The journal key travels with the recipe (in Ray's object store, so keep Ray's token
-    # authentication on): every worker must sign and check with the key the driver's store has.
-    common = {"key": store.key, "lease_seconds": store.lease_seconds}
+    # Exact classes: a subclass may hold more than its constructor's arguments. The journal
+    # key travels with the recipe (in Ray's object store, so keep Ray's token authentication
+    # on): every worker must sign and check with the key the driver's store has.
     if type(store) is SqliteChatStore:
-        kwargs = {"synchronous": store.synchronous, **common}
+        kwargs = {"synchronous": store.synchronous, **_common(store)}
         return StoreRecipe(SqliteChatStore, (store.path,), kwargs)
     if type(store) is RedisChatStore:
-        return StoreRecipe(RedisChatStore, (store.url,), {"prefix": store.prefix, **common})
+        kwargs = {"prefix": store.prefix, **_common(store)}
+        return StoreRecipe(RedisChatStore, (store.url,), kwargs)
     try:
         pickle.dumps(store)
     except Exception as e:
@@ -48,6 +48,10 @@ def portable(store: Any) -> Any:
             "RedisChatStore, or give your store a __reduce__ that rebuilds it"
         ) from e
     return store
+
+
+def _common(store: Any) -> dict[str, Any]:
+    return {"key": store.key, "lease_seconds": store.lease_seconds}
 
 
 def rebuilt(sent: Any) -> Any:

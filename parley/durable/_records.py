@@ -66,6 +66,9 @@ def records_of(signer: Signer, chat_id: str, rows: list[StepRow]) -> list[Record
     """The steps ``rows``, checked, in order."""
     out = []
     for key, seq, start, result, done, mac in rows:
+        texts = (start, result, mac)
+        if not all(t is None or isinstance(t, str) for t in texts) or type(seq) is not int:
+            raise JournalIntegrityError(chat_id, str(key), "is not a step record (its types)")
         if mac is None:
             raise JournalIntegrityError(chat_id, key, UNSIGNED)
         if not Signer.same(mac, signer.step(chat_id, key, seq, start, result, done)):

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..exceptions import JournalIntegrityError
 from ._lease import LEASE_SECONDS, RELEASED
 from ._records import StepRow
 from ._store import BaseChatStore
@@ -182,13 +183,17 @@ class RedisChatStore(BaseChatStore):
         self._client.hset(self._chat(chat_id), "mac", mac)
 
     def _read_steps(self, chat_id: str) -> list[StepRow]:
-        rows = []
+        rows: list[StepRow] = []
         for key, text in self._client.hgetall(self._steps(chat_id)).items():
-            record = json.loads(text)
-            seq, start, result, done = record[:4]
-            mac = record[4] if len(record) > 4 else None  # an older parley wrote no MAC
-            rows.append((str(key), int(seq), start, result, bool(done), mac))
-        rows.sort(key=lambda row: row[1])
+            try:
+                record = json.loads(text)
+                seq, start, result, done = record[:4]
+                mac = record[4] if len(record) > 4 else None  # an older parley wrote no MAC
+            except (ValueError, TypeError) as e:
+                raise JournalIntegrityError(chat_id, str(key), "is not a step record") from e
+            # As stored: a value of the wrong type is refused by the MAC check (``_records``).
+            rows.append((str(key), seq, start, result, bool(done), mac))
+        rows.sort(key=lambda row: row[1] if type(row[1]) is int else -1)
         return rows
 
     def _write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:

@@ -141,7 +141,8 @@ class SqliteChatStore(BaseChatStore):
             "SELECT key, seq, start, result, done, mac FROM steps WHERE chat_id = ? ORDER BY seq",
             (chat_id,),
         )
-        return [(k, int(n), s, r, bool(d), m) for k, n, s, r, d, m in rows]
+        # As stored: a value of the wrong type is refused by the MAC check (``_records``).
+        return [(str(k), n, s, r, bool(d), m) for k, n, s, r, d, m in rows]
 
     def _holder(self, db: sqlite3.Connection, chat_id: str, owner: str) -> str | None:
         """In a transaction: None if ``owner`` holds the lease, else who does. Never taken
