@@ -80,7 +80,7 @@ class SqliteChatStore(BaseChatStore):
         self.path = str(path)
         self.synchronous = synchronous.upper()
         for suffix in _SIBLINGS:
-            protect(self.path + suffix, f"a durable chat store ({self.path})")
+            protect(self.path + suffix, "a durable chat store")
         # One connection per thread: the store's worker, and the lease thread's renewals.
         self._local = threading.local()
 
