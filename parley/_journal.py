@@ -176,9 +176,11 @@ async def journaled(
             return decode(entry.result)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
             # A record this host wrote, but not one this step can use (a bug, an older
-            # version): the chat cannot go on from it.
-            from .exceptions import JournalIntegrityError
+            # version): the chat cannot go on from it. parley's own errors say themselves.
+            from .exceptions import JournalIntegrityError, ParleyError
 
+            if isinstance(e, ParleyError):
+                raise
             raise JournalIntegrityError(
                 journal.chat_id, key, f"holds no {kind} result this step can replay ({e!r})"
             ) from e
