@@ -87,7 +87,12 @@ class Journal(Protocol):
         ...
 
     async def end(self, termination_reason: str | None) -> None:
-        """Commit that the chat ran to its end."""
+        """Commit that the chat ran to its end (and give the chat up: see :meth:`close`)."""
+        ...
+
+    async def close(self) -> None:
+        """Give the chat up (its lease: another run may resume it now), however this run
+        stopped; nothing once :meth:`end` did."""
         ...
 
     async def uncertain(self, call: UncertainCall) -> str:
@@ -167,7 +172,18 @@ async def journaled(
     key = journal.key(kind, _lane.get() + (agent or ""), ident)
     entry = journal.entry(key)
     if entry is not None and entry.done:
-        return decode(entry.result)
+        try:
+            return decode(entry.result)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            # A record this host wrote, but not one this step can use (a bug, an older
+            # version): the chat cannot go on from it. parley's own errors say themselves.
+            from .exceptions import JournalIntegrityError, ParleyError
+
+            if isinstance(e, ParleyError):
+                raise
+            raise JournalIntegrityError(
+                journal.chat_id, key, f"holds no {kind} result this step can replay ({e!r})"
+            ) from e
     if entry is not None and uncertain is not None and settle is not None:
         choice = await journal.uncertain(uncertain)
         if choice != RERUN:

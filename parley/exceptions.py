@@ -39,7 +39,9 @@
     │   ├── BudgetExceededError              a model request was refused: its chat's budget is spent
     │   ├── DurableChatError (+ RuntimeError)  a durable chat cannot start, record or resume
     │   │   ├── ReplayDivergedError          a resumed chat took another path than its journal
-    │   │   └── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
+    │   │   ├── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
+    │   │   ├── JournalIntegrityError        a journal record is forged, altered, moved or unreadable
+    │   │   └── ChatLeaseError               the chat is running in another process (its lease)
     │   └── ChatPaused                       not an error: a durable chat stopped to wait for input
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -71,6 +73,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BudgetExceededError",
+    "ChatLeaseError",
     "ChatPaused",
     "CompletionError",
     "ConfigError",
@@ -88,6 +91,7 @@ __all__ = [
     "InvalidCarryOverType",
     "InvalidMessageError",
     "InvalidRequirementError",
+    "JournalIntegrityError",
     "JupyterGatewayError",
     "LocalModelUnavailableError",
     "MalformedResponseError",
@@ -384,6 +388,40 @@ class UncertainToolCallError(DurableChatError):
         self.tool = tool
         self.call_id = call_id
         self.arguments = arguments
+
+
+class JournalIntegrityError(DurableChatError):
+    """A durable chat's journal holds a record this host did not write as it is (its MAC, made
+    with the store's key, does not match: forged, altered, moved to another chat or step, or
+    reordered), one written without a MAC (an older parley), or one whose content is not what
+    such a step records. Nothing of it is replayed. ``chat_id`` and ``step`` (None: the chat's
+    header) name the record."""
+
+    def __init__(self, chat_id: str, step: str | None, problem: str) -> None:
+        where = f"step {step}" if step is not None else "its header"
+        super().__init__(f"durable chat {chat_id!r}: {where} {problem}")
+        self.chat_id = chat_id
+        self.step = step
+        self.problem = problem
+
+
+class ChatLeaseError(DurableChatError):
+    """Durable chat ``chat_id`` is held by another live run (``owner``: host, process and run):
+    a second ``resume`` or ``initiate_chat`` of it is refused while the first one runs (or
+    until its lease expires, when its process died without releasing it); or, with ``lost``
+    true, this run lost its lease to another one and stopped before recording more."""
+
+    def __init__(
+        self, chat_id: str, owner: str, message: str | None = None, *, lost: bool = False
+    ) -> None:
+        super().__init__(
+            message
+            or f"durable chat {chat_id!r} is running elsewhere (owner {owner}): wait for it to "
+            "end or pause, or, if that process is gone, for its lease to expire"
+        )
+        self.chat_id = chat_id
+        self.owner = owner
+        self.lost = lost
 
 
 class DangerousCommandError(ParleyError, ValueError):

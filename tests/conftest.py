@@ -186,3 +186,31 @@ def model_file() -> Path:
         f"hand: {INSTALL_HINT}",
         pytrace=False,
     )
+
+
+_KEY_FILE_ENV = "PARLEY_DURABLE_KEY_FILE"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Durable stores' journal key in a file of the session's own, not in the user's
+    ``~/.config/parley``; set before the test modules load, so the environments they make
+    for child processes carry it too."""
+    import os
+    import tempfile
+
+    if _KEY_FILE_ENV not in os.environ:
+        folder = tempfile.mkdtemp(prefix="parley-durable-key-")
+        os.environ[_KEY_FILE_ENV] = os.path.join(folder, "durable.key")
+        config.stash[_key_folder] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import os
+
+    folder = config.stash.get(_key_folder, None)
+    if folder is not None:
+        os.environ.pop(_KEY_FILE_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_key_folder = pytest.StashKey[str]()

@@ -217,60 +217,66 @@ async def run_chat(
         "message": message,
     }
     journal = await open_journal(kwargs, sender, recipient, chat_args)
-    agents = [sender, recipient]
-    for agent in agents:
-        agent.previous_cache = agent.client_cache
-        agent.client_cache = cache
-    recipient_name = getattr(recipient, "name", None)
-    with _usage.chat_run(sender.name, recipient_name, budget) as run:
-        parent = run.chat_parent()
-        report = _events.step(
-            "chat",
-            f"{sender.name} -> {recipient_name}",
-            agent=sender,
-            chat_id=run.id,
-            parent_chat_id=parent.id if parent is not None else None,
-            sender=sender.name,
-            recipient=recipient_name,
-            message=message if not callable(message) else None,
-            max_turns=max_turns,
-        )
-        with report, _journal.scope(journal):
-            try:
-                await _exchange(
-                    sender, recipient, clear_history, silent, max_turns, message, kwargs
-                )
-                reason = run.termination_reason()
-                args = dict(
-                    summary_args or {}
-                )  # a copy: AutoGen wrote the cache into the caller's dict
-                args.setdefault("cache", cache)
-                with (
-                    echo_silenced(bool(silent)),
-                    _events.step(
-                        "summary", str(summary_method), agent=recipient, method=summary_method
-                    ) as summary_step,
-                ):
-                    summary = await summarize(sender, recipient, summary_method, args)
-                    summary_step.set(summary=summary)
-            finally:
-                for agent in agents:
-                    agent.client_cache = agent.previous_cache
-                    agent.previous_cache = None
-            usage = Usage(run.all_calls())
-            result = ChatResult(
-                chat_history=list(sender.state.messages[recipient]),
-                summary=summary,
-                cost=usage.to_autogen(),
-                human_input=list(sender.state.human_input),
-                termination_reason=reason,
-                usage=usage,
-                run_id=run.id,
+    try:
+        agents = [sender, recipient]
+        for agent in agents:
+            agent.previous_cache = agent.client_cache
+            agent.client_cache = cache
+        recipient_name = getattr(recipient, "name", None)
+        with _usage.chat_run(sender.name, recipient_name, budget) as run:
+            parent = run.chat_parent()
+            report = _events.step(
+                "chat",
+                f"{sender.name} -> {recipient_name}",
+                agent=sender,
+                chat_id=run.id,
+                parent_chat_id=parent.id if parent is not None else None,
+                sender=sender.name,
+                recipient=recipient_name,
+                message=message if not callable(message) else None,
+                max_turns=max_turns,
             )
-            report.set(termination_reason=reason, summary=summary, cost=result.cost, usage=usage)
-            if journal is not None:
-                await journal.end(reason)
-    return result
+            with report, _journal.scope(journal):
+                try:
+                    await _exchange(
+                        sender, recipient, clear_history, silent, max_turns, message, kwargs
+                    )
+                    reason = run.termination_reason()
+                    args = dict(
+                        summary_args or {}
+                    )  # a copy: AutoGen wrote the cache into the caller's dict
+                    args.setdefault("cache", cache)
+                    with (
+                        echo_silenced(bool(silent)),
+                        _events.step(
+                            "summary", str(summary_method), agent=recipient, method=summary_method
+                        ) as summary_step,
+                    ):
+                        summary = await summarize(sender, recipient, summary_method, args)
+                        summary_step.set(summary=summary)
+                finally:
+                    for agent in agents:
+                        agent.client_cache = agent.previous_cache
+                        agent.previous_cache = None
+                usage = Usage(run.all_calls())
+                result = ChatResult(
+                    chat_history=list(sender.state.messages[recipient]),
+                    summary=summary,
+                    cost=usage.to_autogen(),
+                    human_input=list(sender.state.human_input),
+                    termination_reason=reason,
+                    usage=usage,
+                    run_id=run.id,
+                )
+                report.set(
+                    termination_reason=reason, summary=summary, cost=result.cost, usage=usage
+                )
+                if journal is not None:
+                    await journal.end(reason)
+        return result
+    finally:
+        if journal is not None:
+            await journal.close()  # its lease: another run may resume the chat now
 
 
 async def _exchange(

@@ -55,7 +55,7 @@ async def journaled_tool(
         run,
         ident=call_id or name,
         encode=list,
-        decode=lambda record: (bool(record[0]), dict(record[1])),
+        decode=_tool_result,
         start={"tool": name, "call_id": call_id, "arguments": _journal.plain(arguments)},
         uncertain=uncertain,
         settle=_skipped(name),
@@ -67,9 +67,37 @@ async def journaled_code(
     agent: str, run: Callable[[], Awaitable[tuple[int, str]]]
 ) -> tuple[int, str]:
     """``run()``'s ``(exit_code, output)`` for one code execution, or its recorded one."""
-    return await _journal.journaled(
-        "code", agent, run, encode=list, decode=lambda record: (int(record[0]), str(record[1]))
-    )
+    return await _journal.journaled("code", agent, run, encode=list, decode=_code_result)
+
+
+# What a step replays is checked for its shape (records this host signed may still come from
+# a buggy or older version): ``journaled`` turns these errors into JournalIntegrityError.
+def _tool_result(record: Any) -> tuple[bool, dict[str, Any]]:
+    if not (isinstance(record, list) and len(record) == 2):
+        raise TypeError(f"a tool result is [success, reply], got {type(record).__name__}")
+    success, reply = record
+    if not isinstance(success, bool) or not isinstance(reply, dict):
+        raise TypeError("a tool result is [bool, {reply}]")
+    if not isinstance(reply.get("content"), (str, type(None), list)):
+        raise TypeError(
+            f"a tool reply's content is text, got {type(reply.get('content')).__name__}"
+        )
+    return success, dict(reply)
+
+
+def _code_result(record: Any) -> tuple[int, str]:
+    if not (isinstance(record, list) and len(record) == 2):
+        raise TypeError(f"a code result is [exit code, output], got {type(record).__name__}")
+    code, output = record
+    if type(code) is not int or not isinstance(output, str):
+        raise TypeError("a code result is [int, str]")
+    return code, output
+
+
+def _human_answer(record: Any) -> str:
+    if not isinstance(record, str):
+        raise TypeError(f"a human's answer is text, got {type(record).__name__}")
+    return record
 
 
 async def journaled_human(agent: Any, prompt: str, ask: Callable[[], Awaitable[str]]) -> str:
@@ -92,7 +120,11 @@ async def journaled_human(agent: Any, prompt: str, ask: Callable[[], Awaitable[s
             raise
 
     text = await _journal.journaled(
-        "human", agent.name, asking, start={"agent": agent.name, "prompt": prompt}
+        "human",
+        agent.name,
+        asking,
+        start={"agent": agent.name, "prompt": prompt},
+        decode=_human_answer,
     )
     if not asked:
         agent.state.human_input.append(text)
@@ -149,6 +181,9 @@ async def durable_queue(
         "runner": runner,
     }
     journal: _journal.Journal = await store.open_chat(_chat_id(chat_id), header)
-    with _journal.scope(journal):
-        yield
-    await journal.end(None)
+    try:
+        with _journal.scope(journal):
+            yield
+        await journal.end(None)
+    finally:
+        await journal.close()

@@ -3,6 +3,9 @@ that a durable batch can start, resume or replay it."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -11,6 +14,7 @@ from ..agentchat._sync_chat import run_sync
 __all__ = ["BatchItem"]
 
 I = TypeVar("I")  # noqa: E741 - the input's type, as in the docs
+_LEASE_WAITS = 3  # lease periods a chat waits for another run of it to let go
 
 
 @dataclass
@@ -42,13 +46,17 @@ class BatchItem(Generic[I]):
         if self.store is None:
             return await sender.a_initiate_chat(recipient, **kwargs)
         _no_durable_keys(kwargs)
-        if await self.store.a_status(self.chat_id) is None:
-            return await sender.a_initiate_chat(
-                recipient, store=self.store, chat_id=self.chat_id, **kwargs
+
+        async def run() -> Any:
+            if await self.store.a_status(self.chat_id) is None:
+                return await sender.a_initiate_chat(
+                    recipient, store=self.store, chat_id=self.chat_id, **kwargs
+                )
+            return await _resume()(
+                self.chat_id, store=self.store, sender=sender, recipient=recipient, **kwargs
             )
-        return await _resume()(
-            self.chat_id, store=self.store, sender=sender, recipient=recipient, **kwargs
-        )
+
+        return await self._owning(run)
 
     def initiate_chat(self, sender: Any, recipient: Any, **kwargs: Any) -> Any:
         """The blocking form of :meth:`a_initiate_chat`, for sync chat factories."""
@@ -67,9 +75,33 @@ class BatchItem(Generic[I]):
         runner = _queue.run_concurrent if concurrent else _queue.run_sequential
         if self.store is None:
             return await runner(chat_queue, sender)
-        if await self.store.a_status(self.chat_id) is None:
-            return await runner(chat_queue, sender, store=self.store, chat_id=self.chat_id)
-        return await _resume()(self.chat_id, store=self.store, sender=sender, chat_queue=chat_queue)
+
+        async def run() -> Any:
+            if await self.store.a_status(self.chat_id) is None:
+                return await runner(chat_queue, sender, store=self.store, chat_id=self.chat_id)
+            return await _resume()(
+                self.chat_id, store=self.store, sender=sender, chat_queue=chat_queue
+            )
+
+        return await self._owning(run)
+
+    async def _owning(self, run: Callable[[], Awaitable[Any]]) -> Any:
+        """``run()``, again while another run holds the chat's lease: the worker a Ray chunk
+        was handed to waits for the one it was taken from (merely slow, or dead and not yet
+        expired) to let go, never runs beside it. A refused claim happens before the chat
+        touches its agents, so trying again is safe. Bounded: a holder that keeps its lease
+        past a few lease periods fails the chat with ChatLeaseError."""
+        from ..exceptions import ChatLeaseError
+
+        seconds = float(getattr(self.store, "lease_seconds", 30.0))
+        deadline = time.monotonic() + _LEASE_WAITS * seconds
+        while True:
+            try:
+                return await run()
+            except ChatLeaseError as e:
+                if e.lost or time.monotonic() >= deadline:
+                    raise
+            await asyncio.sleep(min(1.0, seconds / 4))
 
     def initiate_chats(
         self, chat_queue: list[dict[str, Any]], *, sender: Any = None, concurrent: bool = False

@@ -16,7 +16,7 @@ class StoreRecipe:
 
     cls: type
     args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = field(default_factory=dict)
+    kwargs: dict[str, Any] = field(default_factory=dict, repr=False)  # holds the journal key
 
     def make(self) -> Any:
         return self.cls(*self.args, **self.kwargs)
@@ -30,11 +30,15 @@ def portable(store: Any) -> Any:
         return None
     from ..durable import RedisChatStore, SqliteChatStore
 
-    # Exact classes: a subclass may hold more than its constructor's arguments.
+    # Exact classes: a subclass may hold more than its constructor's arguments. The journal
+    # key travels with the recipe (in Ray's object store, so keep Ray's token authentication
+    # on): every worker must sign and check with the key the driver's store has.
     if type(store) is SqliteChatStore:
-        return StoreRecipe(SqliteChatStore, (store.path,), {"synchronous": store.synchronous})
+        kwargs = {"synchronous": store.synchronous, **_common(store)}
+        return StoreRecipe(SqliteChatStore, (store.path,), kwargs)
     if type(store) is RedisChatStore:
-        return StoreRecipe(RedisChatStore, (store.url,), {"prefix": store.prefix})
+        kwargs = {"prefix": store.prefix, **_common(store)}
+        return StoreRecipe(RedisChatStore, (store.url,), kwargs)
     try:
         pickle.dumps(store)
     except Exception as e:
@@ -44,6 +48,10 @@ def portable(store: Any) -> Any:
             "RedisChatStore, or give your store a __reduce__ that rebuilds it"
         ) from e
     return store
+
+
+def _common(store: Any) -> dict[str, Any]:
+    return {"key": store.key, "lease_seconds": store.lease_seconds}
 
 
 def rebuilt(sent: Any) -> Any:

@@ -11,6 +11,10 @@ chat_id=...)``, resumed with ``chat_queue=``) are durable the same way. A chat c
 purpose to wait for a human who answers later (:class:`PausingIO`, ``store.pending_inputs()``,
 ``store.answer()``).
 
+Every record is signed with a key only the host holds (a forged or altered journal is refused
+with :class:`JournalIntegrityError`), and a chat has one running owner at a time (a second
+resume of a running chat raises :class:`ChatLeaseError`).
+
 The core records and replays through :mod:`parley._journal`; this package holds the stores
 and :func:`resume`. Nothing in parley imports it.
 """
@@ -18,7 +22,7 @@ and :func:`resume`. Nothing in parley imports it.
 from __future__ import annotations
 
 from .._journal import RERUN, SKIP, Journal, Store, UncertainCall
-from ..exceptions import ChatPaused
+from ..exceptions import ChatLeaseError, ChatPaused, JournalIntegrityError
 from ._pausing import PausingIO
 from ._redis_store import RedisChatStore  # imports redis when a store is made
 from ._resume import a_resume, resume
@@ -29,9 +33,11 @@ __all__ = [
     "RERUN",
     "SKIP",
     "BaseChatStore",
+    "ChatLeaseError",
     "ChatPaused",
     "ChatStore",
     "Journal",
+    "JournalIntegrityError",
     "PausingIO",
     "PendingInput",
     "RedisChatStore",

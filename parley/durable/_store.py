@@ -2,86 +2,116 @@
 (SQLite: ``_sqlite_store.py``; Redis: ``_redis_store.py``).
 
 A store keeps, per chat, a *header* (what the chat was started with), a status (``running``
-until the chat ends, then ``done``) and its *steps*: ``key -> (seq, start, result, done)``,
-start and result as JSON text. The primitives run on one worker thread of their own
-(``parley-durable``), so a backend may hold a blocking connection; the chat's loop awaits them.
-Each write is committed before it returns: that is what makes a step durable.
+until the chat ends, then ``done``), its *steps* (``key -> (seq, start, result, done)``, start
+and result as JSON text) and a *lease* (which run owns the chat now: ``_lease.py``). Each header
+and step carries a MAC under the store's key (``_keys.py``), checked before anything read back
+is used. The primitives run on one worker thread of their own (``parley-durable``), so a backend
+may hold a blocking connection; the chat's loop awaits them. The lease primitives ``_renew`` and
+``_release`` are also called from the lease thread. Each write is committed before it returns:
+that is what makes a step durable.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from abc import ABC, abstractmethod
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
 
-from .. import _journal
 from .._runtime import dedicated_worker
 from ..agentchat._sync_chat import sync_of
-from ..exceptions import DurableChatError
-from ._resuming import UncertainPolicy, decide, resuming
+from ..exceptions import ChatLeaseError, DurableChatError, JournalIntegrityError
+from ._keys import Signer, resolve_key
+from ._lease import LEASE_SECONDS, Lease, hold, new_owner, owner_is_dead, release
+from ._records import PendingInput, Record, StepRow, header_of, records_of
+from ._resuming import resuming
+from ._store_journal import StoreJournal
 
 __all__ = ["BaseChatStore", "PendingInput", "StepRow"]
 
 T = TypeVar("T")
 
-StepRow = tuple[str, int, str | None, str | None, bool]
-"""A stored step: ``(key, seq, start JSON, result JSON, done)``."""
-
 _worker = dedicated_worker("parley-durable")
 _HUMAN = "human/"
-
-
-@dataclass(frozen=True)
-class PendingInput:
-    """A human input a durable chat asked for and nobody answered yet (see
-    :meth:`BaseChatStore.pending_inputs`)."""
-
-    chat_id: str
-    agent: str
-    prompt: str
-    key: str
 
 
 class BaseChatStore(ABC):
     """A durable chats' store: pass it as ``initiate_chat(..., store=store, chat_id=...)``.
 
+    ``key`` authenticates the journal (``_keys.py``: None takes ``$PARLEY_DURABLE_KEY`` or the
+    user's key file); ``lease_seconds`` is how long a run's claim on a chat outlives its last
+    renewal (a dead run's chat can be resumed elsewhere after that).
+
     Each query has a blocking form (``store.status(chat_id)``) and an async one
     (``await store.a_status(chat_id)``)."""
+
+    def __init__(self, *, key: bytes | str | None = None, lease_seconds: float = LEASE_SECONDS):
+        if not isinstance(lease_seconds, (int, float)) or not lease_seconds > 0:
+            raise ValueError(f"lease_seconds must be a positive number, got {lease_seconds!r}")
+        self.lease_seconds = float(lease_seconds)
+        self._journal_key = resolve_key(key)
+        self._signer = Signer(self._journal_key)
+
+    @property
+    def key(self) -> bytes:
+        """The key this store signs and checks its records with (to make the same store in
+        another process; keep it as secret as the key file)."""
+        return self._journal_key
 
     # -- the primitives a backend implements (blocking; run on the store's worker thread) --
 
     @abstractmethod
-    def _read_chat(self, chat_id: str) -> tuple[str, str] | None:
-        """``(header JSON, status)`` of ``chat_id``, None if there is no such chat."""
+    def _read_chat(self, chat_id: str) -> tuple[str, str, str | None] | None:
+        """``(header JSON, status, header MAC)`` of ``chat_id``, None if there is no such chat."""
 
     @abstractmethod
-    def _create_chat(self, chat_id: str, header: str, now: float) -> bool:
+    def _create_chat(self, chat_id: str, header: str, mac: str, now: float) -> bool:
         """Record a new running chat; False (and nothing written) if ``chat_id`` exists."""
+
+    @abstractmethod
+    def _sign_header(self, chat_id: str, mac: str) -> None:
+        """Set the header's MAC (adopting a chat an older parley wrote)."""
 
     @abstractmethod
     def _read_steps(self, chat_id: str) -> list[StepRow]:
         """The chat's steps, in ``seq`` order."""
 
     @abstractmethod
-    def _write_step(self, chat_id: str, row: StepRow) -> None:
-        """Insert the step, or replace its result and done flag (its start and seq stay)."""
+    def _write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:
+        """Insert the step, or replace its result, done flag and MAC (its start and seq stay),
+        if ``owner`` holds the chat's lease (or nobody does: then ``owner`` takes it). Else
+        write nothing and return the lease's owner."""
 
     @abstractmethod
-    def _answer_step(self, chat_id: str, key: str, result: str) -> bool:
-        """Set a started, not done step's result; False if it is done already (or absent)."""
+    def _answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
+        """Set a started, not done step's result and MAC; False if it is done (or absent)."""
 
     @abstractmethod
-    def _end_chat(self, chat_id: str, reason: str | None, now: float) -> None:
-        """Mark the chat done, with its termination reason."""
+    def _end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
+        """Mark the chat done, with its termination reason, and release ``owner``'s lease; as
+        :meth:`_write_step` when another run holds the lease."""
 
     @abstractmethod
     def _chat_ids(self, status: str | None) -> list[str]:
         """The chats (with ``status`` only, if given), oldest first."""
+
+    @abstractmethod
+    def _claim(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
+        """Atomically: give ``owner`` the chat's lease for ``seconds`` unless another owner
+        holds an unexpired one (``dead``, an owner known to be gone, does not count); None
+        when claimed, else the holder."""
+
+    @abstractmethod
+    def _renew(self, chat_id: str, owner: str, seconds: float) -> bool:
+        """Extend ``owner``'s lease by ``seconds`` from now (retaking it if it lapsed and nobody
+        took it); False if another owner holds it."""
+
+    @abstractmethod
+    def _release(self, chat_id: str, owner: str) -> None:
+        """Drop the lease if ``owner`` holds it."""
 
     @property
     @abstractmethod
@@ -96,7 +126,7 @@ class BaseChatStore(ABC):
     async def a_header(self, chat_id: str) -> dict[str, Any] | None:
         """What chat ``chat_id`` was started with (None: no such chat)."""
         chat = await self._run(partial(self._read_chat, chat_id))
-        return None if chat is None else dict(json.loads(chat[0]))
+        return None if chat is None else header_of(self._signer, chat_id, chat[0], chat[2])
 
     async def a_status(self, chat_id: str) -> str | None:
         """``"running"`` (started, not ended: resumable), ``"done"``, or None (no such chat)."""
@@ -108,24 +138,32 @@ class BaseChatStore(ABC):
         return await self._run(partial(self._chat_ids, status))
 
     async def a_steps(self, chat_id: str) -> list[tuple[str, Any, Any]]:
-        """The chat's recorded steps in order: ``(key, start, result)`` (None: not recorded)."""
+        """The chat's recorded steps in order: ``(key, start, result)`` (None: not recorded);
+        each checked against its MAC (:class:`JournalIntegrityError`)."""
+        return [(r.key, r.start, r.result) for r in await self._records(chat_id)]
+
+    async def _records(self, chat_id: str) -> list[Record]:
         rows = await self._run(partial(self._read_steps, chat_id))
-        return [(key, _load(start), _load(result)) for key, _, start, result, _ in rows]
+        return records_of(self._signer, chat_id, rows)
 
     async def a_pending_inputs(self, chat_id: str | None = None) -> list[PendingInput]:
         """The human inputs asked for and not answered, of the running chats (or of
         ``chat_id``): a chat paused by :class:`parley.durable.PausingIO`, or one whose process
         died while it waited for its human. Answer with :meth:`a_answer`, then resume."""
-        return await self._run(partial(self._pending, chat_id))
+        return [pending for pending, _ in await self._pending(chat_id)]
 
-    def _pending(self, chat_id: str | None) -> list[PendingInput]:
-        ids = [chat_id] if chat_id is not None else self._chat_ids("running")
+    async def _pending(self, chat_id: str | None) -> list[tuple[PendingInput, Record]]:
+        ids = [chat_id] if chat_id is not None else await self.a_chats("running")
         out = []
         for cid in ids:
-            for key, _, start, _, done in self._read_steps(cid):
-                if key.startswith(_HUMAN) and start is not None and not done:
-                    asked = json.loads(start)
-                    out.append(PendingInput(cid, asked["agent"], asked["prompt"], key))
+            for record in await self._records(cid):
+                if not record.key.startswith(_HUMAN) or record.start_text is None or record.done:
+                    continue
+                asked = record.start
+                if not isinstance(asked, dict) or not isinstance(asked.get("prompt"), str):
+                    raise JournalIntegrityError(cid, record.key, "is not a human's question")
+                pending = PendingInput(cid, str(asked.get("agent")), asked["prompt"], record.key)
+                out.append((pending, record))
         return out
 
     async def a_answer(self, chat_id: str, text: str, *, agent: str | None = None) -> PendingInput:
@@ -135,7 +173,7 @@ class BaseChatStore(ABC):
         ``resume`` then goes on from the answer."""
         if not isinstance(text, str):
             raise TypeError(f"the answer must be a str, got {type(text).__name__}")
-        waiting = [p for p in await self.a_pending_inputs(chat_id) if agent in (None, p.agent)]
+        waiting = [(p, r) for p, r in await self._pending(chat_id) if agent in (None, p.agent)]
         if not waiting:
             raise DurableChatError(
                 f"chat {chat_id!r} has no pending input"
@@ -145,12 +183,52 @@ class BaseChatStore(ABC):
         if len(waiting) > 1:
             raise DurableChatError(
                 f"chat {chat_id!r} waits for several agents' input "
-                f"({', '.join(p.agent for p in waiting)}): name one with agent="
+                f"({', '.join(p.agent for p, _ in waiting)}): name one with agent="
             )
-        pending = waiting[0]
-        if not await self._run(partial(self._answer_step, chat_id, pending.key, json.dumps(text))):
+        pending, record = waiting[0]
+        result = json.dumps(text)
+        mac = self._signer.step(chat_id, record.key, record.seq, record.start_text, result, True)
+        if not await self._run(partial(self._answer_step, chat_id, pending.key, result, mac)):
             raise DurableChatError(f"chat {chat_id!r}'s input {pending.key} was answered already")
         return pending
+
+    async def a_lease(self, chat_id: str) -> str | None:
+        """Who holds chat ``chat_id`` now (an owner id), None if nobody does: tried by
+        claiming it for an instant, so a lease whose process is known to be gone reads None."""
+        owner = new_owner()
+        holder = await self._claim_once(chat_id, owner)
+        if holder is None:
+            await self._run(partial(self._release, chat_id, owner))
+        return holder
+
+    async def a_adopt_unsigned(self, chat_id: str) -> int:
+        """Sign chat ``chat_id``'s records that carry no MAC (a parley older than journal keys
+        wrote them) and return how many: do it once, and only for a store nobody else could
+        write since, since whatever they hold is taken as this host's from then on. A record
+        with a wrong MAC is never adopted (:class:`JournalIntegrityError`)."""
+        owner = await self._claim_lease(chat_id, 0.0)
+        try:
+            chat = await self._run(partial(self._read_chat, chat_id))
+            if chat is None:
+                raise DurableChatError(f"no chat {chat_id!r} in {self.location}")
+            header_text, _, header_mac = chat
+            if header_mac is None:
+                signed = self._signer.header(chat_id, header_text)
+                await self._run(partial(self._sign_header, chat_id, signed))
+            else:
+                header_of(self._signer, chat_id, header_text, header_mac)  # a wrong MAC raises
+            adopted = int(header_mac is None)
+            for row in await self._run(partial(self._read_steps, chat_id)):
+                key, seq, start, result, done, mac = row
+                if mac is None:
+                    signed = self._signer.step(chat_id, key, seq, start, result, done)
+                    await self._checked_write(chat_id, (*row[:5], signed), owner)
+                    adopted += 1
+                else:
+                    records_of(self._signer, chat_id, [row])  # a wrong MAC raises
+            return adopted
+        finally:
+            await self._run(partial(self._release, chat_id, owner))
 
     header = sync_of(a_header, "header")
     status = sync_of(a_status, "status")
@@ -158,89 +236,87 @@ class BaseChatStore(ABC):
     steps = sync_of(a_steps, "steps")
     pending_inputs = sync_of(a_pending_inputs, "pending_inputs")
     answer = sync_of(a_answer, "answer")
+    lease = sync_of(a_lease, "lease")
+    adopt_unsigned = sync_of(a_adopt_unsigned, "adopt_unsigned")
 
-    async def open_chat(self, chat_id: str, header: dict[str, Any]) -> _journal.Journal:
-        """The journal of chat ``chat_id``: a new one, or, inside ``resume``, the recorded one
-        (after checking that the same agents take part)."""
+    # -- leases ---------------------------------------------------------------------------
+
+    async def _claim_once(self, chat_id: str, owner: str) -> str | None:
+        claim = partial(self._claim, chat_id, owner, self.lease_seconds)
+        holder = await self._run(partial(claim, ""))
+        if holder is not None and owner_is_dead(holder):
+            holder = await self._run(partial(claim, holder))
+        return holder
+
+    async def _claim_lease(self, chat_id: str, wait: float) -> str:
+        """A new owner id holding chat ``chat_id``'s lease; ChatLeaseError if another live run
+        holds it (still after ``wait`` seconds)."""
+        owner = new_owner()
+        deadline = time.monotonic() + wait
+        while True:
+            holder = await self._claim_once(chat_id, owner)
+            if holder is None:
+                return owner
+            if time.monotonic() >= deadline:
+                raise ChatLeaseError(chat_id, holder)
+            await asyncio.sleep(min(0.5, self.lease_seconds / 4))
+
+    async def _checked_write(self, chat_id: str, row: StepRow, owner: str) -> None:
+        holder = await self._run(partial(self._write_step, chat_id, row, owner))
+        if holder is not None:
+            raise _lost(chat_id, holder, f"step {row[0]}")
+
+    async def _ended(self, chat_id: str, reason: str | None, owner: str) -> None:
+        holder = await self._run(partial(self._end_chat, chat_id, reason, time.time(), owner))
+        if holder is not None:
+            raise _lost(chat_id, holder, "its end")
+
+    async def _let_go(self, lease: Lease) -> None:
+        release(lease)
+        await self._run(partial(self._release, lease.chat_id, lease.owner))
+
+    # -- the journal ----------------------------------------------------------------------
+
+    async def open_chat(self, chat_id: str, header: dict[str, Any]) -> StoreJournal:
+        """The journal of chat ``chat_id``, its lease held by this run: a new one, or, inside
+        ``resume``, the recorded one (after checking every record and that the same agents
+        take part)."""
         resume = resuming.get()
         resuming_this = resume is not None and resume.chat_id == chat_id
-        text = json.dumps(header)
-        created = await self._run(partial(self._create_chat, chat_id, text, time.time()))
-        if created:
-            return _StoreJournal(self, chat_id, {}, None)
-        if not resuming_this:
-            raise DurableChatError(
-                f"chat {chat_id!r} is already in {self.location}: resume it with "
-                "parley.durable.resume, or start a chat with another chat_id"
-            )
-        recorded = await self.a_header(chat_id) or {}
-        for role in ("sender", "recipient", "queue"):
-            if recorded.get(role) != header.get(role):
-                raise DurableChatError(
-                    f"chat {chat_id!r} was recorded with {role} {recorded.get(role)!r}, "
-                    f"resumed with {header.get(role)!r}"
-                )
-        rows = await self._run(partial(self._read_steps, chat_id))
-        entries = {
-            key: _journal.Entry(_load(start), _load(result), done)
-            for key, _, start, result, done in rows
-        }
-        policy = resume.on_uncertain_tool if resume is not None else None
-        return _StoreJournal(self, chat_id, entries, policy)
-
-
-def _load(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-class _StoreJournal:
-    """One chat's journal (``parley._journal.Journal``) over a store: the recorded steps are
-    read once, at open; each new one is written through."""
-
-    def __init__(
-        self,
-        store: BaseChatStore,
-        chat_id: str,
-        entries: dict[str, _journal.Entry],
-        policy: UncertainPolicy | None,
-    ) -> None:
-        self.chat_id = chat_id
-        self._store = store
-        self._entries = entries
-        self._policy = policy
-        self._counts: defaultdict[tuple[str, str | None, str], int] = defaultdict(int)
-        self._seq = len(entries)
-
-    def key(self, kind: str, agent: str | None, ident: str = "") -> str:
-        n = self._counts[kind, agent, ident]
-        self._counts[kind, agent, ident] = n + 1
-        return f"{kind}/{agent or ''}/{ident}#{n}"
-
-    def entry(self, key: str) -> _journal.Entry | None:
-        return self._entries.get(key)
-
-    async def start(self, key: str, start: Any) -> None:
-        await self._write(key, start, None, False)
-
-    async def finish(self, key: str, result: Any) -> None:
-        entry = self._entries.get(key)
-        await self._write(key, None if entry is None else entry.start, result, True)
-
-    async def _write(self, key: str, start: Any, result: Any, done: bool) -> None:
+        owner = await self._claim_lease(chat_id, 0.0)
+        lease = Lease(self, chat_id, owner, self.lease_seconds)
+        hold(lease)
         try:
-            start_text = None if start is None else json.dumps(start)
-            result_text = None if result is None else json.dumps(result)
-        except TypeError as e:  # something a step holds has no JSON form
-            raise DurableChatError(f"a durable chat cannot record step {key}: {e}") from e
-        self._seq += 1
-        row = (key, self._seq, start_text, result_text, done)
-        await self._store._run(partial(self._store._write_step, self.chat_id, row))
-        self._entries[key] = _journal.Entry(start, result, done)
+            text = json.dumps(header)
+            mac = self._signer.header(chat_id, text)
+            created = await self._run(partial(self._create_chat, chat_id, text, mac, time.time()))
+            if created:
+                return StoreJournal(self, self._signer, lease, [], None)
+            if not resuming_this:
+                raise DurableChatError(
+                    f"chat {chat_id!r} is already in {self.location}: resume it with "
+                    "parley.durable.resume, or start a chat with another chat_id"
+                )
+            recorded = await self.a_header(chat_id) or {}
+            for role in ("sender", "recipient", "queue"):
+                if recorded.get(role) != header.get(role):
+                    raise DurableChatError(
+                        f"chat {chat_id!r} was recorded with {role} {recorded.get(role)!r}, "
+                        f"resumed with {header.get(role)!r}"
+                    )
+            records = await self._records(chat_id)
+            policy = resume.on_uncertain_tool if resume is not None else None
+            return StoreJournal(self, self._signer, lease, records, policy)
+        except BaseException:
+            await self._let_go(lease)
+            raise
 
-    async def end(self, termination_reason: str | None) -> None:
-        await self._store._run(
-            partial(self._store._end_chat, self.chat_id, termination_reason, time.time())
-        )
 
-    async def uncertain(self, call: _journal.UncertainCall) -> str:
-        return await decide(self._policy, call)
+def _lost(chat_id: str, holder: str, what: str) -> ChatLeaseError:
+    return ChatLeaseError(
+        chat_id,
+        holder,
+        f"durable chat {chat_id!r} lost its lease to {holder} before {what} was recorded: this "
+        "run stalled past lease_seconds and another one took the chat over, so this one stops",
+        lost=True,
+    )

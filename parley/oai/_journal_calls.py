@@ -32,9 +32,11 @@ async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
         return await fallback._ask(config, seen)
 
     def decode(record: Any) -> Any:
+        _check_record(record)
         response = decode_response(record["response"])
         if response is None:
-            raise DurableChatError(f"the journal's response of {agent}'s call cannot be read")
+            raise ValueError(f"the journal's response of {agent}'s call cannot be read")
+        _check_choices(response)
         outcome = Outcome(response, record["cost"], record["cached"])
         return fallback.replay(config, record["config"], outcome, record["passed"])
 
@@ -42,6 +44,29 @@ async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
         return _encode(response, bool(seen) and seen[-1].cached)
 
     return await _journal.journaled("llm", agent, ask, ident=purpose, encode=encode, decode=decode)
+
+
+def _check_record(record: Any) -> None:
+    """A model call's record as ``_encode`` makes it (``journaled`` names the step when not)."""
+    if not isinstance(record, dict) or not isinstance(record.get("response"), dict):
+        raise TypeError(f"a model call's record is an object with a response, got {record!r:.80}")
+    cost = record.get("cost")
+    if not isinstance(record.get("cached"), bool) or not isinstance(record.get("passed"), bool):
+        raise TypeError("a model call's record has boolean 'cached' and 'passed'")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))):
+        raise TypeError(f"a model call's cost is a number, got {cost!r:.80}")
+    if isinstance(record.get("config"), bool) or not isinstance(record.get("config"), int):
+        raise TypeError("a model call's record has an integer 'config'")
+
+
+def _check_choices(response: Any) -> None:
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not all(
+        hasattr(c, "message") or hasattr(c, "text") for c in choices
+    ):
+        raise TypeError(
+            f"the recorded response's choices are not a list of choices: {choices!r:.80}"
+        )
 
 
 def _encode(response: Any, cached: bool) -> dict[str, Any]:

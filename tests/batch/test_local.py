@@ -276,14 +276,17 @@ def test_stores_travel_to_workers_as_recipes(tmp_path: Any) -> None:
     from parley.batch._portable import StoreRecipe, portable, rebuilt
     from parley.durable import ChatStore, RedisChatStore
 
-    store = ChatStore(tmp_path / "chats.db", synchronous="NORMAL")
+    store = ChatStore(tmp_path / "chats.db", synchronous="NORMAL", lease_seconds=7)
     store.chats()  # opens its connection, which does not pickle
     sent = pickle.loads(pickle.dumps(portable(store)))
     assert isinstance(sent, StoreRecipe)
+    assert store.key.decode() not in repr(sent)
     again = rebuilt(sent)
     assert (type(again), again.path, again.synchronous) == (type(store), store.path, "NORMAL")
-    redis = rebuilt(portable(RedisChatStore("redis://127.0.0.1:1/0", prefix="p:")))
-    assert (redis.url, redis.prefix) == ("redis://127.0.0.1:1/0", "p:")
+    assert (again.key, again.lease_seconds) == (store.key, 7)  # the journal key travels too
+    key = "a key of this batch's own, long enough"
+    redis = rebuilt(portable(RedisChatStore("redis://127.0.0.1:1/0", prefix="p:", key=key)))
+    assert (redis.url, redis.prefix, redis.key) == ("redis://127.0.0.1:1/0", "p:", key.encode())
 
     class Mine:
         def __reduce__(self) -> Any:
