@@ -9,13 +9,14 @@
     │   ├── ModelClientError (+ RuntimeError) a model client is not registered
     │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
     │   ├── CompletionError                  a completion request failed
-    │   │   ├── MalformedResponseError       the server's answer was not the JSON it should be
     │   │   ├── AllConfigsFailedError        every config in the list failed; ``failures`` says how
     │   │   └── ModelAPIError                a model provider's API refused or failed a request
     │   │       ├── RateLimitError           429 / throttled; ``retry_after`` when the provider said
     │   │       ├── AuthenticationError      401 / 403: the credentials were refused
     │   │       ├── BadRequestError          400, 404, 413, 422: the request itself is wrong
     │   │       ├── ModelServerError         5xx: the provider failed
+    │   │       │   └── MalformedResponseError  an answer that is no reply: not JSON, the wrong
+    │   │       │                                shape or types, empty with no reason given
     │   │       └── ModelConnectionError     no answer: connection refused, reset or timed out
     │   ├── GroupChatConfigError (+ ValueError)  a GroupChat setting (``visibility``) is malformed
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
@@ -124,10 +125,6 @@ class CompletionError(ParleyError):
     """A completion request failed."""
 
 
-class MalformedResponseError(CompletionError):
-    """The model server answered with a body that is not a valid completion."""
-
-
 @dataclass(frozen=True)
 class ConfigFailure:
     """Why one config of a ``config_list`` failed: its index, model and the error."""
@@ -194,6 +191,13 @@ class BadRequestError(ModelAPIError):
 
 class ModelServerError(ModelAPIError):
     """The provider failed (HTTP 5xx)."""
+
+
+class MalformedResponseError(ModelServerError):
+    """The provider answered (usually with a success status) but not with a reply: a body that
+    is not JSON, JSON of the wrong shape or types (``[]``, ``null``, ``{}``, ``"choices": 7``),
+    or no content and no reason for it. The message names the provider and what was wrong.
+    It is the server's fault, as a 5xx is: retried, then the next config is tried."""
 
 
 class ModelConnectionError(ModelAPIError):
