@@ -36,6 +36,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from .exceptions import RedactedError
+
 __all__ = [
     "CREDENTIAL_VALUE",
     "MIN_LENGTH",
@@ -171,15 +173,6 @@ def redact(text: str) -> str:
 
 def _leaks(text: str) -> bool:
     return redact(text) != text
-
-
-class RedactedError(Exception):
-    """Stands in, in a chain of errors, for one whose text held a credential and could not
-    be cleaned in place (an SDK's error computing its message from private state)."""
-
-    def __init__(self, kind: str, text: str) -> None:
-        super().__init__(f"{kind}: {text}")
-        self.kind = kind
 
 
 def scrub_error(error: BaseException) -> BaseException:

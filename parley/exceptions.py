@@ -39,6 +39,8 @@
     │   ├── DurableChatError (+ RuntimeError)  a durable chat cannot start, record or resume
     │   │   ├── ReplayDivergedError          a resumed chat took another path than its journal
     │   │   └── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
+    │   ├── RedactedError                    stands in, in a chain of errors, for one whose text
+    │   │                                    held a credential that could not be scrubbed in place
     │   └── ChatPaused                       not an error: a durable chat stopped to wait for input
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -98,6 +100,7 @@ __all__ = [
     "OutsideWorkDirError",
     "ParleyError",
     "RateLimitError",
+    "RedactedError",
     "ReplayDivergedError",
     "SandboxUnavailableError",
     "SenderRequired",
@@ -191,6 +194,17 @@ class BadRequestError(ModelAPIError):
 
 class ModelServerError(ModelAPIError):
     """The provider failed (HTTP 5xx)."""
+
+
+class RedactedError(ParleyError):
+    """Stands in, in the chain of an error parley raises (its ``__cause__`` or
+    ``__context__``), for an error whose text held a configured credential and could not be
+    scrubbed in place (an SDK's error computing its message from private state). ``kind`` is
+    the replaced error's type name; the message is its text, scrubbed; the traceback is its."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(f"{kind}: {text}")
+        self.kind = kind
 
 
 class MalformedResponseError(ModelServerError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import traceback
+import types
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -237,3 +238,43 @@ def test_short_values_and_ordinary_words_are_left_alone() -> None:
     remember("a-real-credential-value")
     assert redact("a short text") == "a short text"
     assert redact("key a-real-credential-value!") == "key <redacted>!"
+
+
+class _OpaqueError(Exception):
+    """An error whose text comes from private state, as some SDKs' do."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self._hidden = types.SimpleNamespace(key=secret)
+
+    def __str__(self) -> str:
+        return f"request refused for key {self._hidden.key}"
+
+
+def test_a_chained_error_that_cannot_be_cleaned_is_replaced_by_a_stand_in() -> None:
+    from parley._credentials import remember, scrub_error
+    from parley.exceptions import ModelAPIError, RedactedError
+
+    key = _token()
+    remember(key)
+    try:
+        try:
+            try:
+                json.loads('{"echo": "' + key + '", ')
+            except json.JSONDecodeError as inner:
+                raise _OpaqueError(key) from inner
+        except _OpaqueError as middle:
+            raise ModelAPIError(f"refused {key}", provider="acme") from middle
+    except ModelAPIError as caught:
+        error = caught
+    scrub_error(error)
+    shown = "".join(traceback.format_exception(error))
+    _assert_clean(shown, [key], "the traceback")
+    stand_in = error.__cause__
+    assert isinstance(stand_in, RedactedError)
+    assert stand_in.kind == "_OpaqueError"
+    assert "request refused for key <redacted>" in str(stand_in)
+    assert stand_in.__traceback__ is not None  # where it was raised is kept
+    decode_error = stand_in.__cause__
+    assert isinstance(decode_error, json.JSONDecodeError)
+    assert key not in decode_error.doc  # the body it quotes, cleaned in place
