@@ -145,9 +145,14 @@ def remember_environment() -> None:
     ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``...): an SDK reads them when a config
     gives no key."""
     for name, value in os.environ.items():
-        words = _words(name)
-        if words and words[-1] in _ENV_LAST_WORDS:
+        if _credential_variable(name):
             remember(value)
+
+
+@functools.lru_cache(maxsize=1024)  # checked again each time a client is built
+def _credential_variable(name: str) -> bool:
+    words = _words(name)
+    return bool(words) and words[-1] in _ENV_LAST_WORDS
 
 
 def known() -> frozenset[str]:

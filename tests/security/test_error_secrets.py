@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from parley import ConversableAgent, _events
+from parley.exceptions import AllConfigsFailedError
 from parley.oai import OpenAIWrapper
 from parley.testing import FakeLLMServer
 
@@ -216,6 +217,22 @@ def test_the_web_page_shows_the_failure_without_the_key(
     assert all(errors), errors
     assert "API key not valid" in errors[0]
     _assert_clean(text, keys, "the page")
+
+
+def test_every_failure_of_a_config_list_is_scrubbed(fake_llm: FakeLLMServer) -> None:
+    # 401s fall back to the next config; the error listing both failures shows neither key.
+    first, first_keys = _config(fake_llm, "google")
+    second, second_keys = _config(fake_llm, "bedrock")
+    keys = first_keys + second_keys
+    for _ in range(2):
+        fake_llm.add_error(401, "API key not valid: " + " / ".join(keys))
+    client = OpenAIWrapper(config_list=[first, second], cache_seed=None)
+    with pytest.raises(AllConfigsFailedError) as caught:
+        client.create(messages=HI)
+    assert len(caught.value.failures) == 2
+    shown = _everything_shown(caught.value)
+    shown += "".join(_everything_shown(f.error) for f in caught.value.failures)
+    _assert_clean(shown, keys, "the failures of the list")
 
 
 def test_a_key_from_the_environment_is_scrubbed_too(
