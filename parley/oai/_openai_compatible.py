@@ -215,17 +215,18 @@ class OpenAICompatibleClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         body = self._body(params)
         create = self._client().chat.completions.create
-        with reading_reply(self.PROVIDER):
-            try:
+        try:
+            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
+                reply = await create(**call_kwargs(create, body))
+            with reading_reply(self.PROVIDER):
                 if not body.get("stream"):
-                    return answer(await create(**call_kwargs(create, body)))
-                stream = await create(**call_kwargs(create, body))
+                    return answer(reply)
                 try:
-                    return await collect(chunks(stream), params)
+                    return await collect(chunks(reply), params)
                 finally:
-                    await stream.close()
-            except self._sdk.APIError as e:
-                error = stainless_error(self.PROVIDER, self._sdk, e)
-                if error is None:
-                    raise
-                raise error from e
+                    await reply.close()
+        except self._sdk.APIError as e:
+            error = stainless_error(self.PROVIDER, self._sdk, e)
+            if error is None:
+                raise
+            raise error from e

@@ -42,10 +42,14 @@ def malformed(provider: str, problem: str, *, status: int | None = 200) -> Malfo
 
 
 @contextmanager
-def reading_reply(provider: str) -> Iterator[None]:
+def reading_reply(provider: str, *, shapes: bool = True) -> Iterator[None]:
     """Turn the errors of reading a malformed answer inside the block (a JSON decoding error,
     a pydantic error, a ``TypeError`` or ``AttributeError`` of a field of the wrong type)
-    into :func:`malformed`'s error, raised from them. parley's own errors pass through."""
+    into :func:`malformed`'s error, raised from them. parley's own errors pass through.
+
+    Around an SDK call that also builds and checks the request, ``shapes=False`` turns only
+    JSON decoding errors (which only an answer raises): a request the SDK refuses keeps its
+    own error, rather than being blamed on the server."""
     try:
         yield
     except ParleyError:
@@ -53,6 +57,8 @@ def reading_reply(provider: str) -> Iterator[None]:
     except json.JSONDecodeError as e:
         raise malformed(provider, f"the body is not JSON ({e})") from e
     except _SHAPE_ERRORS as e:
+        if not shapes:
+            raise
         raise malformed(provider, f"{type(e).__name__}: {e}") from e
 
 

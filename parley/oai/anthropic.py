@@ -154,20 +154,23 @@ class AnthropicClient(ProviderClient):
         kwargs = call_kwargs(create, body)
         if params.get("timeout") is not None:
             kwargs["timeout"] = params["timeout"]
-        with reading_reply(self.PROVIDER):
-            try:
+        if params.get("stream"):
+            kwargs["stream"] = True
+        try:
+            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
+                answer = await create(**kwargs)
+            with reading_reply(self.PROVIDER):
                 if not params.get("stream"):
-                    return _response(await create(**kwargs))
-                stream = await create(**kwargs, stream=True)
+                    return _response(answer)
                 try:
-                    return await collect(_chunks(stream), params)
+                    return await collect(_chunks(answer), params)
                 finally:
-                    await stream.close()
-            except self._sdk.AnthropicError as e:
-                error = stainless_error("anthropic", self._sdk, e)
-                if error is None:
-                    raise
-                raise error from e
+                    await answer.close()
+        except self._sdk.AnthropicError as e:
+            error = stainless_error("anthropic", self._sdk, e)
+            if error is None:
+                raise
+            raise error from e
 
     @staticmethod
     def price_name(model: str) -> str:

@@ -115,7 +115,10 @@ class GeminiClient(PooledClient):
         config = generation_config(params, system)
         if params.get("timeout") is not None:
             config["http_options"] = {"timeout": int(float(params["timeout"]) * 1000)}
-        return {"model": str(params.get("model")), "contents": contents, "config": config}
+        # Checked here, where a bad setting (a config's safety_settings, say) raises the SDK's
+        # own error: inside the call it would read as a malformed answer (_reply_checks).
+        checked = self._types.GenerateContentConfig.model_validate(config)
+        return {"model": str(params.get("model")), "contents": contents, "config": checked}
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = self._request(params)

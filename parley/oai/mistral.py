@@ -142,20 +142,24 @@ class MistralAIClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         chat = self._client().chat
         body = self._body(params)
-        with reading_reply(self.PROVIDER):
+        try:
+            # The SDK checks the request, and reports an answer it cannot read as an error with
+            # the answer's status (a MalformedResponseError for a success: api_error).
+            if not params.get("stream"):
+                reply = await chat.complete_async(**body)
+                with reading_reply(self.PROVIDER):
+                    return answer(reply)
+            stream = await chat.stream_async(**body)
             try:
-                if not params.get("stream"):
-                    return answer(await chat.complete_async(**body))
-                stream = await chat.stream_async(**body)
-                try:
+                with reading_reply(self.PROVIDER):
                     return await collect(chunks(stream, lambda event: event.data), params)
-                finally:
-                    await aclose(stream)
-            except Exception as e:
-                error = self._error(e)
-                if error is None:
-                    raise
-                raise error from e
+            finally:
+                await aclose(stream)
+        except Exception as e:
+            error = self._error(e)
+            if error is None:
+                raise
+            raise error from e
 
     def _error(self, error: Exception) -> ModelAPIError | None:
         status = getattr(error, "status_code", None)

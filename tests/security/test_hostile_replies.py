@@ -176,3 +176,13 @@ def test_gemini_streams_nothing_is_an_error(fake_llm: FakeLLMServer) -> None:
     with pytest.raises(MalformedResponseError) as caught:
         client.create(messages=HI, stream=True, cache_seed=None)
     _assert_names_provider(caught.value, "google")
+
+
+def test_a_request_the_sdk_refuses_is_not_blamed_on_the_server(fake_llm: FakeLLMServer) -> None:
+    # A bad setting of the caller's is the SDK's own error, not a malformed answer to retry.
+    entry = _entry(fake_llm, "google", safety_settings="none, please")
+    client = OpenAIWrapper(config_list=[entry], cache_seed=None)
+    with pytest.raises(ValueError, match="safety_settings") as caught:
+        client.create(messages=HI)
+    assert not isinstance(caught.value, MalformedResponseError)
+    assert not fake_llm.received
