@@ -170,12 +170,35 @@ def test_an_empty_reply_the_provider_explains_says_so(
     assert response.choices[0].finish_reason == "content_filter"
 
 
-def test_gemini_streams_nothing_is_an_error(fake_llm: FakeLLMServer) -> None:
-    fake_llm.add_malformed("data: {}\n\n", content_type="text/event-stream")
-    client = OpenAIWrapper(config_list=[_entry(fake_llm, "google", max_retries=0)])
+EVENT_STREAM = "application/vnd.amazon.eventstream"
+NDJSON = "application/x-ndjson"
+SSE = "text/event-stream"
+
+
+@pytest.mark.parametrize(
+    ("api_type", "content_type", "body"),
+    [
+        ("bedrock", EVENT_STREAM, "not an AWS event stream at all"),
+        ("bedrock", EVENT_STREAM, "{}"),
+        ("ollama", NDJSON, "not json\n"),
+        ("ollama", NDJSON, "[]\n"),
+        ("ollama", NDJSON, "{}\n"),
+        ("ollama", NDJSON, '{"message": 7, "done": true}\n'),
+        ("cohere", SSE, "data: []\n\n"),
+        ("cohere", SSE, "data: null\n\n"),
+        ("google", SSE, "data: {}\n\n"),
+        ("google", SSE, "data: []\n\n"),
+        ("google", SSE, 'data: {"candidates": 7}\n\n'),
+    ],
+)
+def test_a_bad_stream_on_other_wires_is_one_typed_error(
+    fake_llm: FakeLLMServer, api_type: str, content_type: str, body: str
+) -> None:
+    fake_llm.add_malformed(body, content_type=content_type)
+    client = OpenAIWrapper(config_list=[_entry(fake_llm, api_type, max_retries=0)])
     with pytest.raises(MalformedResponseError) as caught:
         client.create(messages=HI, stream=True, cache_seed=None)
-    _assert_names_provider(caught.value, "google")
+    _assert_names_provider(caught.value, api_type)
 
 
 def test_a_request_the_sdk_refuses_is_not_blamed_on_the_server(fake_llm: FakeLLMServer) -> None:
