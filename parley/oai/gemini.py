@@ -137,7 +137,7 @@ class GeminiClient(PooledClient):
 
     def _completion(self, answer: Any, model: str) -> Any:
         text, calls, reason = _read_candidate(answer)
-        if not text and not calls and not _says_why(reason):
+        if not _has_parts(answer) and not _says_why(reason):
             raise malformed(self.PROVIDER, _empty(answer, reason))
         prompt, done = _token_counts(answer.usage_metadata)
         return completion(
@@ -170,7 +170,7 @@ class GeminiClient(PooledClient):
                 reason = piece_reason or reason
                 if piece.usage_metadata is not None:
                     usage = _token_counts(piece.usage_metadata)
-                said = said or bool(text or found)
+                said = said or _has_parts(piece)
             if not said and not _says_why(reason):
                 raise malformed(self.PROVIDER, "the stream had no text, no call, no reason")
         except Exception as e:
@@ -200,6 +200,13 @@ class GeminiClient(PooledClient):
 
 # Finish reasons that say nothing about why an answer is empty.
 _NO_REASON = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "None"})
+
+
+def _has_parts(answer: Any) -> bool:
+    """Whether the answer's first candidate has content parts (an empty text is a part)."""
+    candidates = answer.candidates or []
+    content = candidates[0].content if candidates else None
+    return bool(content is not None and content.parts)
 
 
 def _says_why(reason: Any) -> bool:

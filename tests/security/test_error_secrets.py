@@ -141,8 +141,7 @@ def test_the_caller_sees_no_echoed_key(fake_llm: FakeLLMServer, api_type: str) -
     assert fake_llm.received, "the request reached the server"
 
 
-@pytest.fixture
-def spans() -> Iterator[Any]:
+def _traced(capture_content: bool) -> Iterator[Any]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -152,12 +151,22 @@ def spans() -> Iterator[Any]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    parley.tracing.enable(provider)
+    parley.tracing.enable(provider, capture_content=capture_content)
     try:
         yield exporter
     finally:
         parley.tracing.disable()
         provider.shutdown()
+
+
+@pytest.fixture
+def spans() -> Iterator[Any]:
+    yield from _traced(capture_content=False)
+
+
+@pytest.fixture
+def content_spans() -> Iterator[Any]:
+    yield from _traced(capture_content=True)
 
 
 def _span_texts(exporter: Any) -> str:
@@ -233,6 +242,28 @@ def test_every_failure_of_a_config_list_is_scrubbed(fake_llm: FakeLLMServer) -> 
     shown = _everything_shown(caught.value)
     shown += "".join(_everything_shown(f.error) for f in caught.value.failures)
     _assert_clean(shown, keys, "the failures of the list")
+
+
+def test_content_spans_do_not_quote_a_key(fake_llm: FakeLLMServer, content_spans: Any) -> None:
+    # With capture_content, a tool's output and a model's reply are recorded: not a key in them.
+    from parley import register_function
+
+    entry, keys = _config(fake_llm, "openai")
+    assistant = ConversableAgent(
+        "assistant", llm_config={"config_list": [entry], "cache_seed": None}
+    )
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+
+    def leak() -> str:
+        return f"the key is {keys[0]}"
+
+    register_function(leak, caller=assistant, executor=user, description="Leak.")
+    fake_llm.add_reply(tool_calls=[{"name": "leak", "arguments": {}}])
+    fake_llm.add_reply(f"your key is {keys[0]}")
+    user.initiate_chat(assistant, message="go", max_turns=2, silent=True)
+    recorded = _span_texts(content_spans)
+    assert "<redacted>" in recorded
+    _assert_clean(recorded, keys, "a content span")
 
 
 def test_a_key_from_the_environment_is_scrubbed_too(
