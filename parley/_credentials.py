@@ -61,10 +61,12 @@ _SECRET_WORDS = frozenset(
     | {"auth", "authorization", "cookie", "apikey"}
 )
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "subscription", "account"})
-# An environment variable is a credential when its name ends with one of these words
-# (OPENAI_API_KEY, AWS_SESSION_TOKEN): RAY_AUTH_MODE=disabled is no credential.
-_ENV_LAST_WORDS = frozenset(
-    {"key", "apikey", "token", "secret", "password", "passwd", "passphrase", "credentials"}
+# An environment variable is a credential when one of its words is one of these
+# (OPENAI_API_KEY, AWS_SESSION_TOKEN); "auth" alone is not enough: RAY_AUTH_MODE=disabled and
+# SSH_AUTH_SOCK are no credentials.
+_ENV_WORDS = frozenset(
+    {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "passphrase"}
+    | {"credential", "credentials"}
 )
 CREDENTIAL_VALUE = re.compile(
     r"\s*(?:(?:bearer|basic|digest|token|negotiate|ntlm|hmac|aws4-hmac-sha256|sharedkey"
@@ -151,8 +153,7 @@ def remember_environment() -> None:
 
 @functools.lru_cache(maxsize=1024)  # checked again each time a client is built
 def _credential_variable(name: str) -> bool:
-    words = _words(name)
-    return bool(words) and words[-1] in _ENV_LAST_WORDS
+    return any(word in _ENV_WORDS for word in _words(name))
 
 
 def known() -> frozenset[str]:
