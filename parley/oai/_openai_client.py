@@ -28,7 +28,7 @@ from .._credentials import remember_environment, remember_in, scrub_error
 from .._runtime import loop_resource, run_sync
 from ..exceptions import ConfigError
 from ._cost import USAGE_KEYS, compute_cost, response_usage
-from ._reply_checks import check_reply, checked_chunks, malformed
+from ._reply_checks import check_reply, checked_chunks, malformed, reading_reply
 from ._streaming import collect_stream, collect_text_stream
 
 if TYPE_CHECKING:
@@ -212,7 +212,8 @@ class OpenAIClient:
                 stream_cls=AsyncStream[chunk_type],  # type: ignore[valid-type]
             )
             try:
-                collected = await collect(checked_chunks(stream, chunk_type, provider), body)
+                with reading_reply(provider):  # chunks without a choice: no reply
+                    collected = await collect(checked_chunks(stream, chunk_type, provider), body)
             finally:
                 await stream.close()
             return check_reply(collected, cast_to, provider)

@@ -55,6 +55,7 @@ STREAMED = {
     "null": "data: null\n\ndata: [DONE]\n\n",
     "wrong-types": 'data: {"id": "c", "model": "m", "created": 1, "choices": 7}\n\n',
     "no-chunks": "data: [DONE]\n\n",
+    "no-choices": 'data: {"id": "c", "model": "m", "created": 1, "choices": []}\n\n',
 }
 STREAMING_PROVIDERS = ["openai", "anthropic", "mistral", "together", "groq", "cerebras"]
 
