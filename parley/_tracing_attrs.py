@@ -5,7 +5,8 @@ operation, the model, the tokens, the agent, the tool) and ``parley.*`` otherwis
 come from the step's ``attrs`` (:data:`parley._events.STEP_ATTRS`), read key by key: a
 request, a response or a client object is never dumped whole, so nothing but what is listed
 here leaves the process. Message contents, tool arguments and results, code and its output
-are only added with ``capture_content`` (they may hold personal data).
+are only added with ``capture_content`` (they may hold personal data), and then without the
+configured credentials' values (:mod:`parley._credentials`), as the runtime log writes them.
 
 Plain Python, no OpenTelemetry import: the listener turns these dicts into spans.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ._credentials import scrub
 
 __all__ = ["Attrs", "Outcome", "end_attributes", "span_name_and_attributes"]
 
@@ -48,7 +51,7 @@ def span_name_and_attributes(step: Any, content: bool) -> tuple[str, Attrs]:
     if start is None:
         return f"{step.kind} {step.name}".strip(), attrs
     name = start(step, step.attrs, attrs, content)
-    return name, attrs
+    return name, _scrubbed(attrs) if content else attrs
 
 
 def end_attributes(step: Any, content: bool) -> Outcome:
@@ -58,7 +61,18 @@ def end_attributes(step: Any, content: bool) -> Outcome:
         return {}, None
     attrs: Attrs = {}
     failure = end(step.attrs, attrs, content)
-    return attrs, failure
+    if failure is not None:
+        failure = scrub(failure)
+    return (_scrubbed(attrs) if content else attrs), failure
+
+
+def _scrubbed(attrs: Attrs) -> Attrs:
+    """``attrs`` with the configured credentials' values replaced in every text: content (a
+    tool's output, a model's reply) may quote a key, as the runtime log's would."""
+    for key, value in attrs.items():
+        if isinstance(value, str):
+            attrs[key] = scrub(value)
+    return attrs
 
 
 # -- start -----------------------------------------------------------------------------------

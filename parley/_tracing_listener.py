@@ -15,7 +15,6 @@ Imported only once ``opentelemetry-api`` is known to be installed.
 
 from __future__ import annotations
 
-import re
 import threading
 import traceback
 from typing import Any
@@ -25,18 +24,10 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from . import _events
+from ._credentials import redact, scrub_error
 from ._tracing_attrs import end_attributes, span_name_and_attributes
 
 __all__ = ["SpanListener"]
-
-# What an error message may carry of a credential: OpenAI's 401 repeats part of the key, an
-# HTTP error the Authorization header. Replaced before the message reaches a span.
-_SECRET = re.compile(r"\b(sk-[A-Za-z0-9*_\-]{2,}|Bearer\s+[^\s'\"]+)", re.IGNORECASE)
-
-
-def redact(text: str) -> str:
-    """``text`` with what looks like an API key or bearer token replaced."""
-    return _SECRET.sub("[REDACTED]", text)
 
 
 class _Open:
@@ -171,6 +162,9 @@ class SpanListener(_events.Listener):
 
 
 def _record_error(span: Any, error: BaseException) -> None:
+    # The configured credentials (and what looks like a key) are kept out of the message and
+    # the stack trace, chained errors included: a server's error may echo the key.
+    scrub_error(error)
     message = redact(str(error))
     stack = redact("".join(traceback.format_exception(type(error), error, error.__traceback__)))
     kind = type(error).__qualname__

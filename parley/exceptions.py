@@ -9,13 +9,14 @@
     │   ├── ModelClientError (+ RuntimeError) a model client is not registered
     │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
     │   ├── CompletionError                  a completion request failed
-    │   │   ├── MalformedResponseError       the server's answer was not the JSON it should be
     │   │   ├── AllConfigsFailedError        every config in the list failed; ``failures`` says how
     │   │   └── ModelAPIError                a model provider's API refused or failed a request
     │   │       ├── RateLimitError           429 / throttled; ``retry_after`` when the provider said
     │   │       ├── AuthenticationError      401 / 403: the credentials were refused
     │   │       ├── BadRequestError          400, 404, 413, 422: the request itself is wrong
     │   │       ├── ModelServerError         5xx: the provider failed
+    │   │       │   └── MalformedResponseError  an answer that is no reply: not JSON, the wrong
+    │   │       │                                shape or types, empty with no reason given
     │   │       └── ModelConnectionError     no answer: connection refused, reset or timed out
     │   ├── GroupChatConfigError (+ ValueError)  a GroupChat setting (``visibility``) is malformed
     │   ├── InvalidAgentNameError (+ ValueError)  an agent name OpenAI rejects as a message name
@@ -42,6 +43,8 @@
     │   │   ├── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
     │   │   ├── JournalIntegrityError        a journal record is forged, altered, moved or unreadable
     │   │   └── ChatLeaseError               the chat is running in another process (its lease)
+    │   ├── RedactedError                    stands in, in a chain of errors, for one whose text
+    │   │                                    held a credential that could not be scrubbed in place
     │   └── ChatPaused                       not an error: a durable chat stopped to wait for input
     │
     └── AutoGen 0.2's own exceptions (``autogen.exception_utils``), kept for compatibility:
@@ -104,6 +107,7 @@ __all__ = [
     "OutsideWorkDirError",
     "ParleyError",
     "RateLimitError",
+    "RedactedError",
     "ReplayDivergedError",
     "SandboxUnavailableError",
     "SenderRequired",
@@ -130,10 +134,6 @@ class ModelClientError(ParleyError, RuntimeError):
 
 class CompletionError(ParleyError):
     """A completion request failed."""
-
-
-class MalformedResponseError(CompletionError):
-    """The model server answered with a body that is not a valid completion."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +202,24 @@ class BadRequestError(ModelAPIError):
 
 class ModelServerError(ModelAPIError):
     """The provider failed (HTTP 5xx)."""
+
+
+class RedactedError(ParleyError):
+    """Stands in, in the chain of an error parley raises (its ``__cause__`` or
+    ``__context__``), for an error whose text held a configured credential and could not be
+    scrubbed in place (an SDK's error computing its message from private state). ``kind`` is
+    the replaced error's type name; the message is its text, scrubbed; the traceback is its."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__(f"{kind}: {text}")
+        self.kind = kind
+
+
+class MalformedResponseError(ModelServerError):
+    """The provider answered (usually with a success status) but not with a reply: a body that
+    is not JSON, JSON of the wrong shape or types (``[]``, ``null``, ``{}``, ``"choices": 7``),
+    or no content and no reason for it. The message names the provider and what was wrong.
+    It is the server's fault, as a 5xx is: retried, then the next config is tried."""
 
 
 class ModelConnectionError(ModelAPIError):

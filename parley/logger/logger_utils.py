@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from ._secrets import is_secret_key, remember
+from ._secrets import is_secret_key, remember_value
 
 __all__ = ["get_current_ts", "to_dict"]
 
@@ -109,7 +109,7 @@ class _Walk:
         out: dict[str, Any] = {}
         for key, item in items:
             if is_secret_key(key):
-                remember(item)  # dropped, as AutoGen drops them; scrubbed if seen elsewhere
+                remember_value(str(key), item)  # dropped; scrubbed if seen elsewhere
                 continue
             if key in self.exclude or key in ("self", "__class__"):
                 continue

@@ -22,6 +22,7 @@ from ..exceptions import (
     RateLimitError,
 )
 from ._provider_base import api_error, require
+from ._reply_checks import malformed
 from ._retry import parse_retry_after
 from ._transport_errors import is_connection_failure
 
@@ -78,6 +79,14 @@ def bedrock_error(error: Exception) -> Exception:
 
     if isinstance(error, boto.ClientError):
         return _client_error(error.response)
+    # An answer botocore cannot parse (a stream that is no AWS event stream, a body that is
+    # not the JSON the API defines): no reply.
+    parse_errors = (
+        require("botocore.eventstream", PROVIDER).ParserError,
+        require("botocore.parsers", PROVIDER).ResponseParserError,
+    )
+    if isinstance(error, parse_errors):
+        return malformed(PROVIDER, f"{type(error).__name__}: {error}")
     if isinstance(error, (boto.NoCredentialsError, boto.PartialCredentialsError)):
         return AuthenticationError(
             f"{error} (give aws_access_key and aws_secret_key, or configure boto3's "

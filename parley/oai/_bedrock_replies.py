@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._provider_base import chunk, completion, new_id, tool_call
+from ._reply_checks import malformed
 
 __all__ = ["FINISH_REASONS", "StreamReader", "finish_reason", "read_response", "token_counts"]
 
@@ -21,6 +22,12 @@ FINISH_REASONS = {
     "guardrail_intervened": "content_filter",
     "content_filtered": "content_filter",
 }
+
+
+# Stop reasons that explain a message without content.
+_EMPTY_REASONS = frozenset(
+    {"max_tokens", "model_context_window_exceeded", "guardrail_intervened", "content_filtered"}
+)
 
 
 def finish_reason(stop_reason: Any) -> str:
@@ -46,8 +53,17 @@ def _request_id(response: Mapping[str, Any]) -> str | None:
 
 
 def read_response(response: Mapping[str, Any], model: str) -> Any:
-    """A ``converse`` response as a ChatCompletion of ``model`` (Converse does not name it)."""
-    message = (response.get("output") or {}).get("message") or {}
+    """A ``converse`` response as a ChatCompletion of ``model`` (Converse does not name it).
+    An answer without a message, or with an empty one whose ``stopReason`` does not say why,
+    is no reply: MalformedResponseError."""
+    message = (response.get("output") or {}).get("message")
+    if not isinstance(message, Mapping):
+        raise malformed("bedrock", "no output message")
+    if not message.get("content") and response.get("stopReason") not in _EMPTY_REASONS:
+        reason = response.get("stopReason")
+        raise malformed(
+            "bedrock", f"the message has no content, and its stopReason ({reason}) does not say why"
+        )
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     for block in message.get("content") or ():

@@ -2,7 +2,7 @@
 
 ``get_key(request)`` is the request's JSON with sorted keys, without the endpoint and credential
 fields of :data:`NON_CACHE_KEY` and anything else that looks like a credential (see
-:mod:`parley.oai._secrets` and the ``openai_utils`` module docstring). The cache stores entries
+:mod:`parley._credentials` and the ``openai_utils`` module docstring). The cache stores entries
 under ``sha256(get_key(request))``.
 
 A chat's requests grow by a message or two a turn, and encoding the whole history for every
@@ -19,8 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, cast
 
+from .._credentials import CREDENTIAL_VALUE, looks_secret
 from .._plain import NotPlain, SealedMessages, plain_copy
-from ._secrets import CREDENTIAL_VALUE, looks_secret
 
 __all__ = ["NON_CACHE_KEY", "KeyHasher", "cache_key", "get_key"]
 

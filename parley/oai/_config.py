@@ -8,7 +8,7 @@ Validation happens once, at construction, with pydantic; the error names the ent
 field. The caller's dicts are only read.
 
 Errors never show a secret: the input of a field whose name looks like a credential
-(``api_key``, ``azure_ad_token``, anything :func:`parley.oai._secrets.looks_secret` names)
+(``api_key``, ``azure_ad_token``, anything :func:`parley._credentials.looks_secret` names)
 is not shown, nor is anything in ``extra_headers``, ``extra_query`` or
 ``extra_body`` (they pass credentials through under any name), nor an entry that is not a dict.
 Secrets the client sends as text must be ``str``: a ``bytes`` key would go out as ``b'...'``.
@@ -20,9 +20,9 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .._credentials import looks_secret
 from ..exceptions import ConfigError
 from ._providers import PROVIDERS, provider_for
-from ._secrets import looks_secret
 
 __all__ = [
     "EXTRA_KWARGS",

@@ -52,7 +52,7 @@ _FALLBACK_STATUSES = frozenset({401, 403, 404, 408, 409, 429})
 def should_fall_back(error: BaseException) -> bool:
     """Whether another config may succeed where this error ended one."""
     if isinstance(error, ModelAPIError):
-        if isinstance(error, ModelConnectionError):
+        if isinstance(error, (ModelConnectionError, MalformedResponseError)):
             return True
         status = error.status_code
         return error.code != "content_filter" and (
@@ -66,7 +66,6 @@ def should_fall_back(error: BaseException) -> bool:
             openai.APITimeoutError,
             openai.APIConnectionError,
             openai.APIResponseValidationError,
-            MalformedResponseError,
         ),
     ):
         return True

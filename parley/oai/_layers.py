@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._credentials import scrub_error
 from .._runtime import to_thread
 from . import _cache_io
 from ._cache_key import KeyHasher
@@ -57,9 +58,18 @@ Layer = Callable[[Attempt], Awaitable[Outcome]]
 
 class ClientCall:
     """Ask the config's model client: its ``a_create`` coroutine if it has one, else its
-    blocking ``create`` in a worker thread, so that it never stalls the event loop."""
+    blocking ``create`` in a worker thread, so that it never stalls the event loop. An error
+    leaves it scrubbed of the configured credentials (a custom client's too)."""
 
     async def __call__(self, attempt: Attempt) -> Outcome:
+        try:
+            return await self._ask(attempt)
+        except Exception as e:
+            scrub_error(e)
+            raise
+
+    @staticmethod
+    async def _ask(attempt: Attempt) -> Outcome:
         client = attempt.slot.client
         a_create = getattr(client, "a_create", None)
         if a_create is not None and inspect.iscoroutinefunction(a_create):

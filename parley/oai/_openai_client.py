@@ -24,9 +24,11 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from .._credentials import remember_environment, remember_in, scrub_error
 from .._runtime import loop_resource, run_sync
-from ..exceptions import ConfigError, MalformedResponseError
+from ..exceptions import ConfigError
 from ._cost import USAGE_KEYS, compute_cost, response_usage
+from ._reply_checks import check_reply, checked_chunks, malformed, reading_reply
 from ._streaming import collect_stream, collect_text_stream
 
 if TYPE_CHECKING:
@@ -117,6 +119,8 @@ class OpenAIClient:
             if "base_url" in kwargs and "azure_endpoint" not in kwargs:
                 kwargs["azure_endpoint"] = kwargs.pop("base_url")
         self._kwargs = kwargs
+        remember_in(kwargs)  # its keys are scrubbed from every error text from now on
+        remember_environment()  # and OPENAI_API_KEY & co., which the SDK reads itself
         self._key = _pool_key(kwargs, self.azure)
         self._close = _leave_open if kwargs.get("http_client") is not None else _close
 
@@ -170,14 +174,33 @@ class OpenAIClient:
         collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
     ) -> Any:
         """POST ``params`` to ``path``: a ``cast_to``, or a stream of ``chunk_type`` collected
-        into one by ``collect``. A body that is not JSON is a MalformedResponseError."""
+        into one by ``collect``. An answer that is no reply (not JSON, the wrong shape or
+        types, no choices) is a MalformedResponseError (:mod:`parley.oai._reply_checks`). Every
+        error is scrubbed of the configured credentials, its chain included (a server may
+        echo the key: :mod:`parley._credentials`)."""
+        try:
+            return await self._send(path, params, cast_to, chunk_type, collect)
+        except Exception as e:
+            scrub_error(e)
+            raise
+
+    async def _send(
+        self,
+        path: str,
+        params: dict[str, Any],
+        cast_to: type[Any],
+        chunk_type: type[Any],
+        collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
+    ) -> Any:
         from openai import AsyncStream
 
         client = self._async_client()
         body, options = _request_options(params)
+        provider = "azure" if self.azure else "openai"
         try:
             if not body.get("stream"):
-                return await client.post(path, body=body, cast_to=cast_to, options=options)
+                answer = await client.post(path, body=body, cast_to=cast_to, options=options)
+                return check_reply(answer, cast_to, provider)
             if not self.azure:
                 body.setdefault("stream_options", {"include_usage": True})
             stream = await client.post(
@@ -189,18 +212,21 @@ class OpenAIClient:
                 stream_cls=AsyncStream[chunk_type],  # type: ignore[valid-type]
             )
             try:
-                return await collect(stream, body)
+                with reading_reply(provider):  # chunks without a choice: no reply
+                    collected = await collect(checked_chunks(stream, chunk_type, provider), body)
             finally:
                 await stream.close()
+            return check_reply(collected, cast_to, provider)
         except json.JSONDecodeError as e:
             where = (
                 self._kwargs.get("base_url")
                 or self._kwargs.get("azure_endpoint")
                 or "the model server"
             )
-            raise MalformedResponseError(
+            raise malformed(
+                provider,
                 f"{where} answered model {params.get('model')!r} with a body that is not "
-                f"valid JSON: {e}"
+                f"valid JSON: {e}",
             ) from e
 
     def message_retrieval(self, response: Any) -> list[Any]:

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from ..exceptions import ConfigError
 from ._provider_base import ProviderClient, chunk, collect, completion, require, tool_call
+from ._reply_checks import reading_reply
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_error
 
 __all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
@@ -215,15 +216,17 @@ class OpenAICompatibleClient(ProviderClient):
         body = self._body(params)
         create = self._client().chat.completions.create
         try:
-            if not body.get("stream"):
-                return answer(await create(**call_kwargs(create, body)))
-            stream = await create(**call_kwargs(create, body))
-            try:
-                return await collect(chunks(stream), params)
-            finally:
-                await stream.close()
+            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
+                reply = await create(**call_kwargs(create, body))
+            with reading_reply(self.PROVIDER):
+                if not body.get("stream"):
+                    return answer(reply)
+                try:
+                    return await collect(chunks(reply), params)
+                finally:
+                    await reply.close()
         except self._sdk.APIError as e:
-            error = stainless_error(self.PROVIDER, self._sdk, e, self._settings["api_key"])
+            error = stainless_error(self.PROVIDER, self._sdk, e)
             if error is None:
                 raise
             raise error from e

@@ -13,22 +13,27 @@ The pieces here:
   types. A streaming client yields chunks and hands them to :func:`collect`, the same collector
   OpenAI streams go through (echo to the ``IOStream``, tool-call deltas merged, usage);
 - :func:`api_error`: a provider's failure as parley's :class:`~parley.exceptions.ModelAPIError`
-  tree, by status, so retry and fallback work across providers;
+  tree, by status, so retry and fallback work across providers; its message, and every error
+  leaving a client's ``a_create`` with its chain, are scrubbed of the configured credentials
+  (:mod:`parley._credentials`, where the client's keys are noted as it is built);
 - :func:`price_per_1k`: a price table lookup by the longest matching model-name prefix.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import time
 import uuid
-from collections.abc import AsyncIterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from .._credentials import redact, remember_environment, remember_in, scrub_error
 from .._runtime import run_sync
 from ..exceptions import (
     AuthenticationError,
     BadRequestError,
+    MalformedResponseError,
     ModelAPIError,
     ModelConnectionError,
     ModelServerError,
@@ -47,6 +52,7 @@ __all__ = [
     "new_id",
     "price_per_1k",
     "require",
+    "scrubbing_errors",
     "tool_call",
 ]
 
@@ -180,18 +186,39 @@ def api_error(
         retry_after = parse_retry_after(headers)
     if status is None:
         cls: type[ModelAPIError] = ModelConnectionError
+    elif 200 <= status < 300:  # a success the SDK could not read as a reply
+        cls = MalformedResponseError
+        message = f"the answer is not a valid reply: {message}"
     elif status >= 500:
         cls = ModelServerError
     else:
         cls = _STATUS_ERRORS.get(status, ModelAPIError)
     return cls(
-        message,
+        redact(message),
         provider=provider,
         status_code=status,
         headers=headers,
         code=code,
         retry_after=retry_after,
     )
+
+
+def scrubbing_errors(
+    method: Callable[..., Awaitable[Any]],
+) -> Callable[..., Awaitable[Any]]:
+    """``method`` (a client's ``a_create``), its errors scrubbed of credentials in place,
+    chained errors included (:func:`parley._credentials.scrub_error`)."""
+
+    @functools.wraps(method)
+    async def scrubbed(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as e:
+            scrub_error(e)
+            raise
+
+    scrubbed._scrubs_errors = True  # type: ignore[attr-defined]
+    return scrubbed
 
 
 def price_per_1k(
@@ -218,6 +245,16 @@ class ProviderClient:
 
     def __init__(self, **config: Any) -> None:
         self._config = dict(config)
+        remember_in(self._config)  # its keys are scrubbed from every error text from now on
+        remember_environment()  # and the keys its SDK may read from the environment
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Every provider's a_create: whatever error leaves it (a ModelAPIError, the SDK's
+        # error chained to it, an error of the SDK's own) is scrubbed of credentials first.
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("a_create")
+        if own is not None and not getattr(own, "_scrubs_errors", False):
+            cls.a_create = scrubbing_errors(own)  # type: ignore[method-assign,assignment]
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         raise NotImplementedError

@@ -12,7 +12,8 @@ What every such call needs, whichever SDK it is:
   JSON body's keys).
 - :func:`stainless_error`: the errors of the Stainless-generated SDKs (anthropic, groq,
   together, cerebras all share openai's error classes, each under its own module) as parley's
-  :class:`~parley.exceptions.ModelAPIError` tree, without the API key in the message.
+  :class:`~parley.exceptions.ModelAPIError` tree (:func:`api_error` scrubs the message of the
+  configured credentials).
 - :func:`root_url`: a configured ``base_url`` without the path the SDK appends itself.
 """
 
@@ -35,7 +36,6 @@ __all__ = [
     "call_kwargs",
     "per_loop",
     "root_url",
-    "scrub",
     "stainless_error",
 ]
 
@@ -124,13 +124,6 @@ def root_url(base_url: Any, *suffixes: str) -> Any:
     return url
 
 
-def scrub(text: str, secret: Any) -> str:
-    """``text`` with ``secret`` (an API key) masked, for messages that echo a request."""
-    if isinstance(secret, str) and len(secret) >= 4 and secret in text:
-        return text.replace(secret, "***")
-    return text
-
-
 def _error_code(body: Any) -> str | None:
     error = body.get("error") if isinstance(body, Mapping) else None
     if isinstance(error, Mapping):
@@ -139,14 +132,14 @@ def _error_code(body: Any) -> str | None:
     return None
 
 
-def stainless_error(provider: str, sdk: Any, error: Exception, secret: Any) -> ModelAPIError | None:
+def stainless_error(provider: str, sdk: Any, error: Exception) -> ModelAPIError | None:
     """``error`` of a Stainless SDK module ``sdk`` as a ModelAPIError (None if it is not one of
     the SDK's API errors); raise it ``from error``."""
     if isinstance(error, sdk.APIStatusError):
         headers = {k.lower(): v for k, v in error.response.headers.items()}
         return api_error(
             provider,
-            scrub(str(error.message), secret),
+            str(error.message),
             status=int(error.status_code),
             headers=headers,
             code=_error_code(error.body),
@@ -155,5 +148,5 @@ def stainless_error(provider: str, sdk: Any, error: Exception, secret: Any) -> M
     if isinstance(error, sdk.APITimeoutError):
         return api_error(provider, "the request timed out", status=None)
     if isinstance(error, sdk.APIConnectionError):
-        return api_error(provider, scrub(f"connection failed: {error}", secret), status=None)
+        return api_error(provider, f"connection failed: {error}", status=None)
     return None

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._credentials import remember_environment, remember_in
 from ..exceptions import ConfigError
 from . import _templating
 from ._config import split_config
@@ -41,6 +42,10 @@ class Slot:
         self.entry = entry  # the full entry, as custom clients receive it
         self.defaults = {k: v for k, v in entry.items() if k not in client_kwargs}
         self.client_kwargs = {**base_client, **client_kwargs}
+        # The config's credentials (and those its SDK may read from the environment) are
+        # scrubbed from every error text, span and page from now on.
+        remember_in(self.client_kwargs)
+        remember_environment()
         self.placeholder: str | None = entry.get("model_client_cls")
         self.client: Any = None
         provider = provider_for(entry.get("api_type"))

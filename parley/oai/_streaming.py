@@ -180,6 +180,8 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
         return c.delta.content  # type: ignore[no-any-return]
 
     drained = await _drain(stream, add)
+    if not choices:  # each client's guard (oai._reply_checks) names the provider
+        raise ValueError("the model's stream ended without a reply: no chunk had a choice")
     head = drained.head
     return ChatCompletion.model_validate(
         {

@@ -35,6 +35,7 @@ from ._provider_base import (
     require,
     tool_call,
 )
+from ._reply_checks import reading_reply
 from ._sdk_calls import call_kwargs, per_loop, stainless_error
 
 __all__ = ["AnthropicClient"]
@@ -153,16 +154,20 @@ class AnthropicClient(ProviderClient):
         kwargs = call_kwargs(create, body)
         if params.get("timeout") is not None:
             kwargs["timeout"] = params["timeout"]
+        if params.get("stream"):
+            kwargs["stream"] = True
         try:
-            if not params.get("stream"):
-                return _response(await create(**kwargs))
-            stream = await create(**kwargs, stream=True)
-            try:
-                return await collect(_chunks(stream), params)
-            finally:
-                await stream.close()
+            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
+                answer = await create(**kwargs)
+            with reading_reply(self.PROVIDER):
+                if not params.get("stream"):
+                    return _response(answer)
+                try:
+                    return await collect(_chunks(answer), params)
+                finally:
+                    await answer.close()
         except self._sdk.AnthropicError as e:
-            error = stainless_error("anthropic", self._sdk, e, self._settings.get("api_key"))
+            error = stainless_error("anthropic", self._sdk, e)
             if error is None:
                 raise
             raise error from e

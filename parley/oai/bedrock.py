@@ -29,11 +29,13 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
+from .._credentials import remember
 from .._runtime import to_thread
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
 from ._provider_base import ProviderClient, collect, require
+from ._reply_checks import reading_reply
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
@@ -133,9 +135,11 @@ class BedrockClient(ProviderClient):
             connect_timeout=min(timeout, _CONNECT_TIMEOUT),
         )
         endpoint = c.get("base_url")
-        return session.client(
+        client = session.client(
             "bedrock-runtime", endpoint_url=str(endpoint) if endpoint else None, config=settings
         )
+        _remember_credentials(session)
+        return client
 
     def _model(self, params: Mapping[str, Any]) -> str:
         model = params.get("model") or self._config.get("model")
@@ -146,23 +150,24 @@ class BedrockClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         model = self._model(params)
         request = converse_request(params, model)
-        try:
-            if not params.get("stream"):
-                return read_response(await to_thread(self._call, "converse", request), model)
-            response = await to_thread(self._call, "converse_stream", request)
-            events = response["stream"]
+        with reading_reply(PROVIDER):
             try:
-                return await collect(_chunks(response, model, iter(events)), params)
-            except BaseException:
-                _cut(events)
-                raise
-            finally:
-                events.close()
-        except Exception as e:
-            error = bedrock_error(e)
-            if error is e:
-                raise
-            raise error from e
+                if not params.get("stream"):
+                    return read_response(await to_thread(self._call, "converse", request), model)
+                response = await to_thread(self._call, "converse_stream", request)
+                events = response["stream"]
+                try:
+                    return await collect(_chunks(response, model, iter(events)), params)
+                except BaseException:
+                    _cut(events)
+                    raise
+                finally:
+                    events.close()
+            except Exception as e:
+                error = bedrock_error(e)
+                if error is e:
+                    raise
+                raise error from e
 
     def _call(self, operation: str, request: dict[str, Any]) -> Any:
         return getattr(self._client(), operation)(**request)
@@ -170,6 +175,18 @@ class BedrockClient(ProviderClient):
     @staticmethod
     def price_name(model: str) -> str:
         return model_name(model)
+
+
+def _remember_credentials(session: Any) -> None:
+    """Note the credentials boto3 found (a profile's, the environment's, an instance role's),
+    so that they are scrubbed from error texts as a config's own keys are. The session keeps
+    what it resolved for the client just made: no second lookup."""
+    credentials = session.get_credentials()
+    if credentials is None:
+        return
+    frozen = credentials.get_frozen_credentials()
+    for value in (frozen.access_key, frozen.secret_key, frozen.token):
+        remember(value)
 
 
 def _cut(events: Any) -> None:

@@ -23,6 +23,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import content_parts, content_text, function_specs
+from ._reply_checks import reading_reply
 from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
@@ -152,18 +153,26 @@ class CohereClient(PooledClient):
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = request_of(params)
-        try:
-            if params.get("stream"):
-                return await collect(self._chunks(request), params)
-            answer = await self._sdk().chat(**request)
-        except Exception as e:
-            raise self._error(e) from e
+        with reading_reply(self.PROVIDER):
+            try:
+                if params.get("stream"):
+                    return await collect(self._chunks(request), params)
+                answer = await self._sdk().chat(**request)
+            except Exception as e:
+                error = self._error(e)
+                if error is e:
+                    raise
+                raise error from e
+            return self._completion(answer, request["model"])
+
+    @staticmethod
+    def _completion(answer: Any, model: str) -> Any:
         message = answer.message
         calls = [_call(c) for c in message.tool_calls or ()]
         text = "".join(c.text for c in message.content or () if getattr(c, "text", None))
         prompt, done = _tokens(answer.usage)
         return completion(
-            model=request["model"],
+            model=model,
             content=text or (None if calls else message.tool_plan or ""),
             tool_calls=calls,
             finish_reason="tool_calls" if calls else _FINISH.get(str(answer.finish_reason), "stop"),

@@ -34,6 +34,7 @@ from ._provider_base import (
     require,
     tool_call,
 )
+from ._reply_checks import malformed, reading_reply
 from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
@@ -114,21 +115,30 @@ class GeminiClient(PooledClient):
         config = generation_config(params, system)
         if params.get("timeout") is not None:
             config["http_options"] = {"timeout": int(float(params["timeout"]) * 1000)}
-        return {"model": str(params.get("model")), "contents": contents, "config": config}
+        # Checked here, where a bad setting (a config's safety_settings, say) raises the SDK's
+        # own error: inside the call it would read as a malformed answer (_reply_checks).
+        checked = self._types.GenerateContentConfig.model_validate(config)
+        return {"model": str(params.get("model")), "contents": contents, "config": checked}
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = self._request(params)
         models = self._sdk().aio.models
-        if params.get("stream"):
-            return await collect(self._chunks(request), params)
-        try:
-            answer = await models.generate_content(**request)
-        except Exception as e:
-            raise self._error(e) from e
-        return self._completion(answer, request["model"])
+        with reading_reply(self.PROVIDER):
+            if params.get("stream"):
+                return await collect(self._chunks(request), params)
+            try:
+                answer = await models.generate_content(**request)
+            except Exception as e:
+                error = self._error(e)
+                if error is e:
+                    raise
+                raise error from e
+            return self._completion(answer, request["model"])
 
     def _completion(self, answer: Any, model: str) -> Any:
         text, calls, reason = _read_candidate(answer)
+        if not _has_parts(answer) and not _says_why(reason):
+            raise malformed(self.PROVIDER, _empty(answer, reason))
         prompt, done = _token_counts(answer.usage_metadata)
         return completion(
             model=answer.model_version or model,
@@ -145,6 +155,7 @@ class GeminiClient(PooledClient):
         calls = 0
         reason: Any = None
         usage: tuple[int, int] | None = None
+        said = False
         try:
             stream = await self._sdk().aio.models.generate_content_stream(**request)
             async for piece in stream:
@@ -159,8 +170,14 @@ class GeminiClient(PooledClient):
                 reason = piece_reason or reason
                 if piece.usage_metadata is not None:
                     usage = _token_counts(piece.usage_metadata)
+                said = said or _has_parts(piece)
+            if not said and not _says_why(reason):
+                raise malformed(self.PROVIDER, "the stream had no text, no call, no reason")
         except Exception as e:
-            raise self._error(e) from e
+            error = self._error(e)
+            if error is e:
+                raise
+            raise error from e
         yield chunk(**head, finish_reason=finish_reason(reason, calls > 0))
         if usage is not None:
             yield chunk(**head, usage=usage)
@@ -181,6 +198,30 @@ class GeminiClient(PooledClient):
         return error
 
 
+# Finish reasons that say nothing about why an answer is empty.
+_NO_REASON = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "None"})
+
+
+def _has_parts(answer: Any) -> bool:
+    """Whether the answer's first candidate has content parts (an empty text is a part)."""
+    candidates = answer.candidates or []
+    content = candidates[0].content if candidates else None
+    return bool(content is not None and content.parts)
+
+
+def _says_why(reason: Any) -> bool:
+    """Whether Gemini's finish reason explains an answer without content (a safety block, the
+    token limit...): an empty answer that does not say why is no reply."""
+    return str(getattr(reason, "name", reason)) not in _NO_REASON
+
+
+def _empty(answer: Any, reason: Any) -> str:
+    if not answer.candidates:
+        return "no candidates, and no prompt_feedback saying that the prompt was blocked"
+    name = getattr(reason, "name", reason)
+    return f"the candidate has no content, and its finish reason ({name}) does not say why"
+
+
 def _token_counts(usage: Any) -> tuple[int, int]:
     if usage is None:
         return 0, 0
@@ -191,7 +232,8 @@ def _token_counts(usage: Any) -> tuple[int, int]:
 
 def _read_candidate(answer: Any, first_call: int = 0) -> tuple[str, list[dict[str, Any]], Any]:
     """The text, tool calls and finish reason of an answer's first candidate. An answer whose
-    prompt was blocked has no candidate: it finishes as filtered content."""
+    prompt was blocked has no candidate: it finishes as filtered content (the provider said
+    why it is empty)."""
     candidates = answer.candidates or []
     if not candidates:
         feedback = answer.prompt_feedback

@@ -24,8 +24,9 @@ from typing import Any, ClassVar
 from ..exceptions import ConfigError, ModelAPIError
 from ._openai_compatible import answer, chunks, request
 from ._provider_base import ProviderClient, api_error, collect, require
+from ._reply_checks import reading_reply
 from ._retry import parse_retry_after
-from ._sdk_calls import aclose, per_loop, root_url, scrub
+from ._sdk_calls import aclose, per_loop, root_url
 
 __all__ = ["MistralAIClient"]
 
@@ -142,11 +143,16 @@ class MistralAIClient(ProviderClient):
         chat = self._client().chat
         body = self._body(params)
         try:
+            # The SDK checks the request, and reports an answer it cannot read as an error with
+            # the answer's status (a MalformedResponseError for a success: api_error).
             if not params.get("stream"):
-                return answer(await chat.complete_async(**body))
+                reply = await chat.complete_async(**body)
+                with reading_reply(self.PROVIDER):
+                    return answer(reply)
             stream = await chat.stream_async(**body)
             try:
-                return await collect(chunks(stream, lambda event: event.data), params)
+                with reading_reply(self.PROVIDER):
+                    return await collect(chunks(stream, lambda event: event.data), params)
             finally:
                 await aclose(stream)
         except Exception as e:
@@ -156,13 +162,12 @@ class MistralAIClient(ProviderClient):
             raise error from e
 
     def _error(self, error: Exception) -> ModelAPIError | None:
-        key = self._settings["api_key"]
         status = getattr(error, "status_code", None)
         if isinstance(status, int) and hasattr(error, "raw_response"):
             headers = {k.lower(): v for k, v in error.raw_response.headers.items()}
             return api_error(
                 "mistral",
-                scrub(str(error), key),
+                str(error),
                 status=status,
                 headers=headers,
                 retry_after=parse_retry_after(headers),
@@ -170,4 +175,4 @@ class MistralAIClient(ProviderClient):
         problem = _transport(error)
         if problem is None and type(error).__name__ == "NoResponseError":
             problem = f"no response: {error}"
-        return None if problem is None else api_error("mistral", scrub(problem, key), status=None)
+        return None if problem is None else api_error("mistral", problem, status=None)

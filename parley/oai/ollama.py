@@ -30,6 +30,7 @@ from ._provider_base import (
     tool_call,
 )
 from ._provider_messages import FunctionSpec, function_specs
+from ._reply_checks import reading_reply
 from ._sdk_calls import PooledClient
 from ._transport_errors import header_dict, is_connection_failure
 
@@ -99,15 +100,19 @@ class OllamaClient(PooledClient):
         )
         if response_format:
             request["format"] = response_format
-        try:
-            if params.get("stream"):
-                answer = await collect(self._chunks(request), params)
-            else:
-                answer = self._completion(await self._sdk().chat(**request, stream=False))
-        except ModelAPIError:
-            raise
-        except Exception as e:
-            raise self._error(e) from e
+        with reading_reply(self.PROVIDER):
+            try:
+                if params.get("stream"):
+                    answer = await collect(self._chunks(request), params)
+                else:
+                    answer = self._completion(await self._sdk().chat(**request, stream=False))
+            except ModelAPIError:
+                raise
+            except Exception as e:
+                error = self._error(e)
+                if error is e:
+                    raise
+                raise error from e
         if specs and not native:
             answer = _emulated_calls(answer, specs)
         return answer

@@ -314,14 +314,20 @@ class FakeLLMServer:
         return self.add(Disconnect(delay=delay))
 
     def add_malformed(
-        self, body: str | None = None, *, status: int = 200, delay: float = 0.0
+        self,
+        body: str | None = None,
+        *,
+        status: int = 200,
+        delay: float = 0.0,
+        content_type: str = "application/json",
     ) -> FakeLLMServer:
-        """Queue a response whose JSON body is broken (``body`` verbatim if given)."""
-        item = (
-            MalformedReply(delay=delay, status=status)
-            if body is None
-            else MalformedReply(body, status, delay=delay)
-        )
+        """Queue a response whose JSON body is broken (``body`` verbatim if given, for any
+        wire: ``"[]"``, ``"null"``, a stream's ``"data: {}\\n\\n"`` with ``content_type``
+        ``"text/event-stream"``)."""
+        if body is None:
+            item = MalformedReply(delay=delay, status=status, content_type=content_type)
+        else:
+            item = MalformedReply(body, status, content_type=content_type, delay=delay)
         return self.add(item)
 
     def add(self, *items: Any) -> FakeLLMServer:

@@ -12,15 +12,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .._credentials import redact
 from ..code_utils import CODE_BLOCK_PATTERN, content_text
 
 __all__ = ["MAX_TEXT", "capped", "error_text", "message_view", "plain", "segments"]
 
 MAX_TEXT = 50_000  # characters of one text shown; the rest is cut with a marker
 _FENCE = re.compile(CODE_BLOCK_PATTERN, re.DOTALL)
-# What an error message may carry of a credential (OpenAI's 401 repeats part of the key, an
-# HTTP error the Authorization header): replaced before the text reaches a page.
-_SECRET = re.compile(r"\b(sk-[A-Za-z0-9*_\-]{2,}|Bearer\s+[^\s'\"]+)", re.IGNORECASE)
 
 
 def capped(text: str, limit: int = MAX_TEXT) -> str:
@@ -122,5 +120,6 @@ def message_view(message: Any) -> dict[str, Any]:
 
 
 def error_text(error: BaseException) -> str:
-    """``Type: message`` of an error, scrubbed of anything that looks like a credential."""
-    return capped(_SECRET.sub("[REDACTED]", f"{type(error).__name__}: {error}"), 2000)
+    """``Type: message`` of an error, without the configured credentials (a server's error
+    may echo the key) or anything that looks like one (:mod:`parley._credentials`)."""
+    return capped(redact(f"{type(error).__name__}: {error}"), 2000)

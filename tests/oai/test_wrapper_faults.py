@@ -100,10 +100,10 @@ def test_dropped_connection_is_retried(fake_llm: FakeLLMServer) -> None:
 
 def test_malformed_body_is_a_clear_error_and_moves_on(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_malformed().add_reply("good body")
-    client = OpenAIWrapper(config_list=_configs(fake_llm, "a", "b"))
+    client = OpenAIWrapper(config_list=_configs(fake_llm, "a", "b", max_retries=0))
     assert client.create(messages=HI).config_id == 1
     fake_llm.add_malformed()
-    only = OpenAIWrapper(config_list=fake_llm.config_list())
+    only = OpenAIWrapper(config_list=fake_llm.config_list(max_retries=0))
     with pytest.raises(MalformedResponseError, match="not valid JSON"):
         only.create(messages=HI)
 

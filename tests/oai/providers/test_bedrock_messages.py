@@ -323,7 +323,8 @@ def test_stream_events_as_chunks() -> None:
 )
 def test_prices_by_model_id(model: str, price: tuple[float, float]) -> None:
     client = BedrockClient(model=model, aws_region="us-east-1")
-    response = read_response({"usage": {"inputTokens": 1000, "outputTokens": 1000}}, model)
-    assert client.cost(response) == pytest.approx(sum(price))
-    assert client.cost(read_response({}, "acme.unknown-v1")) == 0.0
+    output = {"message": {"role": "assistant", "content": [{"text": "hi"}]}}
+    answer = {"output": output, "usage": {"inputTokens": 1000, "outputTokens": 1000}}
+    assert client.cost(read_response(answer, model)) == pytest.approx(sum(price))
+    assert client.cost(read_response({"output": output}, "acme.unknown-v1")) == 0.0
     assert not model_name(model).startswith(("us.", "eu.", "arn:"))
