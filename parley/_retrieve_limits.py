@@ -6,7 +6,7 @@ is refused before the body is read; a body without one is read until it passes t
 the files packed in a zip-based format (Word, PowerPoint, Excel, OpenDocument, EPUB) or the text
 of a PDF come to more than ``max_unpacked_bytes``, or when downloading, reading and chunking it
 takes longer than ``max_seconds``. Where many documents are indexed, a refused one is skipped with
-a warning that names it; a single document given on its own is an error.
+a warning that names it; when it is the only one, the refusal is an error.
 
 The limits are :class:`ReadLimits`; RetrieveChat takes them from its ``retrieve_config``
 (``max_doc_bytes``, ``max_unpacked_bytes``, ``max_doc_seconds``), the functions of
