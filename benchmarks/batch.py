@@ -104,13 +104,14 @@ def timed(
 
 
 def ray_runs(args: argparse.Namespace, base_url: str, requests: int, root: Path) -> list[Any]:
-    import ray
-
     from tests.batch._ray_cluster import HOST, Cluster, auth_env
 
-    rows = []
-    # Token authentication on, with a random token of this run (in the environment only).
+    # Token authentication on, with a random token of this run (in the environment only),
+    # before Ray is imported: it reads RAY_AUTH_MODE once, at import.
     os.environ.update(auth_env())
+    import ray
+
+    rows = []
     for count in args.nodes:
         env = {
             **os.environ,
