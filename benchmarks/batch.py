@@ -104,18 +104,19 @@ def timed(
 
 
 def ray_runs(args: argparse.Namespace, base_url: str, requests: int, root: Path) -> list[Any]:
-    import ray
+    from tests.batch._ray_cluster import HOST, Cluster, auth_env
 
-    from tests.batch._ray_cluster import HOST, Cluster
+    # Token authentication on, with a random token of this run (in the environment only),
+    # before Ray is imported: it reads RAY_AUTH_MODE once, at import.
+    os.environ.update(auth_env())
+    import ray
 
     rows = []
     for count in args.nodes:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-            "RAY_AUTH_MODE": "disabled",
         }
-        os.environ["RAY_AUTH_MODE"] = "disabled"
         cluster = Cluster(root / f"ray-{count}", env)
         (root / f"ray-{count}").mkdir()
         try:

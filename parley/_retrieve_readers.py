@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ._retrieve_limits import DEFAULT_LIMITS, Deadline, ReadLimits, check_stored_size, over_limit
+from .exceptions import DocumentRefusedError
+
 __all__ = [
     "HAS_DOCX",
     "HAS_UNSTRUCTURED",
@@ -37,7 +40,8 @@ _USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
     "Chrome/120.0 Safari/537.36"
 )
-_URL_TIMEOUT = 30.0
+_URL_TIMEOUT = 30.0  # seconds a connection may stay silent
+_BLOCK = 64 * 1024
 
 
 def _need(module: str, package: str) -> Any:
@@ -49,11 +53,15 @@ def _need(module: str, package: str) -> Any:
         ) from e
 
 
-def extract_text_from_pdf(file: str) -> str:
+def extract_text_from_pdf(
+    file: str, *, limits: ReadLimits = DEFAULT_LIMITS, deadline: Deadline | None = None
+) -> str:
     """The text of every page of a PDF, in order ("" with a warning when there is none).
 
     An encrypted file is opened with the empty password, as PDF readers do for files that are
-    only protected against editing."""
+    only protected against editing. pypdf caps what one compressed stream may inflate to; the
+    text taken from all pages together is held to ``limits.max_unpacked_bytes`` (characters)
+    and the time to ``deadline``, page by page (DocumentRefusedError past either)."""
     pypdf = _need("pypdf", "pypdf")
     reader = pypdf.PdfReader(file)
     if reader.is_encrypted:
@@ -62,10 +70,28 @@ def extract_text_from_pdf(file: str) -> str:
         except Exception as e:
             logger.warning("Could not decrypt PDF %s: %s", file, e)
             return ""
-    text = "".join(page.extract_text() or "" for page in reader.pages)
-    if not text:
+    pages: list[str] = []
+    size = 0
+    for page in reader.pages:
+        if deadline is not None:
+            deadline.check()
+        text = page.extract_text() or ""
+        size += len(text)
+        if size > limits.max_unpacked_bytes:
+            raise DocumentRefusedError(
+                file,
+                over_limit(
+                    "its text comes to more than",
+                    size,
+                    "max_unpacked_bytes",
+                    limits.max_unpacked_bytes,
+                ),
+            )
+        pages.append(text)
+    joined = "".join(pages)
+    if not joined:
         logger.warning("Could not extract text from PDF %s", file)
-    return str(text)
+    return joined
 
 
 def extract_text_from_docx(file: str) -> str:
@@ -98,9 +124,13 @@ def parse_html_to_markdown(html: str, url: str | None = None) -> str:
     return f"# {title}\n\n{text}" if title else str(text)
 
 
-def read_text(path: str) -> str:
+def read_text(
+    path: str, *, limits: ReadLimits = DEFAULT_LIMITS, deadline: Deadline | None = None
+) -> str:
     """A file's text by its extension (the unstructured package's readers first, when it is
-    installed, for the formats it knows)."""
+    installed, for the formats it knows). A file over ``limits`` (its size, what a zip-based
+    format unpacks to) is refused with DocumentRefusedError before it is read."""
+    check_stored_size(path, path, limits)
     extension = Path(path).suffix.lower().lstrip(".")
     if HAS_UNSTRUCTURED and extension in (
         "doc", "docx", "epub", "msg", "odt", "org", "ppt", "pptx", "rtf", "rst", "xlsx"
@@ -109,7 +139,7 @@ def read_text(path: str) -> str:
 
         return "\n".join(str(element) for element in partition(path))
     if extension == "pdf":
-        return extract_text_from_pdf(path)
+        return extract_text_from_pdf(path, limits=limits, deadline=deadline)
     if extension == "docx":
         return extract_text_from_docx(path)
     with open(path, encoding="utf-8", errors="ignore") as f:
@@ -135,24 +165,70 @@ def _generate_file_name_from_url(url: str, max_length: int = 255) -> str:
     return name[-max_length:]
 
 
-def get_file_from_url(url: str, save_path: str | None = None) -> tuple[str, str] | None:
+def _download(url: str, target: Path, limits: ReadLimits) -> str:
+    """Stream ``url``'s body into ``target`` (at most ``limits.max_bytes``, within
+    ``limits.max_seconds``); its content type. DocumentRefusedError past a limit, with nothing
+    left at ``target``."""
+    deadline = Deadline(url, limits)
+    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
+    partial = target.with_name(target.name + ".part")
+    try:
+        with urllib.request.urlopen(request, timeout=_URL_TIMEOUT) as response:
+            content_type = str(response.headers.get("content-type", ""))
+            declared = response.headers.get("content-length")
+            if (
+                declared is not None
+                and declared.strip().isdigit()
+                and (int(declared) > limits.max_bytes)
+            ):
+                raise DocumentRefusedError(
+                    url,
+                    over_limit(
+                        "its Content-Length says", int(declared), "max_bytes", limits.max_bytes
+                    ),
+                )
+            received = 0
+            with partial.open("wb") as out:
+                while block := response.read(_BLOCK):
+                    received += len(block)
+                    if received > limits.max_bytes:
+                        raise DocumentRefusedError(
+                            url,
+                            over_limit(
+                                "its body came to more than",
+                                received,
+                                "max_bytes",
+                                limits.max_bytes,
+                            ),
+                        )
+                    out.write(block)
+                    deadline.check()
+            charset = response.headers.get_content_charset() or "utf-8"
+        if "text/html" in content_type:
+            html = partial.read_bytes().decode(charset, "ignore")
+            target.write_text(parse_html_to_markdown(html, url), "utf-8")
+            partial.unlink()
+        else:
+            partial.replace(target)
+        return content_type
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def get_file_from_url(
+    url: str, save_path: str | None = None, *, limits: ReadLimits = DEFAULT_LIMITS
+) -> tuple[str, str] | None:
     """Download ``url`` into ``save_path`` (a directory; default ``tmp/chromadb``): HTML is saved
     as Markdown, anything else as it came. ``(saved file, url)``, or None (with a warning) when
-    the download fails."""
+    the download fails; DocumentRefusedError when the body is over ``limits.max_bytes`` (told
+    by its Content-Length before it is read, else while it streams) or takes longer than
+    ``limits.max_seconds``."""
     directory = Path(save_path or os.path.join("tmp", "chromadb"))
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / _generate_file_name_from_url(url)
-    request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT})
     try:
-        with urllib.request.urlopen(request, timeout=_URL_TIMEOUT) as response:
-            content_type = response.headers.get("content-type", "")
-            data = response.read()
+        _download(url, target, limits)
     except (urllib.error.URLError, OSError, ValueError) as e:
         logger.warning("Failed to download %s: %s", url, e)
         return None
-    if "text/html" in content_type:
-        charset = response.headers.get_content_charset() or "utf-8"
-        target.write_text(parse_html_to_markdown(data.decode(charset, "ignore"), url), "utf-8")
-    else:
-        target.write_bytes(data)
     return str(target), url

@@ -34,6 +34,7 @@
     │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │   ├── ImageLoadError (+ ValueError)     an image (path, URL, data URI, base64) could not be loaded
     │   │   └── ImageDownloadNotAllowedError  an image URL was not fetched: downloads are off by default
+    │   ├── DocumentRefusedError             RetrieveChat refused a document over its read limits
     │   ├── AgentBuilderError (+ RuntimeError)  AgentBuilder's models or config are unusable
     │   ├── AgentLibraryError (+ ValueError)  an agent library unreadable, or a bad selection from it
     │   ├── WolframAlphaUnavailableError (+ RuntimeError)  a wolfram query without an app id
@@ -82,6 +83,7 @@ __all__ = [
     "ConfigError",
     "ConfigFailure",
     "DangerousCommandError",
+    "DocumentRefusedError",
     "DotenvSyntaxError",
     "DurableChatError",
     "ExecutionCancelledError",
@@ -503,6 +505,20 @@ class ImageDownloadNotAllowedError(ImageLoadError):
     """An image URL was not fetched because image downloads are not allowed (the default: parley
     reaches no network on its own). ``img_utils.allow_image_downloads()`` or the environment
     variable ``PARLEY_ALLOW_IMAGE_DOWNLOADS=1`` allows them."""
+
+
+class DocumentRefusedError(ParleyError):
+    """RetrieveChat did not index a document: it is over one of its read limits (its size, the
+    size it unpacks to, or the time it takes; see ``parley.retrieve_utils.ReadLimits``).
+    ``source`` is the file or URL, ``reason`` which limit and by how much."""
+
+    def __init__(self, source: str, reason: str) -> None:
+        super().__init__(f"{source}: {reason}")
+        self.source = source
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), (self.source, self.reason)
 
 
 class AgentBuilderError(ParleyError, RuntimeError):

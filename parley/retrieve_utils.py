@@ -19,6 +19,13 @@ from typing import Any
 
 from ._retrieve_embed import as_chroma_embedding, default_embedding, import_chromadb
 from ._retrieve_embed import offline_settings as _offline_settings
+from ._retrieve_limits import (
+    DEFAULT_LIMITS,
+    Deadline,
+    ReadLimits,
+    limits_from_config,
+    refuse_or_skip,
+)
 from ._retrieve_readers import (
     HAS_DOCX,
     HAS_UNSTRUCTURED,
@@ -29,20 +36,24 @@ from ._retrieve_readers import (
     parse_html_to_markdown,
     read_text,
 )
+from .exceptions import DocumentRefusedError
 from .token_count_utils import count_token
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "HAS_UNSTRUCTURED",
     "RAG_MINIMUM_MESSAGE_LENGTH",
     "TEXT_FORMATS",
     "UNSTRUCTURED_FORMATS",
     "VALID_CHUNK_MODES",
+    "ReadLimits",
     "create_vector_db_from_dir",
     "extract_text_from_docx",
     "extract_text_from_pdf",
     "get_file_from_url",
     "get_files_from_dir",
     "is_url",
+    "limits_from_config",
     "parse_html_to_markdown",
     "query_vector_db",
     "split_files_to_chunks",
@@ -76,6 +87,8 @@ def split_text_to_chunks(
     chunk_mode: str = "multi_lines",
     must_break_at_empty_line: bool = True,
     overlap: int = 0,
+    *,
+    deadline: Deadline | None = None,
 ) -> list[str]:
     """Cut ``text`` into chunks of at most ``max_tokens`` tokens.
 
@@ -83,8 +96,10 @@ def split_text_to_chunks(
     line when ``must_break_at_empty_line``, if that is possible), ``one_line`` one line per
     chunk; a line longer than ``max_tokens`` is cut within. ``overlap`` lines are repeated at
     the start of the next chunk. Chunks shorter than ``RAG_MINIMUM_MESSAGE_LENGTH`` characters
-    are dropped.
+    are dropped. ``deadline`` (of :mod:`parley.retrieve_utils`'s readers) bounds the time it
+    takes: DocumentRefusedError once it has passed.
     """
+    check = deadline.check if deadline is not None else _no_deadline
     if chunk_mode not in VALID_CHUNK_MODES:
         raise AssertionError
     if chunk_mode == "one_line":
@@ -96,9 +111,14 @@ def split_text_to_chunks(
             "The input text has less than 3 lines. Set `must_break_at_empty_line` to `False`"
         )
         must_break_at_empty_line = False
-    tokens = [count_token(line) for line in lines]
+    tokens = []
+    for i, line in enumerate(lines):
+        if i % 1024 == 0:
+            check()
+        tokens.append(count_token(line))
     total = sum(tokens)
     while True:
+        check()
         # The line counts leave out the newlines between lines (as AutoGen's do); what is
         # left is counted as a whole before it becomes the last chunk, and each chunk is
         # counted before it is taken, so that no chunk is over the limit.
@@ -143,6 +163,10 @@ def split_text_to_chunks(
     return chunks
 
 
+def _no_deadline() -> None:
+    pass
+
+
 def _fitting_prefix(line: str, line_tokens: int, max_tokens: int) -> str:
     """The longest prefix of ``line`` (cut after a space when one is near) within ``max_tokens``,
     starting from the estimate of its characters per token; at least one character."""
@@ -161,31 +185,65 @@ def split_files_to_chunks(
     chunk_mode: str = "multi_lines",
     must_break_at_empty_line: bool = True,
     custom_text_split_function: Callable[[str], list[str]] | None = None,
+    *,
+    limits: ReadLimits | None = None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
     """Read each file (a path, or ``(saved path, url)`` as downloads are) and cut it into
-    chunks; returns the chunks and, for each, ``{"source": url or path}``."""
+    chunks; returns the chunks and, for each, ``{"source": url or path}``.
+
+    A file over ``limits`` (default :data:`DEFAULT_LIMITS`: its size, what a zip-based format
+    or a PDF unpacks to, the time reading and chunking it takes) is skipped with a warning that
+    names it, or, when it is the only file, refused with DocumentRefusedError."""
+    limits = DEFAULT_LIMITS if limits is None else limits
     chunks: list[str] = []
     sources: list[dict[str, Any]] = []
     for item in files:
         path, source = item if isinstance(item, tuple) else (item, item)
-        text = read_text(path)
-        if not text.strip():
-            logger.warning("No text available in file: %s", path)
+        deadline = Deadline(source, limits)
+        try:
+            text = read_text(path, limits=limits, deadline=deadline)
+            deadline.check()
+            if not text.strip():
+                logger.warning("No text available in file: %s", path)
+                continue
+            if custom_text_split_function is not None:
+                pieces = list(custom_text_split_function(text))
+            else:
+                pieces = split_text_to_chunks(
+                    text, max_tokens, chunk_mode, must_break_at_empty_line, deadline=deadline
+                )
+            deadline.check()
+        except DocumentRefusedError as error:
+            if error.source != source:  # a reader names the saved copy of a download
+                error = DocumentRefusedError(source, error.reason)
+            refuse_or_skip(error, alone=len(files) == 1)
             continue
-        if custom_text_split_function is not None:
-            pieces = list(custom_text_split_function(text))
-        else:
-            pieces = split_text_to_chunks(text, max_tokens, chunk_mode, must_break_at_empty_line)
         chunks.extend(pieces)
         sources.extend({"source": source} for _ in pieces)
     return chunks, sources
 
 
+def _download(url: str, limits: ReadLimits, alone: bool) -> tuple[str, str] | None:
+    try:
+        return get_file_from_url(url, limits=limits)
+    except DocumentRefusedError as error:
+        refuse_or_skip(error, alone)
+        return None
+
+
 def get_files_from_dir(
-    dir_path: str | list[str], types: list[str] = TEXT_FORMATS, recursive: bool = True
+    dir_path: str | list[str],
+    types: list[str] = TEXT_FORMATS,
+    recursive: bool = True,
+    *,
+    limits: ReadLimits | None = None,
 ) -> list[Any]:
     """The files to index: a file as is, a URL downloaded (as ``(saved path, url)``), a
-    directory searched for the extensions in ``types``, a list item by item."""
+    directory searched for the extensions in ``types``, a list item by item.
+
+    A download over ``limits`` is refused with DocumentRefusedError when the URL is all that was
+    given, else skipped with a warning that names it."""
+    limits = DEFAULT_LIMITS if limits is None else limits
     if len(types) == 0:
         raise ValueError("types cannot be empty.")
     extensions = [t.lstrip(".").lower() for t in types]
@@ -196,12 +254,12 @@ def get_files_from_dir(
             if os.path.isfile(item):
                 files.append(item)
             elif is_url(item):
-                downloaded = get_file_from_url(item)
+                downloaded = _download(item, limits, alone=len(dir_path) == 1)
                 if downloaded:
                     files.append(downloaded)
             elif os.path.exists(item):
                 try:
-                    files.extend(get_files_from_dir(item, types, recursive))
+                    files.extend(get_files_from_dir(item, types, recursive, limits=limits))
                 except ValueError:
                     logger.warning("Directory %s does not exist. Skipping.", item)
             else:
@@ -210,7 +268,7 @@ def get_files_from_dir(
     if os.path.isfile(dir_path):
         return [dir_path]
     if is_url(dir_path):
-        downloaded = get_file_from_url(dir_path)
+        downloaded = _download(dir_path, limits, alone=True)
         return [downloaded] if downloaded else []
     if not os.path.exists(dir_path):
         logger.error("Directory %s does not exist.", dir_path)
@@ -257,6 +315,8 @@ def create_vector_db_from_dir(
     custom_text_types: list[str] = TEXT_FORMATS,
     recursive: bool = True,
     extra_docs: bool = False,
+    *,
+    limits: ReadLimits | None = None,
 ) -> Any:
     """Chunk the documents under ``dir_path`` into a Chroma collection (ids ``doc_<n>``);
     returns the Chroma client. A collection that exists without ``get_or_create`` is only
@@ -282,9 +342,14 @@ def create_vector_db_from_dir(
                 metadata=_DEFAULT_COLLECTION_METADATA,
             )
         offset = collection.count() if extra_docs else 0
-        files = get_files_from_dir(dir_path, custom_text_types, recursive)
+        files = get_files_from_dir(dir_path, custom_text_types, recursive, limits=limits)
         chunks, sources = split_files_to_chunks(
-            files, max_tokens, chunk_mode, must_break_at_empty_line, custom_text_split_function
+            files,
+            max_tokens,
+            chunk_mode,
+            must_break_at_empty_line,
+            custom_text_split_function,
+            limits=limits,
         )
         logger.info("Found %d chunks.", len(chunks))
         for start in range(0, len(chunks), _CHROMA_MAX_BATCH):

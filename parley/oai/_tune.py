@@ -106,7 +106,7 @@ class _Trials:
         self.pending = collections.deque(log.open() if log is not None else [])
         self.count = 0
 
-    def __call__(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, config: Mapping[str, Any]) -> dict[str, Any] | None:
         self.count += 1
         logged = loggable(config)
         if self.pending:
@@ -124,6 +124,11 @@ class _Trials:
             assert self.log is not None
             self.log.truncate(self.count - 1)
             self.pending.clear()
+        if self.evaluator.guard.exhausted():
+            # The optimization budget cannot pay for another request: None ends flaml's run
+            # (its searcher would otherwise go on proposing trials that cost nothing).
+            logger.info("trial %d not run: the optimization budget is spent", self.count)
+            return None
         result = self.evaluator(config)
         if self.log is not None:
             self.log.append(Record(logged, result, self.evaluator.state.snapshot()))

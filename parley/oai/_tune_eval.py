@@ -14,6 +14,7 @@ which reply came first. ``eval_func`` (user code, maybe slow) runs in the caller
 
 from __future__ import annotations
 
+import logging
 import math
 import numbers
 from collections.abc import Callable, Mapping, Sequence
@@ -22,10 +23,13 @@ from typing import Any
 
 from .._runtime import run_sync
 from ._gather import gather_bounded
+from ._tune_budget import SpendGuard, worst_case_cost
 from ._tune_prune import PruneState, sample_margin, target_output_tokens
 from ._tune_space import SearchProblem, TrialRequest, plain
 
 __all__ = ["TrialEvaluator", "TuneSettings"]
+
+logger = logging.getLogger("parley.oai.completion")
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class TrialEvaluator:
         self.settings = settings
         self.input_estimates = input_estimates
         self.state = PruneState()
+        self.guard = SpendGuard(settings.optimization_budget, lambda: self.state.total_cost)
 
     # -- one trial ---------------------------------------------------------------------------
 
@@ -187,13 +192,33 @@ class TrialEvaluator:
         jobs = [(i, a.count, n - a.count) for i, a in enumerate(answers) if a.count < n]
 
         async def ask(job: tuple[int, int, int]) -> Any:
-            if self._over_budget():
-                return None  # not sent: the optimization budget is spent
-            response = await self._ask(request, *job)
-            if isinstance(response, Mapping):
-                cost = float(response.get("cost", 0.0))
-                self.state.total_cost += cost
-                spent[0] += cost
+            index, _, count = job
+            worst = 0.0
+            if self.settings.optimization_budget is not None:
+                worst = worst_case_cost(
+                    request,
+                    self.settings.data[index],
+                    count,
+                    is_chat_model=self.cls.is_chat_model,
+                    price_of=self.cls.price_of,
+                )
+            if not self.guard.reserve(worst, f"a request for data[{index}] ({count} answers)"):
+                return None  # not sent: the optimization budget cannot cover it
+            try:
+                response = await self._ask(request, *job)
+                if isinstance(response, Mapping):
+                    cost = float(response.get("cost", 0.0))
+                    self.state.total_cost += cost
+                    spent[0] += cost
+                    if cost > worst and self.settings.optimization_budget is not None:
+                        logger.warning(
+                            "a tune request cost %.6f USD, more than the %.6f USD reserved for "
+                            "it (the provider billed more prompt tokens than parley counted)",
+                            cost,
+                            worst,
+                        )
+            finally:
+                self.guard.release(worst)
             return response
 
         responses = await gather_bounded(ask, jobs, self.settings.max_concurrency)
@@ -233,8 +258,7 @@ class TrialEvaluator:
         )
 
     def _over_budget(self) -> bool:
-        budget = self.settings.optimization_budget
-        return budget is not None and self.state.total_cost >= budget
+        return self.guard.exhausted()
 
     # -- scoring -----------------------------------------------------------------------------
 

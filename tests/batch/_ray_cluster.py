@@ -3,6 +3,13 @@
 its group: its raylet, its agents and its workers) and teardown can stop exactly what it
 started (``ray stop`` would stop every Ray process of the machine).
 
+Ray's token authentication is on (``RAY_AUTH_MODE=token``): without it anyone who can reach the
+GCS or a raylet runs code on the cluster, and some of their ports listen on every interface
+whatever ``--node-ip-address`` says (tests/security/test_ray_exposure.py). The token is random,
+one per test session (:data:`SESSION_TOKEN`; a process's Ray client keeps the first token it
+loads), and goes to the nodes and the driver (:func:`auth_env`) in the environment only: never on
+a command line, in a file or in a log.
+
 Every node uses 127.0.0.2: Ray rewrites ``127.0.0.1`` and ``localhost`` in an address to the
 machine's network address (so that other machines could reach it); ``127.0.0.2`` is loopback
 too and is left as it is. Every port is chosen here, as the defaults (the dashboard agent's,
@@ -15,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -27,11 +35,18 @@ from pathlib import Path
 HOST = "127.0.0.2"
 START_TIMEOUT = 90.0  # seconds for a node to say it started (a few on an idle machine)
 STOP_TIMEOUT = 15.0
+START_ATTEMPTS = 3
 GRACE = 3.0  # seconds a node is given to stop on SIGTERM before SIGKILL
 MARKER = "PARLEY_TEST_RAY_CLUSTER"  # in every process of the cluster: what teardown looks for
 _RAY = str(Path(sys.executable).with_name("ray"))
 # Each node's workers take ports from a range of their own.
 _WORKER_PORTS = 40
+SESSION_TOKEN = secrets.token_hex(32)
+
+
+def auth_env() -> dict[str, str]:
+    """The environment that turns Ray's token authentication on with this session's token."""
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": SESSION_TOKEN}
 
 
 def free_port() -> int:
@@ -95,6 +110,7 @@ class Cluster:
 
     def __post_init__(self) -> None:
         self.id = uuid.uuid4().hex
+        self.env = {**self.env, **auth_env()}
 
     def start_head(self, num_cpus: int = 1, **resources: float) -> Node:
         port = free_port()
@@ -105,6 +121,9 @@ class Cluster:
                 "--head",
                 f"--port={port}",
                 "--include-dashboard=false",
+                # No autoscaler (these clusters have fixed nodes): its metrics server listens
+                # on every interface, on a fixed port, without authentication.
+                "--no-monitor",
                 f"--ray-client-server-port={free_port()}",
                 f"--temp-dir={self.root / 'ray'}",
             ],
@@ -123,7 +142,19 @@ class Cluster:
     def _start(
         self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
     ) -> Node:
-        return self._wait(self._launch(name, args, num_cpus, resources))
+        # `ray start` gives its raylet a fixed 30 s to register (and the raylet gives its
+        # agents less): on a loaded machine a node can miss that. It is killed and started
+        # again, a few times, before the test gives up.
+        for attempt in range(START_ATTEMPTS):
+            node = self._launch(name, args, num_cpus, resources)
+            try:
+                return self._wait(node)
+            except RuntimeError:
+                node.kill()
+                self.nodes.remove(node)
+                if attempt == START_ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def _launch(
         self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]

@@ -20,7 +20,7 @@ from parley.durable import ChatStore
 from parley.testing import FakeLLMServer
 from parley.usage import Budget
 
-from ._ray_cluster import HOST, Cluster, Node, outside_connections, processes
+from ._ray_cluster import HOST, Cluster, Node, auth_env, outside_connections, processes
 from .chats import PRICE, LockedUp, NodeTaggedPairChat, PairChat, histories, respond
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -45,16 +45,18 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-        # A token in ~/.ray (or its absence) must not decide how the nodes talk.
-        "RAY_AUTH_MODE": "disabled",
     }
-    try:
-        import ray  # here, not at collection: a run without these tests never imports it
-    except ImportError:
-        pytest.fail(f"ray is not installed: {INSTALL_HINT} (the dev extra has it)", pytrace=False)
     nodes = Cluster(tmp_path_factory.mktemp("ray"), env)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_MODE", "disabled")
+        # The driver's token, as the nodes'; before Ray is imported, which reads the mode once.
+        for name, value in auth_env().items():
+            patch.setenv(name, value)
+        try:
+            import ray  # here, not at collection: a run without these tests never imports it
+        except ImportError:
+            pytest.fail(
+                f"ray is not installed: {INSTALL_HINT} (the dev extra has it)", pytrace=False
+            )
         try:
             nodes.start_head(num_cpus=1)
             workers = ["w0", "w1"]

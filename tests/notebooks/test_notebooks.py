@@ -33,9 +33,8 @@ def kernel(tmp_path: Path) -> Iterator[Any]:
     # tested) must still name this checkout there, not whatever parley is installed.
     paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths if p)}
-    # A Ray cluster a notebook starts (batch_evaluation) would otherwise write an auth token to
-    # ~/.ray, which later clusters of this machine then require.
-    env.setdefault("RAY_AUTH_MODE", "disabled")
+    # batch_evaluation starts a Ray cluster with token authentication and a token of its own, in
+    # the kernel's environment (nothing written to ~/.ray).
     manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
     try:
         yield client

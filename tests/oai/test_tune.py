@@ -257,7 +257,9 @@ def test_rate_limits_that_outlast_retries_reject_the_trial(
 
 def test_the_optimization_budget_stops_the_spending(fake_llm: FakeLLMServer) -> None:
     fake_llm.responder = solver(lambda body: True, output_tokens=50)
-    # One round of four gpt-4 requests costs 4 * (20 * 0.03 + 50 * 0.06) / 1000 = 0.0144 USD.
+    # A gpt-4 request may cost up to (its prompt + max_tokens >= 50) tokens: at least
+    # 0.00375 USD. Two such reservations fit in the budget, a third does not: the round is cut
+    # short, and the run stops there (tests/security/test_tune_budget.py for the details).
     config, analysis = ChatCompletion.tune(
         question_data(4),
         "success",
@@ -269,14 +271,14 @@ def test_the_optimization_budget_stops_the_spending(fake_llm: FakeLLMServer) -> 
         prompt="{question}",
         allow_format_str_template=True,
         n=1,
-        max_tokens=tune.randint(10, 100),
+        max_tokens=tune.randint(50, 100),
         config_list=endpoint(fake_llm),
     )
-    assert len(fake_llm.requests) == 4
+    assert 1 <= len(fake_llm.requests) <= 2
     first, *rest = analysis.trials
     assert first.last_result["success"] == -math.inf
-    assert first.last_result["total_cost"] == pytest.approx(0.0144)
-    assert all(t.last_result["cost"] == 0 for t in rest)
+    assert first.last_result["total_cost"] == pytest.approx(len(fake_llm.requests) * 0.0036)
+    assert all(t.last_result is None for t in rest)  # not run: the budget is spent
     assert config == {}
 
 

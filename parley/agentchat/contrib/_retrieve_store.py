@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...retrieve_utils import (
+    DEFAULT_LIMITS,
+    ReadLimits,
     create_vector_db_from_dir,
     get_files_from_dir,
     query_vector_db,
@@ -47,6 +49,7 @@ class CollectionPlan:
     custom_text_split_function: Callable[[str], list[str]] | None
     custom_text_types: list[str]
     recursive: bool
+    limits: ReadLimits = DEFAULT_LIMITS
 
 
 def chunk_id(chunk: str, db_type: str) -> str:
@@ -85,13 +88,16 @@ def fill_collection(db: VectorDB, plan: CollectionPlan) -> None:
     )
     if not must_chunk:
         return
-    files = get_files_from_dir(plan.docs_path, plan.custom_text_types, plan.recursive)
+    files = get_files_from_dir(
+        plan.docs_path, plan.custom_text_types, plan.recursive, limits=plan.limits
+    )
     chunks, sources = split_files_to_chunks(
         files,
         plan.chunk_token_size,
         plan.chunk_mode,
         plan.must_break_at_empty_line,
         plan.custom_text_split_function,
+        limits=plan.limits,
     )
     logger.info("Found %d chunks.", len(chunks))
     stored: set[Any] = set()
@@ -128,6 +134,7 @@ class ChromaClientPlan:
     embedding_model: str
     embedding_function: Any
     distance_threshold: float
+    limits: ReadLimits = DEFAULT_LIMITS
 
 
 def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
@@ -151,6 +158,7 @@ def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
         custom_text_types=plan.custom_text_types,
         recursive=plan.recursive,
         extra_docs=plan.extra_docs,
+        limits=plan.limits,
     )
 
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ...code_utils import content_str, extract_code
 from ...formatting_utils import colored
-from ...retrieve_utils import TEXT_FORMATS
+from ...retrieve_utils import TEXT_FORMATS, limits_from_config
 from ...token_count_utils import count_token
 from ..agent import Agent
 from ..user_proxy_agent import UserProxyAgent
@@ -127,6 +127,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
         self.custom_text_split_function = config.get("custom_text_split_function")
         self._custom_text_types = config.get("custom_text_types", TEXT_FORMATS)
         self._recursive = config.get("recursive", True)
+        self._read_limits = limits_from_config(config)
         self._context_max_tokens = config.get("context_max_tokens", self._max_tokens * 0.8)
         self._distance_threshold = config.get("distance_threshold", -1)
         self._collection = False  # whether the collection has been prepared
@@ -184,6 +185,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
                 custom_text_split_function=self.custom_text_split_function,
                 custom_text_types=self._custom_text_types,
                 recursive=self._recursive,
+                limits=self._read_limits,
             ),
         )
 
@@ -240,6 +242,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             embedding_model=self._embedding_model,
             embedding_function=self._embedding_function,
             distance_threshold=self._distance_threshold,
+            limits=self._read_limits,
         )
 
     def _get_context(self, results: QueryResults) -> str:
