@@ -25,6 +25,7 @@ from ..usage._budget import Spent, exhausted
 from ..usage._run import LLMCall
 from ._engine import Finished, Outcome, Settings, Todo
 from ._progress import Progress
+from ._ray_auth import use_token_auth_for_new_instance
 from ._ray_worker import ChatWorker, ChunkReport
 from ._result import ChatError
 
@@ -102,6 +103,8 @@ def run_on_ray(
 ) -> Finished:
     """Run ``todos`` on Ray (blocking: :func:`run_chats` calls it in a worker thread, whose
     token a cancelled batch cancels)."""
+    # A Ray instance this call starts must not serve whoever reaches its ports (_ray_auth).
+    use_token_auth_for_new_instance(backend.address, backend.init_kwargs.get("_temp_dir"))
     ray = _import_ray()
     if not ray.is_initialized():
         ray.init(address=backend.address, **backend.init_kwargs)

@@ -16,6 +16,7 @@ import ipaddress
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,3 +190,82 @@ def test_the_token_is_in_no_command_line_and_no_log(cluster: Cluster) -> None:
     assert logs
     leaked = [str(p) for p in logs if SESSION_TOKEN.encode() in p.read_bytes()]
     assert leaked == []
+
+
+# -- the instance run_chats starts by itself --------------------------------------------------
+
+_BATCH = """
+import os
+import sys
+
+from parley import ConversableAgent
+from parley.batch import RayBackend, run_chats
+
+
+def solve(item):
+    a = ConversableAgent("a", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+    b = ConversableAgent("b", llm_config=False, human_input_mode="NEVER", default_auto_reply="ok")
+    return item.initiate_chat(a, b, message=str(item.input), max_turns=1, silent=True)
+
+
+options = dict(num_cpus=1, include_dashboard=False, _node_ip_address=sys.argv[1], log_to_driver=False)
+batch = run_chats(solve, [1, 2], backend=RayBackend(workers=1, init_kwargs=options))
+import ray
+
+print("BATCH", batch.ok, os.environ.get("RAY_AUTH_MODE"), flush=True)
+print("GCS", ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.readline()  # the test probed the instance: end it
+ray.shutdown()
+"""
+
+
+def test_the_instance_run_chats_starts_needs_a_token(tmp_path: Path) -> None:
+    """With no Ray address and no authentication mode chosen, ``run_chats(backend="ray")``
+    starts a single-machine instance; it must not serve a caller without its token, and the
+    token is kept in no file."""
+    home = tmp_path / "home"
+    home.mkdir()
+    ray_tmp = Path(os.path.realpath("/tmp")) / f"pr{os.getpid()}"  # short: Ray's socket paths
+    ray_tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(
+        HOME=str(home),
+        RAY_TMPDIR=str(ray_tmp),
+        PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    )
+    errors = tmp_path / "stderr.txt"
+    with (
+        errors.open("w") as stderr,
+        subprocess.Popen(
+            [sys.executable, "-c", _BATCH, HOST],
+            env=env,
+            cwd=tmp_path,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+        ) as child,
+    ):
+        # A child that hangs is killed: its output ends, and the test fails instead of waiting.
+        watchdog = threading.Timer(2 * CLIENT_TIMEOUT, os.killpg, (child.pid, 9))
+        watchdog.start()
+        try:
+            assert child.stdout is not None
+            assert child.stdin is not None
+            lines = [child.stdout.readline(), child.stdout.readline()]
+            assert lines[0].startswith("BATCH True token"), lines[0] + errors.read_text()[-3000:]
+            gcs_port = int(lines[1].split()[1].rsplit(":", 1)[1])
+            assert _probe(gcs_port, PROBES["GCS"], None) == "UNAUTHENTICATED"
+            child.stdin.write("\n")
+            child.stdin.flush()
+            assert child.wait(timeout=CLIENT_TIMEOUT) == 0, errors.read_text()[-3000:]
+            # The token lived in the process's environment only (Ray 2.60 and later would
+            # otherwise make one and keep it in ~/.ray/auth_token; earlier versions no token).
+            assert not (home / ".ray").exists()
+        finally:
+            watchdog.cancel()
+            if child.poll() is None:
+                os.killpg(child.pid, 9)
+                child.wait(timeout=60)
+            subprocess.run(["rm", "-rf", str(ray_tmp)], check=False)
