@@ -34,12 +34,18 @@ logger = logging.getLogger("parley.oai.completion")
 _PROMPT_MARGIN = 1.1
 _PROMPT_SLACK = 8
 _COMPLETION_DEFAULT_MAX_TOKENS = 16  # the text-completion API's own default
+_FALLBACK_CHAT_MODEL = "gpt-4-0613"
 
 
 def _prompt_tokens(body: Mapping[str, Any], model: str) -> int:
     text = body.get("messages") if "messages" in body else body.get("prompt")
     if isinstance(text, list) and all(isinstance(m, Mapping) for m in text):
-        tokens = count_token(list(text), model)
+        try:
+            tokens = count_token(list(text), model)
+        except NotImplementedError:
+            # A chat format parley does not know (a local or self-hosted model): counted as
+            # gpt-4's, as AutoGen counts models whose tokenizer is not public.
+            tokens = count_token(list(text), _FALLBACK_CHAT_MODEL)
     else:
         tokens = count_token(str(text or ""), model)
     return math.ceil(tokens * _PROMPT_MARGIN) + _PROMPT_SLACK

@@ -77,3 +77,27 @@ def test_a_chat_request_without_max_tokens_reserves_its_context_window(
     _, analysis = _tune(fake_llm, 1.2, 1, max_tokens=None)
     assert 1 <= len(fake_llm.requests) <= 2
     assert _spent(analysis) <= 1.2
+
+
+def test_a_model_whose_chat_format_parley_does_not_know_is_reserved_too(
+    fake_llm: FakeLLMServer,
+) -> None:
+    # A local model's name: parley counts its prompt as gpt-4's instead of failing the run.
+    fake_llm.responder = solver(lambda body: True, prompt_tokens=5, output_tokens=2)
+    _, analysis = ChatCompletion.tune(
+        question_data(8),
+        "success",
+        "max",
+        success,
+        optimization_budget=0.002,
+        num_samples=-1,
+        model="smollm2",
+        price=[0.03, 0.06],
+        prompt="{question}",
+        allow_format_str_template=True,
+        n=1,
+        max_tokens=2,
+        config_list=endpoint(fake_llm),
+    )
+    assert len(fake_llm.requests) >= 1
+    assert _spent(analysis) <= 0.002
