@@ -194,14 +194,23 @@ _KEY_FILE_ENV = "PARLEY_DURABLE_KEY_FILE"
 def pytest_configure(config: pytest.Config) -> None:
     """Durable stores' journal key in a file of the session's own, not in the user's
     ``~/.config/parley``; set before the test modules load, so the environments they make
-    for child processes carry it too."""
+    for child processes carry it too.
+
+    Ray's token authentication with the session's token (tests/batch/_ray_cluster.py), for the
+    same reason and one more: Ray reads its mode once, when this process first imports it, and
+    a test may import it indirectly (``flaml.tune`` does) long before a test starts a cluster."""
     import os
     import tempfile
+
+    from .batch._ray_cluster import auth_env
 
     if _KEY_FILE_ENV not in os.environ:
         folder = tempfile.mkdtemp(prefix="parley-durable-key-")
         os.environ[_KEY_FILE_ENV] = os.path.join(folder, "durable.key")
         config.stash[_key_folder] = folder
+    ray_env = auth_env()
+    config.stash[_ray_before] = {name: os.environ.get(name) for name in ray_env}
+    os.environ.update(ray_env)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -211,6 +220,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if folder is not None:
         os.environ.pop(_KEY_FILE_ENV, None)
         shutil.rmtree(folder, ignore_errors=True)
+    for name, value in config.stash.get(_ray_before, {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 _key_folder = pytest.StashKey[str]()
+_ray_before = pytest.StashKey[dict[str, str | None]]()
