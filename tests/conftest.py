@@ -208,10 +208,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_key_folder] = folder
     try:
         from .batch._ray_cluster import auth_env
-    except (
-        ImportError
-    ):  # this file copied into another suite, as tests/cache/test_redis_fixture.py does
-        return
+    except ImportError:
+        return  # this file copied into another suite (tests/cache/test_redis_fixture.py)
     ray_env = auth_env()
     config.stash[_ray_before] = {name: os.environ.get(name) for name in ray_env}
     os.environ.update(ray_env)
