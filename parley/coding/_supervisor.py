@@ -25,7 +25,18 @@ from pathlib import Path
 
 from .._runtime import after_fork, keep_until_exit
 
-__all__ = ["Block", "start_block"]
+__all__ = ["Block", "readable", "start_block"]
+
+
+def readable(selectable: socket.socket, timeout: float) -> bool:
+    """Whether ``selectable`` has something to read within ``timeout`` seconds (0: now).
+
+    ``poll``, not ``select``: a long-lived process may hold descriptors numbered past the 1024
+    ``select`` can watch."""
+    poller = select.poll()
+    poller.register(selectable, select.POLLIN)
+    return bool(poller.poll(max(timeout, 0.0) * 1000))
+
 
 _REAPER = str(Path(__file__).with_name("_reaper.py"))
 _SERVER_ENV_KEYS = ("PATH", "LANG", "LC_ALL")  # the server needs nothing else, holds no secret
@@ -103,8 +114,7 @@ class _Supervised(Block):
             if remaining <= 0:
                 self._kill()
                 return
-            readable, _, _ = select.select([self.selectable], [], [], remaining)
-            if readable:
+            if readable(self.selectable, remaining):
                 self.on_readable()
 
     def _kill(self) -> None:

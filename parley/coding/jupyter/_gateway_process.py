@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
 import selectors
 import threading
 from collections.abc import Mapping
 
 from .._process import CappedBuffer
-from .._supervisor import Block, start_block
+from .._supervisor import Block, readable, start_block
 
 __all__ = ["GatewayProcess"]
 
@@ -45,7 +44,7 @@ class GatewayProcess:
     def running(self) -> bool:
         """Whether the program is still running (reads the supervisor's news, never waits)."""
         selectable = self._block.selectable
-        if selectable is not None and select.select([selectable], [], [], 0)[0]:
+        if selectable is not None and readable(selectable, 0):
             self._block.on_readable()
         return not self._block.finished()
 
