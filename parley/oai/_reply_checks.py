@@ -121,6 +121,18 @@ def _message_problem(message: Any, where: str, message_type: type) -> str | None
     return _calls_problem(message, where)
 
 
+def _text_problem(choice: Any, i: int) -> str | None:
+    """A text completion's choice ``i``: its ``text`` must be a string."""
+    text = getattr(choice, "text", None)
+    return None if _optional(text, str) else f"'choices[{i}].text' is not a string"
+
+
+def _finish_problem(choice: Any, i: int) -> str | None:
+    if not _optional(getattr(choice, "finish_reason", None), str):
+        return f"'choices[{i}].finish_reason' is not a string"
+    return None
+
+
 def _completion_problem(response: Any, cls: type) -> str | None:
     """What is wrong with a non-streamed answer built (unchecked) as ``cls``, or None."""
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
@@ -145,12 +157,10 @@ def _completion_problem(response: Any, cls: type) -> str | None:
                 getattr(choice, "message", None), f"choices[{i}].message", ChatCompletionMessage
             )
         else:
-            text = getattr(choice, "text", None)
-            problem = None if _optional(text, str) else f"'choices[{i}].text' is not a string"
+            problem = _text_problem(choice, i)
+        problem = problem or _finish_problem(choice, i)
         if problem is not None:
             return problem
-        if not _optional(getattr(choice, "finish_reason", None), str):
-            return f"'choices[{i}].finish_reason' is not a string"
     return _usage_problem(getattr(response, "usage", None))
 
 
@@ -187,12 +197,10 @@ def _chunk_problem(chunk: Any, cls: type, first: bool) -> str | None:
                 if problem is None and not isinstance(getattr(call, "index", None), int):
                     problem = f"'choices[{i}].delta.tool_calls[{j}].index' is not a number"
         else:
-            text = getattr(choice, "text", None)
-            problem = None if _optional(text, str) else f"'choices[{i}].text' is not a string"
+            problem = _text_problem(choice, i)
+        problem = problem or _finish_problem(choice, i)
         if problem is not None:
             return problem
-        if not _optional(getattr(choice, "finish_reason", None), str):
-            return f"'choices[{i}].finish_reason' is not a string"
     return _usage_problem(getattr(chunk, "usage", None))
 
 
