@@ -12,10 +12,9 @@ rules exist once.
 **Overrides.** parley's own turn stores and prints messages through :func:`store_sent` and
 :func:`store_received`, which run the same steps without the method calls (they would cost
 every chat). A subclass that overrides one of
-:data:`OVERRIDABLE` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
+``_overrides.HELPERS`` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
 ``_message_to_dict``; ``a_receive`` -> ``_process_received_message`` -> ...), decided once per
-class by :func:`decide_chains` (called from ``ConversableAgent.__init_subclass__``), so only such
-classes pay for it. Their steps are user code that may block (``MultimodalConversableAgent``'s
+class by ``_overrides``, so only such classes pay for it. Their steps are user code that may block (``MultimodalConversableAgent``'s
 ``_message_to_dict`` loads images), so the chain runs in a worker thread like any other sync
 override.
 """
@@ -28,16 +27,14 @@ from typing import Any, TypeVar
 from .. import _events
 from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
-from . import _registry
+from . import _overrides, _registry
 from ._chat_flow import with_carryover
 from ._message_check import check_message, fail
 from ._messages import invalid_text, normalize, render_message, stored_form
 from ._tools import execution_wrapper
 
 __all__ = [
-    "OVERRIDABLE",
     "append_oai_message",
-    "decide_chains",
     "handle_carryover",
     "is_silent",
     "match_trigger",
@@ -54,30 +51,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-OVERRIDABLE = (
-    "_message_to_dict",
-    "_append_oai_message",
-    "_process_received_message",
-    "_print_received_message",
-    "_is_silent",
-    "_match_trigger",
-)
-"""The helpers parley's turn calls only when a subclass overrides them."""
-
-_SEND_CHAIN = ("_message_to_dict", "_append_oai_message")
-_MATCH_CHAIN = ("_match_trigger",)
-
-
-def decide_chains(cls: Any, base: type) -> None:
-    """Set ``cls``'s ``_send_chain``, ``_receive_chain`` and ``_match_chain``: whether that step
-    of its turn calls AutoGen's helpers, because ``cls`` (a subclass of ``base``) overrides one
-    that the step uses. Booleans on the class, as the turn reads them for every message."""
-    redefined = {name for name in OVERRIDABLE if getattr(cls, name) is not getattr(base, name)}
-    cls._send_chain = bool(redefined.intersection(_SEND_CHAIN))
-    cls._receive_chain = bool(redefined.difference(_MATCH_CHAIN))
-    cls._match_chain = bool(redefined.intersection(_MATCH_CHAIN))
-
 
 # -- storing and printing (AutoGen's rules: tests/agentchat/test_spec_messages.py) -------------
 
@@ -117,7 +90,7 @@ async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
     """``send``'s storage step for a message ``check_message`` has passed: inline, or through
     the agent's ``_append_oai_message`` (in a worker thread) when its class overrides a helper
     of that chain."""
-    if agent._send_chain:
+    if _overrides.of(agent).send_chain:
         await to_thread(_append_sent, agent, message, recipient)
     else:
         partner = getattr(recipient, "name", "")
@@ -137,7 +110,7 @@ async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> 
     """``receive``'s first step (store, then print unless silent): inline, or through the
     agent's ``_process_received_message`` (in a worker thread) when its class overrides a
     helper of that chain."""
-    if agent._receive_chain:
+    if _overrides.of(agent).receive_chain:
         await to_thread(agent._process_received_message, message, sender, silent)
     else:
         _receive_inline(agent, message, sender, silent)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _events
 from ..exceptions import BudgetExceededError
 from ..usage import _run as _usage
+from . import _overrides
 from ._delivery import no_driver
 from ._registry import match_trigger
 from ._sync_chat import in_sync_chat
@@ -40,7 +41,7 @@ async def take_turn(agent: Any, messages: list[dict[str, Any]], sender: Any, exc
 
 async def _walk(agent: Any, messages: list[dict[str, Any]], sender: Any, exclude: Any) -> Any:
     sync_chat = in_sync_chat()
-    match = agent._match_trigger if agent._match_chain else match_trigger
+    match = agent._match_trigger if _overrides.of(agent).match_chain else match_trigger
     with no_driver():
         messages = await agent._hooks.before_reply(messages)
         for entry in list(agent._reply_func_list):

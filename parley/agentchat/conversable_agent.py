@@ -6,7 +6,7 @@ delivers the message, the recipient's ``a_receive`` stores it and asks ``a_gener
 which walks the reply-function list (``_registry``); the built-in reply functions live in
 ``_human`` (termination and human input), ``_replies`` (tools, functions, the model) and
 ``_code_execution``. Other agents' steps are reached through ``_delivery``, which also honours
-subclasses that override only a sync step. Every step is written once, as a coroutine; each
+subclasses that override only a sync step (decided once per class by ``_overrides``). Every step is written once, as a coroutine; each
 sync method is its ``sync_face`` (``_sync_chat``).
 """
 
@@ -25,6 +25,7 @@ from . import (
     _code_execution,
     _delivery,
     _human,
+    _overrides,
     _replies,
     _tools,
     _turn,
@@ -68,11 +69,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     DEFAULT_SUMMARY_PROMPT = _chat_flow.DEFAULT_SUMMARY_PROMPT
     DEFAULT_SUMMARY_METHOD = "last_msg"
     llm_config: dict[str, Any] | Literal[False]
-    # Whether this class's send, receive and reply-function matching go through AutoGen's
-    # internal helpers (a subclass overrides one of them; see _compat_internals).
-    _send_chain: ClassVar[bool] = False
-    _receive_chain: ClassVar[bool] = False
-    _match_chain: ClassVar[bool] = False
     # Whether the tool schemas in llm_config go into each request (the tool-calling API); the
     # loops of parley.agents describe their tools in the prompt instead.
     _tools_in_requests: ClassVar[bool] = True
@@ -126,8 +122,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _delivery.register_class(cls, ConversableAgent)
-        _compat.decide_chains(cls, ConversableAgent)
+        _overrides.decide(cls, ConversableAgent)
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -472,4 +467,4 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     initiate_chat = sync_face(a_initiate_chat)
 
 
-_delivery.register_class(ConversableAgent, ConversableAgent)
+_overrides.decide(ConversableAgent, ConversableAgent)
