@@ -5,7 +5,7 @@ underscored methods: ``_append_oai_message``, ``_message_to_dict``, ``_process_r
 ``_print_received_message``, ``_is_silent``, ``_match_trigger``, ``_wrap_function``, the
 carryover helpers and ``_raise_exception_on_async_reply_functions`` (their AutoGen behaviour is
 pinned by tests/agentchat/test_internals_compat.py).
-Each is a thin face over the step parley already has (``_messages.stored_form``,
+Each is a thin face over the step parley already has (``AgentState.store``,
 ``_registry.match_trigger``, ``_tools.execution_wrapper``, ``_chat_flow.with_carryover``), so the
 rules exist once.
 
@@ -29,8 +29,8 @@ from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
 from . import _overrides, _registry
 from ._chat_flow import with_carryover
-from ._message_check import check_message, fail
-from ._messages import invalid_text, normalize, render_message, stored_form
+from ._message_check import check_message
+from ._messages import nothing_to_store, render_message
 from ._tools import execution_wrapper
 
 __all__ = [
@@ -75,15 +75,14 @@ def append_oai_message(
     """Store ``message`` in the history with ``conversation_id`` and return True; return False
     and store nothing if it has neither content nor a call. parley's check comes first: a
     message no request could carry raises ``InvalidMessageError`` (README)."""
-    own, partner = agent.name, getattr(conversation_id, "name", "")
-    checked = check_message(
-        agent._message_to_dict(message), sending=is_sending, own_name=own, partner_name=partner
+    stored = agent.state.store(
+        conversation_id,
+        agent._message_to_dict(message),
+        sending=is_sending,
+        own_name=agent.name,
+        role=role,
     )
-    stored = stored_form(checked, role, own if is_sending else partner)
-    if stored is None:
-        return False
-    agent.state.messages[conversation_id].append(stored)
-    return True
+    return stored is not None
 
 
 async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
@@ -92,18 +91,16 @@ async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
     of that chain."""
     if _overrides.of(agent).send_chain:
         await to_thread(_append_sent, agent, message, recipient)
-    else:
-        partner = getattr(recipient, "name", "")
-        agent.state.messages[recipient].append(
-            normalize(
-                message, sending=True, own_name=agent.name, partner_name=partner, checked=True
-            )
-        )
+    elif (
+        agent.state.store(recipient, message, sending=True, own_name=agent.name, checked=True)
+        is None
+    ):
+        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
 
 
 def _append_sent(agent: Any, message: Any, recipient: Any) -> None:
     if not agent._append_oai_message(message, "assistant", recipient, True):
-        fail(True, agent.name, getattr(recipient, "name", ""), invalid_text(True))
+        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
 
 
 async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> None:
@@ -126,9 +123,9 @@ async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> 
 
 def _receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:
     # process_received_message without the method calls.
-    own, partner = agent.name, getattr(sender, "name", "")
-    stored = normalize(message, sending=False, own_name=own, partner_name=partner)
-    agent.state.messages[sender].append(stored)
+    stored = agent.state.store(sender, message, sending=False, own_name=agent.name)
+    if stored is None:
+        nothing_to_store(False, agent.name, getattr(sender, "name", ""), message)
     if not is_silent(sender, silent):
         from ..io import IOStream
 
@@ -139,7 +136,7 @@ def process_received_message(agent: Any, message: Any, sender: Any, silent: Any)
     """``receive``'s first step: store (``InvalidMessageError``, a ValueError, if there is
     nothing to store), then print unless silent."""
     if not agent._append_oai_message(message, "user", sender, False):
-        fail(False, agent.name, getattr(sender, "name", ""), invalid_text(False))
+        nothing_to_store(False, agent.name, getattr(sender, "name", ""), message)
     if not agent._is_silent(sender, silent):
         agent._print_received_message(message, sender)
 

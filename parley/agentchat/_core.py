@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
-from ._messages import RequestMemo
+from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
@@ -61,6 +61,32 @@ class AgentState:
         self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.human_input: list[str] = []
         self.request_memos: dict[Any, RequestMemo] = {}
+
+    def store(
+        self,
+        partner: Any,
+        message: Any,
+        *,
+        sending: bool,
+        own_name: str,
+        role: str | None = None,
+        checked: bool = False,
+    ) -> dict[str, Any] | None:
+        """Append ``message`` to the history with ``partner`` in its stored form
+        (``_messages.stored_message``, whose arguments these are) and return that; return None
+        and store nothing if it has neither content nor a call. The one way a message enters a
+        history: parley's turn and AutoGen's ``_append_oai_message`` both come here."""
+        stored = stored_message(
+            message,
+            sending=sending,
+            own_name=own_name,
+            partner_name=getattr(partner, "name", ""),
+            role=role,
+            checked=checked,
+        )
+        if stored is not None:
+            self.messages[partner].append(stored)
+        return stored
 
     def request_memo(self, sender: Any) -> RequestMemo:
         """The memo that builds model requests for the conversation with ``sender``."""

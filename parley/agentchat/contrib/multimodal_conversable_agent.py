@@ -28,8 +28,7 @@ from typing import Any
 from ..._runtime import to_thread
 from ...code_utils import content_str
 from ...io import IOStream
-from .._message_check import fail
-from .._messages import invalid_text, request_messages
+from .._messages import nothing_to_store, request_messages
 from .._replies import _normalize_reply
 from .._sync_chat import sync_face
 from ..conversable_agent import ConversableAgent
@@ -125,7 +124,7 @@ class MultimodalConversableAgent(ConversableAgent):
     def _process_received_message(self, message: Any, sender: Any, silent: Any) -> None:
         # Printed from what was stored, so that its images are not loaded a second time.
         if not self._append_oai_message(message, "user", sender, False):
-            fail(False, self.name, getattr(sender, "name", ""), invalid_text(False))
+            nothing_to_store(False, self.name, getattr(sender, "name", ""), message)
         if not self._is_silent(sender, silent):
             self._print_received_message(self.state.messages[sender][-1], sender)
 
