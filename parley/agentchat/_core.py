@@ -22,7 +22,6 @@ from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
-    from ._registry import HookLists, ReplyEntry
 
 __all__ = ["AgentCore", "AgentState", "History", "StateView"]
 
@@ -192,7 +191,10 @@ class StateView(Generic[T]):
 class AgentCore(Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
-    The underscored members are AutoGen's own attribute names, which extensions also use.
+    The underscored members are AutoGen's own attribute and helper names, which extensions set
+    and override, so the steps must read them by those names (each read says so: a
+    ``private-ok`` mark for scripts/check_private_access.py). What the turn itself walks (the
+    reply functions, hooks, trigger test, default reply) the agent hands to ``_turn``.
     """
 
     state: AgentState
@@ -202,16 +204,15 @@ class AgentCore(Protocol):
     llm_config: Any
     code_executor: Any
     use_docker: Any
-    _function_map: dict[str, Callable[..., Any]]
     _oai_system_message: list[dict[str, Any]]
     _code_execution_config: Any
     _is_termination_msg: Callable[[dict[str, Any]], Any]
-    _human_review: Callable[..., Any] | None
-    _reply_func_list: list[ReplyEntry]
-    _hooks: HookLists
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def function_map(self) -> dict[str, Callable[..., Any]]: ...
 
     @property
     def human_input_mode(self) -> str: ...
@@ -227,8 +228,6 @@ class AgentCore(Protocol):
 
     @property
     def _prepare_chat(self) -> Callable[..., None]: ...
-
-    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

@@ -121,9 +121,9 @@ async def execute_function(
     from ..io import IOStream
 
     name = str(func_call.get("name") or "")
-    func = agent._function_map.get(name)
+    func = agent.function_map.get(name)
     if func is None:
-        known = ", ".join(sorted(agent._function_map)) or "none"
+        known = ", ".join(sorted(agent.function_map)) or "none"
         return _error(name, f"Function {name} not found. Available functions: {known}.")
     raw = func_call.get("arguments")
     raw = "{}" if raw is None else raw
@@ -267,7 +267,10 @@ async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], send
             # A callable or jinja2 template can be filled only while its context is known, and
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
-    return context, agent.state.request_memo(sender).build(agent._oai_system_message, messages)
+    return context, agent.state.request_memo(sender).build(
+        agent._oai_system_message,  # private-ok: AutoGen's attribute, which extensions set
+        messages,
+    )
 
 
 async def generate_oai_reply(

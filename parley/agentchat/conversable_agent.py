@@ -41,6 +41,7 @@ from ._registry import (
     HookLists,
     ReplyEntry,
     builtin_reply,
+    match_trigger,
 )
 from ._sync_chat import run_sync, sync_face
 from .agent import Agent, LLMAgent
@@ -262,7 +263,12 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             raise AssertionError("Either messages or sender must be provided.")
         if messages is None:
             messages = self.state.messages[sender]
-        return await _turn.take_turn(self, messages, sender, kwargs.get("exclude") or ())  # type: ignore[no-any-return]
+        match = self._match_trigger if _overrides.of(self).match_chain else match_trigger
+        setup = _turn.ReplySetup(
+            self._reply_func_list, self._hooks, match, self._default_auto_reply
+        )
+        exclude = kwargs.get("exclude") or ()
+        return await _turn.take_turn(self, setup, messages, sender, exclude)  # type: ignore[no-any-return]
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)
@@ -456,13 +462,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             message=message,
             kwargs=kwargs,
         )
-
-    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
-        if callable(message):
-            from .._calls import call_user
-
-            return await call_user(message, self, recipient, kwargs)
-        return await _delivery.generate_init_message(self, message, **kwargs)
 
     initiate_chat = sync_face(a_initiate_chat)
 
