@@ -18,7 +18,7 @@ from typing import Any
 
 from ._runtime import to_thread
 
-__all__ = ["call_user", "is_async_callable", "overrides"]
+__all__ = ["call_user", "is_async_callable"]
 
 
 def is_async_callable(fn: Any) -> bool:
@@ -41,8 +41,3 @@ async def call_user(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any
     if inspect.isawaitable(result):
         result = await result
     return result
-
-
-def overrides(obj: object, name: str, base: type) -> bool:
-    """Whether ``type(obj)`` redefines method ``name`` of ``base`` (a user subclass override)."""
-    return getattr(type(obj), name, None) is not getattr(base, name, None)

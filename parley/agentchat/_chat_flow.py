@@ -279,6 +279,15 @@ async def run_chat(
             await journal.close()  # its lease: another run may resume the chat now
 
 
+async def _first_message(
+    sender: AgentCore, message: Any, recipient: Any, kwargs: dict[str, Any]
+) -> Any:
+    """The chat's first message: ``message``, made by it if it is a callable, or the human's."""
+    if callable(message):
+        return await call_user(message, sender, recipient, kwargs)
+    return await _delivery.generate_init_message(sender, message, **kwargs)
+
+
 async def _exchange(
     sender: AgentCore,
     recipient: Any,
@@ -290,18 +299,19 @@ async def _exchange(
 ) -> None:
     # What the sender writes is printed (by the recipient) as this silence says: so is what
     # it streams.
-    silenced = sender._is_silent(sender, silent)
+    is_silent = sender._is_silent  # private-ok: AutoGen's helper, which subclasses override
+    silenced = is_silent(sender, silent)
     if not isinstance(max_turns, int):
-        sender._prepare_chat(recipient, clear_history)
+        sender._prepare_chat(recipient, clear_history)  # private-ok: AutoGen's, overridden
         with echo_silenced(silenced):
-            first = await sender._first_message(message, recipient, kwargs)
+            first = await _first_message(sender, message, recipient, kwargs)
         await _delivery.send(sender, first, recipient, silent=silent)
         return
-    sender._prepare_chat(recipient, clear_history, reply_at_receive=False)
+    sender._prepare_chat(recipient, clear_history, reply_at_receive=False)  # private-ok: as above
     for turn in range(max_turns):
         with echo_silenced(silenced):
             if turn == 0:
-                msg = await sender._first_message(message, recipient, kwargs)
+                msg = await _first_message(sender, message, recipient, kwargs)
             else:
                 history = sender.state.messages[recipient]
                 msg = await _delivery.generate_reply(sender, history, recipient)

@@ -5,17 +5,17 @@ underscored methods: ``_append_oai_message``, ``_message_to_dict``, ``_process_r
 ``_print_received_message``, ``_is_silent``, ``_match_trigger``, ``_wrap_function``, the
 carryover helpers and ``_raise_exception_on_async_reply_functions`` (their AutoGen behaviour is
 pinned by tests/agentchat/test_internals_compat.py).
-Each is a thin face over the step parley already has (``_messages.stored_form``,
+Each is written as the method it is on ``ConversableAgent`` (its first parameter is the agent,
+``self``), a thin face over the step parley already has (``AgentState.store``,
 ``_registry.match_trigger``, ``_tools.execution_wrapper``, ``_chat_flow.with_carryover``), so the
 rules exist once.
 
 **Overrides.** parley's own turn stores and prints messages through :func:`store_sent` and
 :func:`store_received`, which run the same steps without the method calls (they would cost
 every chat). A subclass that overrides one of
-:data:`OVERRIDABLE` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
+``_overrides.HELPERS`` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
 ``_message_to_dict``; ``a_receive`` -> ``_process_received_message`` -> ...), decided once per
-class by :func:`decide_chains` (called from ``ConversableAgent.__init_subclass__``), so only such
-classes pay for it. Their steps are user code that may block (``MultimodalConversableAgent``'s
+class by ``_overrides``, so only such classes pay for it. Their steps are user code that may block (``MultimodalConversableAgent``'s
 ``_message_to_dict`` loads images), so the chain runs in a worker thread like any other sync
 override.
 """
@@ -28,16 +28,14 @@ from typing import Any, TypeVar
 from .. import _events
 from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
-from . import _registry
+from . import _overrides, _registry
 from ._chat_flow import with_carryover
-from ._message_check import check_message, fail
-from ._messages import invalid_text, normalize, render_message, stored_form
+from ._message_check import check_message
+from ._messages import nothing_to_store, render_message
 from ._tools import execution_wrapper
 
 __all__ = [
-    "OVERRIDABLE",
     "append_oai_message",
-    "decide_chains",
     "handle_carryover",
     "is_silent",
     "match_trigger",
@@ -54,30 +52,6 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-OVERRIDABLE = (
-    "_message_to_dict",
-    "_append_oai_message",
-    "_process_received_message",
-    "_print_received_message",
-    "_is_silent",
-    "_match_trigger",
-)
-"""The helpers parley's turn calls only when a subclass overrides them."""
-
-_SEND_CHAIN = ("_message_to_dict", "_append_oai_message")
-_MATCH_CHAIN = ("_match_trigger",)
-
-
-def decide_chains(cls: Any, base: type) -> None:
-    """Set ``cls``'s ``_send_chain``, ``_receive_chain`` and ``_match_chain``: whether that step
-    of its turn calls AutoGen's helpers, because ``cls`` (a subclass of ``base``) overrides one
-    that the step uses. Booleans on the class, as the turn reads them for every message."""
-    redefined = {name for name in OVERRIDABLE if getattr(cls, name) is not getattr(base, name)}
-    cls._send_chain = bool(redefined.intersection(_SEND_CHAIN))
-    cls._receive_chain = bool(redefined.difference(_MATCH_CHAIN))
-    cls._match_chain = bool(redefined.intersection(_MATCH_CHAIN))
-
 
 # -- storing and printing (AutoGen's rules: tests/agentchat/test_spec_messages.py) -------------
 
@@ -97,48 +71,47 @@ def message_to_dict(message: Any) -> dict[str, Any]:
 
 
 def append_oai_message(
-    agent: Any, message: Any, role: str, conversation_id: Any, is_sending: bool
+    self: Any, message: Any, role: str, conversation_id: Any, is_sending: bool
 ) -> bool:
     """Store ``message`` in the history with ``conversation_id`` and return True; return False
     and store nothing if it has neither content nor a call. parley's check comes first: a
     message no request could carry raises ``InvalidMessageError`` (README)."""
-    own, partner = agent.name, getattr(conversation_id, "name", "")
-    checked = check_message(
-        agent._message_to_dict(message), sending=is_sending, own_name=own, partner_name=partner
+    stored = self.state.store(
+        conversation_id,
+        self._message_to_dict(message),
+        sending=is_sending,
+        own_name=self.name,
+        role=role,
     )
-    stored = stored_form(checked, role, own if is_sending else partner)
-    if stored is None:
-        return False
-    agent.state.messages[conversation_id].append(stored)
-    return True
+    return stored is not None
 
 
 async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
     """``send``'s storage step for a message ``check_message`` has passed: inline, or through
     the agent's ``_append_oai_message`` (in a worker thread) when its class overrides a helper
     of that chain."""
-    if agent._send_chain:
+    if _overrides.of(agent).send_chain:
         await to_thread(_append_sent, agent, message, recipient)
-    else:
-        partner = getattr(recipient, "name", "")
-        agent.state.messages[recipient].append(
-            normalize(
-                message, sending=True, own_name=agent.name, partner_name=partner, checked=True
-            )
-        )
+    elif (
+        agent.state.store(recipient, message, sending=True, own_name=agent.name, checked=True)
+        is None
+    ):
+        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
 
 
 def _append_sent(agent: Any, message: Any, recipient: Any) -> None:
-    if not agent._append_oai_message(message, "assistant", recipient, True):
-        fail(True, agent.name, getattr(recipient, "name", ""), invalid_text(True))
+    append = agent._append_oai_message  # private-ok: the subclass's override (module docstring)
+    if not append(message, "assistant", recipient, True):
+        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
 
 
 async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> None:
     """``receive``'s first step (store, then print unless silent): inline, or through the
     agent's ``_process_received_message`` (in a worker thread) when its class overrides a
     helper of that chain."""
-    if agent._receive_chain:
-        await to_thread(agent._process_received_message, message, sender, silent)
+    if _overrides.of(agent).receive_chain:
+        process = agent._process_received_message  # private-ok: the subclass's override
+        await to_thread(process, message, sender, silent)
     else:
         _receive_inline(agent, message, sender, silent)
     if _events.listening():
@@ -153,37 +126,37 @@ async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> 
 
 def _receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:
     # process_received_message without the method calls.
-    own, partner = agent.name, getattr(sender, "name", "")
-    stored = normalize(message, sending=False, own_name=own, partner_name=partner)
-    agent.state.messages[sender].append(stored)
+    stored = agent.state.store(sender, message, sending=False, own_name=agent.name)
+    if stored is None:
+        nothing_to_store(False, agent.name, getattr(sender, "name", ""), message)
     if not is_silent(sender, silent):
         from ..io import IOStream
 
         IOStream.get_default().print(render(agent, stored, sender), flush=True)
 
 
-def process_received_message(agent: Any, message: Any, sender: Any, silent: Any) -> None:
+def process_received_message(self: Any, message: Any, sender: Any, silent: Any) -> None:
     """``receive``'s first step: store (``InvalidMessageError``, a ValueError, if there is
     nothing to store), then print unless silent."""
-    if not agent._append_oai_message(message, "user", sender, False):
-        fail(False, agent.name, getattr(sender, "name", ""), invalid_text(False))
-    if not agent._is_silent(sender, silent):
-        agent._print_received_message(message, sender)
+    if not self._append_oai_message(message, "user", sender, False):
+        nothing_to_store(False, self.name, getattr(sender, "name", ""), message)
+    if not self._is_silent(sender, silent):
+        self._print_received_message(message, sender)
 
 
-def print_received_message(agent: Any, message: Any, sender: Any, skip_head: bool = False) -> None:
+def print_received_message(self: Any, message: Any, sender: Any, skip_head: bool = False) -> None:
     """Print a received message as parley's turn does (``skip_head``: without the
     ``sender (to receiver):`` line and the blank line after it)."""
     from ..io import IOStream
 
     shown = check_message(
-        agent._message_to_dict(message),
+        self._message_to_dict(message),
         sending=False,
-        own_name=agent.name,
+        own_name=self.name,
         partner_name=getattr(sender, "name", ""),
         quiet=True,  # stored (and warned about) already: here only what is printed is repaired
     )
-    IOStream.get_default().print(render(agent, shown, sender, skip_head), flush=True)
+    IOStream.get_default().print(render(self, shown, sender, skip_head), flush=True)
 
 
 def render(agent: Any, message: Mapping[str, Any], sender: Any, skip_head: bool = False) -> str:
@@ -200,7 +173,7 @@ def is_silent(agent: Any, silent: bool | None = False) -> bool:
     return bool(own if own is not None else silent)
 
 
-def match_trigger(agent: Any, trigger: Any, sender: Any) -> bool:
+def match_trigger(self: Any, trigger: Any, sender: Any) -> bool:
     """Whether a reply function registered with ``trigger`` applies to ``sender``."""
     return _registry.match_trigger(trigger, sender)
 
@@ -208,31 +181,31 @@ def match_trigger(agent: Any, trigger: Any, sender: Any) -> bool:
 # -- carryover (part 1, 2.8; part 2, 18.2) ----------------------------------------------------
 
 
-def process_carryover(agent: Any, content: str, kwargs: Mapping[str, Any]) -> str:
+def process_carryover(self: Any, content: str, kwargs: Mapping[str, Any]) -> str:
     """``content`` + ``"\\nContext: \\n"`` + the carryover text (``content`` without one)."""
     return with_carryover(content, kwargs.get("carryover"))
 
 
 def process_multimodal_carryover(
-    agent: Any, content: list[Any], kwargs: Mapping[str, Any]
+    self: Any, content: list[Any], kwargs: Mapping[str, Any]
 ) -> list[Any]:
     """``content`` with a first text part holding ``"\\nContext: \\n"`` + the carryover."""
-    return [{"type": "text", "text": agent._process_carryover("", kwargs)}, *content]
+    return [{"type": "text", "text": self._process_carryover("", kwargs)}, *content]
 
 
-def handle_carryover(agent: Any, message: Any, kwargs: Mapping[str, Any]) -> Any:
+def handle_carryover(self: Any, message: Any, kwargs: Mapping[str, Any]) -> Any:
     """The first message with the carryover (``kwargs["carryover"]``) added; a dict is copied,
     never changed. Subclasses that build their own first message call this."""
     if not kwargs.get("carryover"):
         return message
     if isinstance(message, str):
-        return agent._process_carryover(message, kwargs)
+        return self._process_carryover(message, kwargs)
     if isinstance(message, dict):
         content = message.get("content")
         if isinstance(content, str):
-            return {**message, "content": agent._process_carryover(content, kwargs)}
+            return {**message, "content": self._process_carryover(content, kwargs)}
         if isinstance(content, list):
-            return {**message, "content": agent._process_multimodal_carryover(content, kwargs)}
+            return {**message, "content": self._process_multimodal_carryover(content, kwargs)}
         return message
     # AutoGen's text, though it is the message that has the wrong type.
     raise InvalidCarryOverType("Carryover should be a string or a list of strings.")
@@ -241,13 +214,13 @@ def handle_carryover(agent: Any, message: Any, kwargs: Mapping[str, Any]) -> Any
 # -- tools and reply functions (18.1, 18.6) ----------------------------------------------------
 
 
-def wrap_function(agent: Any, func: F) -> F:
+def wrap_function(self: Any, func: F) -> F:
     """What ``register_for_execution`` stores for ``func``: its tool-call wrapper
     (``_tools.execution_wrapper``), with ``_origin`` = ``func``."""
     return execution_wrapper(func)  # type: ignore[return-value]
 
 
-def raise_exception_on_async_reply_functions(agent: Any) -> None:
+def raise_exception_on_async_reply_functions(self: Any) -> None:
     """RuntimeError naming the async reply functions registered without
     ``ignore_async_in_sync_chat=True`` (built-ins are exempt).
 
@@ -255,7 +228,7 @@ def raise_exception_on_async_reply_functions(agent: Any) -> None:
     everywhere), so ``initiate_chat`` does not call this; it is kept for code that does."""
     names = [
         getattr(entry.func, "__name__", repr(entry.func))
-        for entry in agent._reply_func_list
+        for entry in self._reply_func_list
         if entry.is_async and not entry.builtin and not entry.ignore_async_in_sync_chat
     ]
     if names:

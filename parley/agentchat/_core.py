@@ -18,11 +18,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
-from ._messages import RequestMemo
+from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
-    from ._registry import HookLists, ReplyEntry
 
 __all__ = ["AgentCore", "AgentState", "History", "StateView"]
 
@@ -61,6 +60,32 @@ class AgentState:
         self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.human_input: list[str] = []
         self.request_memos: dict[Any, RequestMemo] = {}
+
+    def store(
+        self,
+        partner: Any,
+        message: Any,
+        *,
+        sending: bool,
+        own_name: str,
+        role: str | None = None,
+        checked: bool = False,
+    ) -> dict[str, Any] | None:
+        """Append ``message`` to the history with ``partner`` in its stored form
+        (``_messages.stored_message``, whose arguments these are) and return that; return None
+        and store nothing if it has neither content nor a call. The one way a message enters a
+        history: parley's turn and AutoGen's ``_append_oai_message`` both come here."""
+        stored = stored_message(
+            message,
+            sending=sending,
+            own_name=own_name,
+            partner_name=getattr(partner, "name", ""),
+            role=role,
+            checked=checked,
+        )
+        if stored is not None:
+            self.messages[partner].append(stored)
+        return stored
 
     def request_memo(self, sender: Any) -> RequestMemo:
         """The memo that builds model requests for the conversation with ``sender``."""
@@ -166,7 +191,10 @@ class StateView(Generic[T]):
 class AgentCore(Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
-    The underscored members are AutoGen's own attribute names, which extensions also use.
+    The underscored members are AutoGen's own attribute and helper names, which extensions set
+    and override, so the steps must read them by those names (each read says so: a
+    ``private-ok`` mark for scripts/check_private_access.py). What the turn itself walks (the
+    reply functions, hooks, trigger test, default reply) the agent hands to ``_turn``.
     """
 
     state: AgentState
@@ -176,16 +204,15 @@ class AgentCore(Protocol):
     llm_config: Any
     code_executor: Any
     use_docker: Any
-    _function_map: dict[str, Callable[..., Any]]
     _oai_system_message: list[dict[str, Any]]
     _code_execution_config: Any
     _is_termination_msg: Callable[[dict[str, Any]], Any]
-    _human_review: Callable[..., Any] | None
-    _reply_func_list: list[ReplyEntry]
-    _hooks: HookLists
 
     @property
     def name(self) -> str: ...
+
+    @property
+    def function_map(self) -> dict[str, Callable[..., Any]]: ...
 
     @property
     def human_input_mode(self) -> str: ...
@@ -201,8 +228,6 @@ class AgentCore(Protocol):
 
     @property
     def _prepare_chat(self) -> Callable[..., None]: ...
-
-    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

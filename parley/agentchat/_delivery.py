@@ -6,9 +6,7 @@
 ``getattr`` on a method name. AutoGen code often customises an agent by overriding a *sync*
 step (``receive``, say) and not its async twin; the core then runs the override in a worker
 thread, so it takes effect in sync and async chats alike. Which form a class uses is decided
-once per class: :func:`register_class` is called by ``ConversableAgent.__init_subclass__``
-(overrides are judged against ``ConversableAgent``); any other ``Agent`` implementation is
-judged on first use (its async method is used when it is a coroutine function).
+once per class, by ``_overrides``.
 
 **Delivery.** AutoGen's conversation is recursive (send -> receive -> send ...), one stack
 level per message, so a long chat can hit the recursion limit. Here a reply produced inside
@@ -24,64 +22,27 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
 from collections import deque
 from typing import Any
 
 from .. import _journal
 from .._runtime import to_thread
+from . import _overrides
 
 __all__ = [
-    "STEPS",
     "generate_init_message",
     "generate_reply",
     "get_human_input",
     "initiate_chat",
     "no_driver",
     "receive",
-    "register_class",
     "send",
     "send_reply",
 ]
 
-STEPS = (
-    "send",
-    "receive",
-    "generate_reply",
-    "initiate_chat",
-    "get_human_input",
-    "generate_init_message",
-)
-
-# For each class: the steps whose sync form the core must call.
-_sync_steps: dict[type, frozenset[str]] = {}
-
-
-def register_class(cls: type, base: type) -> None:
-    """Decide which steps of ``cls``, a subclass of ``base``, run their sync form: those whose
-    sync method ``cls`` redefines while it keeps ``base``'s async one; and human input unless
-    ``cls`` redefines ``a_get_human_input`` (the base's async form only runs the sync one in a
-    thread, as in AutoGen, so a UI that overrides ``get_human_input`` is reached either way)."""
-    chosen = set()
-    for name in STEPS:
-        sync_redefined = getattr(cls, name, None) is not getattr(base, name, None)
-        async_redefined = getattr(cls, "a_" + name, None) is not getattr(base, "a_" + name, None)
-        if not async_redefined and (sync_redefined or name == "get_human_input"):
-            chosen.add(name)
-    _sync_steps[cls] = frozenset(chosen)
-
 
 def _uses_sync(obj: Any, step: str) -> bool:
-    cls = type(obj)
-    steps = _sync_steps.get(cls)
-    if steps is None:
-        # An Agent that is not a ConversableAgent: its sync form unless the async one is real.
-        steps = _sync_steps[cls] = frozenset(
-            name
-            for name in STEPS
-            if not inspect.iscoroutinefunction(getattr(cls, "a_" + name, None))
-        )
-    return step in steps
+    return step in _overrides.of(obj).sync_steps
 
 
 async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:

@@ -33,7 +33,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from .. import _events
-from .._calls import overrides
 from ..code_utils import content_str
 from ..exceptions import BudgetExceededError, NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
@@ -44,6 +43,7 @@ from . import _delivery, _group_resume
 from ._group_chat import GroupChat
 from ._group_visibility import Relay
 from ._human import is_termination
+from ._overrides import sync_only
 from ._registry import builtin_reply, insert_reply
 from ._sync_chat import run_sync
 from .agent import Agent
@@ -334,9 +334,7 @@ def _ends_after(groupchat: GroupChat, message: dict[str, Any], i: int, terminate
 def _selection(groupchat: GroupChat) -> _Select:
     """How the rounds pick speakers: ``a_select_speaker``, or a subclass's sync
     ``select_speaker`` (in a worker thread) when it overrides only that one."""
-    if overrides(groupchat, "select_speaker", GroupChat) and not overrides(
-        groupchat, "a_select_speaker", GroupChat
-    ):
+    if sync_only(type(groupchat), "select_speaker", GroupChat):
         sync = groupchat.select_speaker
 
         async def in_thread(last_speaker: Agent, selector: Any) -> Agent:

@@ -42,9 +42,9 @@ _short.maxstring = _short.maxother = 80
 
 
 def _is_template(content: Any) -> bool:
-    from ..oai._templating import _is_jinja_template
+    from ..oai._templating import is_jinja_template
 
-    return callable(content) or _is_jinja_template(content)
+    return callable(content) or is_jinja_template(content)
 
 
 def fill_template(message: Mapping[str, Any]) -> Any:

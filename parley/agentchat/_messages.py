@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from .._plain import NotPlain, SealedMessages, plain_copy
 from ..code_utils import content_text
@@ -33,11 +33,12 @@ __all__ = [
     "content_text",
     "fill_template",
     "invalid_text",
-    "normalize",
+    "nothing_to_store",
     "render_message",
     "request_messages",
     "sanitize_name",
     "stored_form",
+    "stored_message",
 ]
 
 _API_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -45,15 +46,23 @@ _NOT_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 _RULE = "-" * 80
 
 
-def normalize(
-    message: Any, *, sending: bool, own_name: str, partner_name: str, checked: bool = False
-) -> dict[str, Any]:
-    """The dict an agent stores for ``message``; :class:`InvalidMessageError` (a
-    ValueError) if it has nothing to say or no request could carry it.
+def stored_message(
+    message: Any,
+    *,
+    sending: bool,
+    own_name: str,
+    partner_name: str,
+    role: str | None = None,
+    checked: bool = False,
+) -> dict[str, Any] | None:
+    """The dict an agent stores for ``message``, or None when it has nothing to store (no
+    content and no call); :class:`InvalidMessageError` (a ValueError) if no request could
+    carry it.
 
-    ``sending``: the agent stores its own outgoing message (role assistant) rather than an
-    incoming one (role user). ``checked``: ``message`` already went through
-    :func:`check_message`.
+    ``sending``: the agent stores its own outgoing message (role ``assistant``, named after
+    the agent) rather than an incoming one (role ``user``, named after the partner); ``role``
+    overrides that default role (AutoGen's ``_append_oai_message`` takes one). ``checked``:
+    ``message`` already went through :func:`check_message`.
     """
     if not checked:
         message = check_message(
@@ -61,17 +70,15 @@ def normalize(
         )
     if isinstance(message, str):
         message = {"content": message}
-    stored = stored_form(
-        message, "assistant" if sending else "user", own_name if sending else partner_name
-    )
-    if stored is None:
-        fail(
-            sending,
-            own_name,
-            partner_name,
-            f"{invalid_text(sending)} Got {short_repr(dict(message))}",
-        )
-    return stored
+    if role is None:
+        role = "assistant" if sending else "user"
+    return stored_form(message, role, own_name if sending else partner_name)
+
+
+def nothing_to_store(sending: bool, own_name: str, partner_name: str, message: Any) -> NoReturn:
+    """Raise :class:`InvalidMessageError` for a message with neither content nor a call, in
+    AutoGen's words (which user code may match) followed by the message."""
+    fail(sending, own_name, partner_name, f"{invalid_text(sending)} Got {short_repr(message)}")
 
 
 def invalid_text(sending: bool) -> str:

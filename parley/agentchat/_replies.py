@@ -14,7 +14,7 @@ import json
 import logging
 import re
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _events
@@ -27,10 +27,13 @@ if TYPE_CHECKING:
     from ._core import AgentCore, History
 
 __all__ = [
+    "PrepareRequest",
+    "Request",
     "execute_function",
     "generate_function_call_reply",
     "generate_oai_reply",
     "generate_tool_calls_reply",
+    "prepare_request",
 ]
 
 logger = logging.getLogger(__name__)
@@ -118,9 +121,9 @@ async def execute_function(
     from ..io import IOStream
 
     name = str(func_call.get("name") or "")
-    func = agent._function_map.get(name)
+    func = agent.function_map.get(name)
     if func is None:
-        known = ", ".join(sorted(agent._function_map)) or "none"
+        known = ", ".join(sorted(agent.function_map)) or "none"
         return _error(name, f"Function {name} not found. Available functions: {known}.")
     raw = func_call.get("arguments")
     raw = "{}" if raw is None else raw
@@ -245,15 +248,18 @@ def _normalize_reply(reply: Any) -> Any:
     return reply
 
 
-async def generate_oai_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
-) -> tuple[bool, Any]:
-    """Ask the agent's model for the reply."""
-    client = config if config is not None else agent.client
-    if client is None:
-        return False, None
-    if messages is None:
-        messages = agent.state.messages[sender]
+Request = tuple[Any, Sequence[Mapping[str, Any]]]
+"""A model request: the template context of the last message (or None) and the messages."""
+
+PrepareRequest = Callable[["AgentCore", list[dict[str, Any]], Any], Awaitable[Request]]
+"""How a reply turns the history into a request (:func:`prepare_request`, or an agent's own
+that builds on it, as the multimodal agent's encodes its images)."""
+
+
+async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], sender: Any) -> Request:
+    """The request for a reply to ``messages``: the last message's context taken out (it goes
+    with this request only) and its template filled, then the system message and the history
+    as the API takes them, built by the conversation's memo."""
     context = messages[-1].pop("context", None) if messages else None
     if context:
         content = messages[-1].get("content")
@@ -261,7 +267,27 @@ async def generate_oai_reply(
             # A callable or jinja2 template can be filled only while its context is known, and
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
-    request = agent.state.request_memo(sender).build(agent._oai_system_message, messages)
+    return context, agent.state.request_memo(sender).build(
+        agent._oai_system_message,  # private-ok: AutoGen's attribute, which extensions set
+        messages,
+    )
+
+
+async def generate_oai_reply(
+    agent: AgentCore,
+    messages: History = None,
+    sender: Any = None,
+    config: Any = None,
+    *,
+    prepare: PrepareRequest = prepare_request,
+) -> tuple[bool, Any]:
+    """Ask the agent's model for the reply (the request made by ``prepare``)."""
+    client = config if config is not None else agent.client
+    if client is None:
+        return False, None
+    if messages is None:
+        messages = agent.state.messages[sender]
+    context, request = await prepare(agent, messages, sender)
     response = await client.a_create(
         context=context, messages=request, cache=agent.client_cache, agent=agent
     )

@@ -77,7 +77,8 @@ def build_client(llm_config: Any, tools_in_requests: bool) -> Any:
 
 def _rebuild_client(agent: AgentCore) -> None:
     old = agent.client
-    agent.client = build_client(agent.llm_config, agent._tools_in_requests)
+    in_requests = agent._tools_in_requests  # private-ok: a class setting of the agent's kind
+    agent.client = build_client(agent.llm_config, in_requests)
     if old is None or agent.client is None:
         return
     agent.client.total_usage_summary = old.total_usage_summary
@@ -131,11 +132,11 @@ def update_function_signature(
 
 
 def _name_of(func: Any, name: str | None) -> str:
-    if name:
-        func._name = name
-    elif not hasattr(func, "_name"):
-        func._name = func.__name__
-    return str(func._name)
+    # AutoGen marks a tool function with its name (func._name) and description.
+    if not name and hasattr(func, "_name"):
+        return str(func._name)  # private-ok: AutoGen's marker on a tool function
+    func._name = name or func.__name__  # private-ok: AutoGen's marker on a tool function
+    return str(func._name)  # private-ok: AutoGen's marker on a tool function
 
 
 def register_for_llm(
@@ -152,10 +153,11 @@ def register_for_llm(
 
         tool_name = _name_of(func, name)
         if description:
-            func._description = description  # type: ignore[attr-defined]
+            func._description = description  # type: ignore[attr-defined]  # private-ok: AutoGen's marker on a tool function
         elif not hasattr(func, "_description"):
             raise ValueError("Function description is required, none found.")
-        schema = get_function_schema(func, name=tool_name, description=func._description)  # type: ignore[attr-defined]
+        described = func._description  # type: ignore[attr-defined]  # private-ok: AutoGen's marker on a tool function
+        schema = get_function_schema(func, name=tool_name, description=described)
         if agent.llm_config is None:
             raise RuntimeError("LLM config must be setup before registering a function for LLM.")
         if api_style == "tool":
@@ -216,10 +218,10 @@ def register_for_execution(
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
-        wrapped = agent._wrap_function(func)
+        wrapped = agent._wrap_function(func)  # private-ok: AutoGen's helper, overridable
         if idempotent is not None:
             wrapped._parley_idempotent = idempotent
-        merge_functions(agent._function_map, {tool_name: wrapped})
+        merge_functions(agent.function_map, {tool_name: wrapped})
         return func
 
     return decorator

@@ -10,40 +10,64 @@ messages (see ``parley.usage``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _events
 from ..exceptions import BudgetExceededError
 from ..usage import _run as _usage
 from ._delivery import no_driver
-from ._registry import match_trigger
 from ._sync_chat import in_sync_chat
 
 if TYPE_CHECKING:
-    from ._registry import ReplyEntry
+    from ._registry import HookLists, ReplyEntry
 
-__all__ = ["take_turn"]
+__all__ = ["ReplySetup", "take_turn"]
 
 
-async def take_turn(agent: Any, messages: list[dict[str, Any]], sender: Any, exclude: Any) -> Any:
+class ReplySetup:
+    """What a turn walks, as the agent hands it over: its reply functions, its hooks, the
+    trigger test (AutoGen's ``_match_trigger`` when a subclass overrides it) and the default
+    auto-reply."""
+
+    __slots__ = ("default", "hooks", "match", "replies")
+
+    def __init__(
+        self,
+        replies: Sequence[ReplyEntry],
+        hooks: HookLists,
+        match: Callable[[Any, Any], bool],
+        default: Any,
+    ) -> None:
+        self.replies = replies
+        self.hooks = hooks
+        self.match = match
+        self.default = default
+
+
+async def take_turn(
+    agent: Any, setup: ReplySetup, messages: list[dict[str, Any]], sender: Any, exclude: Any
+) -> Any:
     """The agent's reply to ``messages`` from ``sender`` (None: no reply)."""
     if _usage.check() is not None:
         return None  # the chat's budget is spent: it ends here, before this turn
     with _usage.reply_scope(agent), _turn_step(agent, messages, sender) as turn:
         try:
-            reply = await _walk(agent, messages, sender, exclude)
+            reply = await _walk(agent, setup, messages, sender, exclude)
         except BudgetExceededError:
             reply = None  # a request of this turn was refused: the turn ends, unanswered
         turn.set(reply=reply)
     return reply
 
 
-async def _walk(agent: Any, messages: list[dict[str, Any]], sender: Any, exclude: Any) -> Any:
+async def _walk(
+    agent: Any, setup: ReplySetup, messages: list[dict[str, Any]], sender: Any, exclude: Any
+) -> Any:
     sync_chat = in_sync_chat()
-    match = agent._match_trigger if agent._match_chain else match_trigger
+    match = setup.match
     with no_driver():
-        messages = await agent._hooks.before_reply(messages)
-        for entry in list(agent._reply_func_list):
+        messages = await setup.hooks.before_reply(messages)
+        for entry in list(setup.replies):
             if exclude and any(entry.matches_func(f) for f in exclude):
                 continue
             if sync_chat and entry.ignore_async_in_sync_chat and entry.is_async:
@@ -55,7 +79,7 @@ async def _walk(agent: Any, messages: list[dict[str, Any]], sender: Any, exclude
                 step.set(final=final, reply=reply)
             if final:
                 return reply
-    return agent._default_auto_reply
+    return setup.default
 
 
 def _turn_step(agent: Any, messages: list[dict[str, Any]], sender: Any) -> Any:

@@ -6,7 +6,7 @@ delivers the message, the recipient's ``a_receive`` stores it and asks ``a_gener
 which walks the reply-function list (``_registry``); the built-in reply functions live in
 ``_human`` (termination and human input), ``_replies`` (tools, functions, the model) and
 ``_code_execution``. Other agents' steps are reached through ``_delivery``, which also honours
-subclasses that override only a sync step. Every step is written once, as a coroutine; each
+subclasses that override only a sync step (decided once per class by ``_overrides``). Every step is written once, as a coroutine; each
 sync method is its ``sync_face`` (``_sync_chat``).
 """
 
@@ -25,6 +25,7 @@ from . import (
     _code_execution,
     _delivery,
     _human,
+    _overrides,
     _replies,
     _tools,
     _turn,
@@ -40,6 +41,7 @@ from ._registry import (
     HookLists,
     ReplyEntry,
     builtin_reply,
+    match_trigger,
 )
 from ._sync_chat import run_sync, sync_face
 from .agent import Agent, LLMAgent
@@ -68,11 +70,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     DEFAULT_SUMMARY_PROMPT = _chat_flow.DEFAULT_SUMMARY_PROMPT
     DEFAULT_SUMMARY_METHOD = "last_msg"
     llm_config: dict[str, Any] | Literal[False]
-    # Whether this class's send, receive and reply-function matching go through AutoGen's
-    # internal helpers (a subclass overrides one of them; see _compat_internals).
-    _send_chain: ClassVar[bool] = False
-    _receive_chain: ClassVar[bool] = False
-    _match_chain: ClassVar[bool] = False
     # Whether the tool schemas in llm_config go into each request (the tool-calling API); the
     # loops of parley.agents describe their tools in the prompt instead.
     _tools_in_requests: ClassVar[bool] = True
@@ -126,8 +123,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _delivery.register_class(cls, ConversableAgent)
-        _compat.decide_chains(cls, ConversableAgent)
+        _overrides.decide(cls, ConversableAgent)
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -267,7 +263,12 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             raise AssertionError("Either messages or sender must be provided.")
         if messages is None:
             messages = self.state.messages[sender]
-        return await _turn.take_turn(self, messages, sender, kwargs.get("exclude") or ())  # type: ignore[no-any-return]
+        match = self._match_trigger if _overrides.of(self).match_chain else match_trigger
+        setup = _turn.ReplySetup(
+            self._reply_func_list, self._hooks, match, self._default_auto_reply
+        )
+        exclude = kwargs.get("exclude") or ()
+        return await _turn.take_turn(self, setup, messages, sender, exclude)  # type: ignore[no-any-return]
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)
@@ -462,14 +463,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             kwargs=kwargs,
         )
 
-    async def _first_message(self, message: Any, recipient: Any, kwargs: dict[str, Any]) -> Any:
-        if callable(message):
-            from .._calls import call_user
-
-            return await call_user(message, self, recipient, kwargs)
-        return await _delivery.generate_init_message(self, message, **kwargs)
-
     initiate_chat = sync_face(a_initiate_chat)
 
 
-_delivery.register_class(ConversableAgent, ConversableAgent)
+_overrides.decide(ConversableAgent, ConversableAgent)

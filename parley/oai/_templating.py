@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["instantiate", "instantiate_messages", "prompt_to_messages"]
+__all__ = ["instantiate", "instantiate_messages", "is_jinja_template", "prompt_to_messages"]
 
 
-def _is_jinja_template(template: Any) -> bool:
+def is_jinja_template(template: Any) -> bool:
     # Checked by type name so that jinja2 is imported only by those who use it.
     return any(
         cls.__module__.startswith("jinja2") and cls.__name__ == "Template"
@@ -40,7 +40,7 @@ def instantiate(
                 f"template {template[:80]!r} names {e} which is not in the context "
                 f"(keys: {sorted(context)}); escape literal braces as {{{{ }}}}"
             ) from e
-    if _is_jinja_template(template):
+    if is_jinja_template(template):
         return template.render(**context)
     if callable(template):
         return template(context)

@@ -11,8 +11,9 @@ only in the request to the model. Its system message is content parts too, so
 Needs Pillow: ``pip install 'parley[lmm]'``.
 
 Differences from AutoGen, on purpose: the model request is built as the base agent builds it
-(tool results expanded, parley's own keys such as ``context`` left out, names checked) and goes
-through the chat's ``cache``; a tool call in the model's answer is kept as the base agent keeps
+(a template filled from its context, tool results expanded, parley's own keys such as
+``context`` left out, names checked; only the images are encoded on top) and goes through the
+chat's ``cache``; a tool call in the model's answer is kept as the base agent keeps
 it; a received message's images are loaded once (AutoGen loaded them again to print them, a
 second download for a URL); a dict message with a tool or function call but no ``content`` is
 accepted; a ``reflection_with_llm`` summary of its chat sends its images as data URIs (AutoGen's
@@ -21,16 +22,14 @@ request failed on the PIL images).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..._runtime import to_thread
 from ...code_utils import content_str
 from ...io import IOStream
-from .._message_check import fail
-from .._messages import invalid_text, request_messages
-from .._replies import _normalize_reply
+from .._messages import nothing_to_store
+from .._replies import Request, generate_oai_reply, prepare_request
 from .._sync_chat import sync_face
 from ..conversable_agent import ConversableAgent
 from .img_utils import gpt4v_formatter, message_formatter_pil_to_b64
@@ -39,8 +38,6 @@ __all__ = ["DEFAULT_LMM_SYS_MSG", "DEFAULT_MODEL", "MultimodalConversableAgent"]
 
 DEFAULT_LMM_SYS_MSG = "You are a helpful AI assistant."
 DEFAULT_MODEL = "gpt-4-vision-preview"
-
-logger = logging.getLogger(__name__)
 
 
 def _is_terminate(message: dict[str, Any]) -> bool:
@@ -125,7 +122,7 @@ class MultimodalConversableAgent(ConversableAgent):
     def _process_received_message(self, message: Any, sender: Any, silent: Any) -> None:
         # Printed from what was stored, so that its images are not loaded a second time.
         if not self._append_oai_message(message, "user", sender, False):
-            fail(False, self.name, getattr(sender, "name", ""), invalid_text(False))
+            nothing_to_store(False, self.name, getattr(sender, "name", ""), message)
         if not self._is_silent(sender, silent):
             self._print_received_message(self.state.messages[sender][-1], sender)
 
@@ -143,23 +140,14 @@ class MultimodalConversableAgent(ConversableAgent):
     generate_oai_reply = sync_face(a_generate_oai_reply)
 
 
+async def _multimodal_request(agent: Any, messages: list[dict[str, Any]], sender: Any) -> Request:
+    # The base agent's request (template filled, built by the memo), its images then encoded;
+    # encoding images as PNG takes CPU time: not on the event loop.
+    context, request = await prepare_request(agent, messages, sender)
+    return context, await to_thread(message_formatter_pil_to_b64, list(request))
+
+
 async def _multimodal_oai_reply(
     agent: Any, messages: Any = None, sender: Any = None, config: Any = None
 ) -> tuple[bool, Any]:
-    client = config if config is not None else agent.client
-    if client is None:
-        return False, None
-    if messages is None:
-        messages = agent.state.messages[sender]
-    context = messages[-1].pop("context", None) if messages else None
-    request = [dict(m) for m in request_messages(agent._oai_system_message, messages)]
-    # Encoding images as PNG takes CPU time: not on the event loop.
-    request = await to_thread(message_formatter_pil_to_b64, request)
-    response = await client.a_create(
-        context=context, messages=request, cache=agent.client_cache, agent=agent
-    )
-    extracted = client.extract_text_or_completion_object(response)[0]
-    if extracted is None:
-        logger.warning("the model returned no content and no tool call: %r", response)
-        return False, None
-    return True, _normalize_reply(extracted)
+    return await generate_oai_reply(agent, messages, sender, config, prepare=_multimodal_request)

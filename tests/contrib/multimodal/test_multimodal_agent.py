@@ -175,6 +175,19 @@ def test_generate_reply_directly(fake_llm: FakeLLMServer, picture: Any) -> None:
     assert viewer.generate_oai_reply(messages) == (True, "again")
 
 
+def test_a_template_is_filled_as_the_base_agent_fills_it(fake_llm: FakeLLMServer) -> None:
+    """The viewer's request is the base agent's (the same preparation), images encoded on top:
+    a callable template is filled from its context, and the history keeps the filled text."""
+    fake_llm.add_reply("filled")
+    viewer, user = _viewer(fake_llm), _user()
+    messages = [
+        {"role": "user", "content": lambda context: f"n={context['n']}", "context": {"n": 3}}
+    ]
+    assert viewer.generate_reply(messages, user) == "filled"
+    assert fake_llm.received[-1].json["messages"][-1]["content"] == "n=3"
+    assert messages[0]["content"] == "n=3"
+
+
 def test_a_plain_agent_receiving_from_the_viewer(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("I see nothing.")
     viewer = _viewer(fake_llm)
