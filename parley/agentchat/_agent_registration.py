@@ -100,7 +100,9 @@ class Registration:
     ) -> Callable[[F], F]:
         """Decorator: let this agent execute the function when a model calls it
         (``idempotent=False``: a resumed durable chat asks before running it again)."""
-        return _tools.register_for_execution(self, name=name, idempotent=idempotent)
+        return _tools.register_for_execution(
+            self, self._wrap_function, name=name, idempotent=idempotent
+        )
 
     def update_tool_signature(
         self: AgentCore, tool_sig: str | dict[str, Any], is_remove: Any

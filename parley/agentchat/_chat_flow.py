@@ -32,6 +32,7 @@ __all__ = [
     "CARRYOVER_LABEL",
     "DEFAULT_SUMMARY_PROMPT",
     "SUMMARY_METHODS",
+    "ChatSetup",
     "carryover_item_text",
     "carryover_text",
     "check_names",
@@ -189,8 +190,20 @@ async def summarize(
     )
 
 
+class ChatSetup:
+    """What a chat takes from its sender's overridable helpers (AutoGen's ``_prepare_chat``,
+    and ``_is_silent``'s answer for this chat), as the sender hands them over."""
+
+    __slots__ = ("prepare", "silenced")
+
+    def __init__(self, prepare: Callable[..., None], silenced: bool) -> None:
+        self.prepare = prepare
+        self.silenced = silenced
+
+
 async def run_chat(
     sender: AgentCore,
+    setup: ChatSetup,
     recipient: Any,
     *,
     clear_history: bool,
@@ -239,7 +252,7 @@ async def run_chat(
             with report, _journal.scope(journal):
                 try:
                     await _exchange(
-                        sender, recipient, clear_history, silent, max_turns, message, kwargs
+                        sender, setup, recipient, clear_history, silent, max_turns, message, kwargs
                     )
                     reason = run.termination_reason()
                     args = dict(
@@ -290,6 +303,7 @@ async def _first_message(
 
 async def _exchange(
     sender: AgentCore,
+    setup: ChatSetup,
     recipient: Any,
     clear_history: bool,
     silent: bool | None,
@@ -299,15 +313,15 @@ async def _exchange(
 ) -> None:
     # What the sender writes is printed (by the recipient) as this silence says: so is what
     # it streams.
-    is_silent = sender._is_silent  # private-ok: AutoGen's helper, which subclasses override
-    silenced = is_silent(sender, silent)
+    silenced = setup.silenced
+    prepare = setup.prepare
     if not isinstance(max_turns, int):
-        sender._prepare_chat(recipient, clear_history)  # private-ok: AutoGen's, overridden
+        prepare(recipient, clear_history)
         with echo_silenced(silenced):
             first = await _first_message(sender, message, recipient, kwargs)
         await _delivery.send(sender, first, recipient, silent=silent)
         return
-    sender._prepare_chat(recipient, clear_history, reply_at_receive=False)  # private-ok: as above
+    prepare(recipient, clear_history, reply_at_receive=False)
     for turn in range(max_turns):
         with echo_silenced(silenced):
             if turn == 0:

@@ -135,7 +135,7 @@ async def generate_code_execution_reply(
     """Run the code of the newest message that has some (legacy form)."""
     from ..code_utils import UNKNOWN, extract_code
 
-    own = agent._code_execution_config  # private-ok: AutoGen's attribute, extensions set it
+    own = agent.state.code_execution_config
     code_config = config if config is not None else own
     if code_config is False:
         return False, None
@@ -162,7 +162,7 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
     out = IOStream.get_default()
     logs_all = ""
     exit_code = 0
-    config = agent._code_execution_config  # private-ok: AutoGen's attribute, which extensions set
+    config = agent.state.code_execution_config
     assert config is not False
     run_config = {k: v for k, v in config.items() if k != "last_n_messages"}
     for i, (lang, code) in enumerate(code_blocks):
@@ -199,7 +199,7 @@ async def generate_code_execution_reply_using_executor(
         raise ValueError(
             "config is not supported for _generate_code_execution_reply_using_executor."
         )
-    code_config = agent._code_execution_config  # private-ok: AutoGen's attribute, extensions set it
+    code_config = agent.state.code_execution_config
     if code_config is False:
         return False, None
     if messages is None:

@@ -2,12 +2,14 @@
 
 :class:`AgentState` is everything an agent remembers of its conversations: the history with
 each partner, the consecutive auto-reply counters and limits, whether it answers what it
-receives, and what its human typed. ``ConversableAgent`` owns one (``agent.state``) and keeps
-AutoGen's attribute names (``_oai_messages``, ``_consecutive_auto_reply_counter``, ...) as
-views of it, since extensions written for AutoGen read them.
+receives, and what its human typed; and the settings the steps read (the system message, the
+code-execution config, the termination test, whether tool schemas go into requests).
+``ConversableAgent`` owns one (``agent.state``) and keeps AutoGen's attribute names
+(``_oai_messages``, ``_consecutive_auto_reply_counter``, ``_oai_system_message``, ...) as views
+of it, since extensions written for AutoGen read and set them.
 
-:class:`AgentCore` is the part of an agent that the step modules (``_human``, ``_replies``,
-``_code_execution``, ``_tools``, ``_chat_flow``, ``_nested``) use. They depend on this
+:class:`AgentCore` is the part of an agent that the step modules (``_turn``, ``_human``,
+``_replies``, ``_code_execution``, ``_tools``, ``_chat_flow``, ``_nested``) use. They depend on this
 Protocol, never on ``ConversableAgent`` itself, so the agent module imports them and nothing
 imports it back.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
 from ._messages import RequestMemo, stored_message
 
@@ -31,17 +33,25 @@ History = list[dict[str, Any]] | None
 """The messages a reply function answers (None: the history with the sender)."""
 
 
+def _never(message: dict[str, Any]) -> bool:
+    return False
+
+
 class AgentState:
     """What an agent remembers of its conversations (see the module docstring)."""
 
     __slots__ = (
         "auto_reply_counter",
+        "code_execution_config",
         "human_input",
+        "is_termination_msg",
         "max_auto_reply",
         "max_auto_reply_per_sender",
         "messages",
         "reply_at_receive",
         "request_memos",
+        "system_message",
+        "tools_in_requests",
     )
 
     def __init__(
@@ -60,6 +70,12 @@ class AgentState:
         self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.human_input: list[str] = []
         self.request_memos: dict[Any, RequestMemo] = {}
+        # The settings the steps read; the agent sets them (AutoGen's ``_oai_system_message``,
+        # ``_code_execution_config`` and ``_is_termination_msg`` are views of the first three).
+        self.system_message: list[dict[str, Any]] = []
+        self.code_execution_config: dict[str, Any] | Literal[False] = False
+        self.is_termination_msg: Callable[[dict[str, Any]], Any] = _never
+        self.tools_in_requests = True
 
     def store(
         self,
@@ -191,10 +207,12 @@ class StateView(Generic[T]):
 class AgentCore(Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
-    The underscored members are AutoGen's own attribute and helper names, which extensions set
-    and override, so the steps must read them by those names (each read says so: a
-    ``private-ok`` mark for scripts/check_private_access.py). What the turn itself walks (the
-    reply functions, hooks, trigger test, default reply) the agent hands to ``_turn``.
+    AutoGen's settings that extensions set by their underscored names (``_oai_system_message``,
+    ``_code_execution_config``, ``_is_termination_msg``) the steps read from ``state``, of which
+    those names are views. AutoGen's overridable helpers the agent hands over where they are
+    used (``_turn.TurnSetup``, ``_chat_flow.ChatSetup``, ``register_for_execution``'s ``wrap``);
+    ``_wrap_function`` is declared here because the registration mixin, typed against this
+    Protocol, hands it over.
     """
 
     state: AgentState
@@ -204,9 +222,6 @@ class AgentCore(Protocol):
     llm_config: Any
     code_executor: Any
     use_docker: Any
-    _oai_system_message: list[dict[str, Any]]
-    _code_execution_config: Any
-    _is_termination_msg: Callable[[dict[str, Any]], Any]
 
     @property
     def name(self) -> str: ...
@@ -218,16 +233,7 @@ class AgentCore(Protocol):
     def human_input_mode(self) -> str: ...
 
     @property
-    def _tools_in_requests(self) -> bool: ...
-
-    @property
-    def _is_silent(self) -> Callable[[Any, bool | None], bool]: ...
-
-    @property
     def _wrap_function(self) -> Callable[[Any], Any]: ...
-
-    @property
-    def _prepare_chat(self) -> Callable[..., None]: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

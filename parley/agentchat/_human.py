@@ -133,7 +133,7 @@ async def check_termination_and_human_reply(
     count = agent.state.auto_reply_counter[sender]
     limit = agent.state.max_auto_reply_per_sender[sender]
     sender_name = "the sender" if sender is None else sender.name
-    predicate = agent._is_termination_msg  # private-ok: AutoGen's attribute, which extensions set
+    predicate = agent.state.is_termination_msg
     terminating = bool(message) and is_termination(predicate, message)
     reply = ""
     asked = False

@@ -268,7 +268,7 @@ async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], send
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
     return context, agent.state.request_memo(sender).build(
-        agent._oai_system_message,  # private-ok: AutoGen's attribute, which extensions set
+        agent.state.system_message,
         messages,
     )
 

@@ -85,7 +85,7 @@ class MultimodalConversableAgent(ConversableAgent):
     @property
     def system_message(self) -> list[Any]:  # type: ignore[override]
         """The system message, as content parts."""
-        content: list[Any] = self._oai_system_message[0]["content"]  # type: ignore[assignment]
+        content: list[Any] = self._oai_system_message[0]["content"]
         return content
 
     @staticmethod
