@@ -117,9 +117,12 @@ def with_carryover(content: str, carryover: Any) -> str:
     return content + CARRYOVER_LABEL + carryover_text(carryover)
 
 
-def _last_msg_summary(recipient: Any, sender: Any) -> str:
+def _last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
     try:
-        content = recipient.last_message(sender)["content"]
+        last = recipient.last_message(sender)
+        if last is None:
+            raise TypeError("there is no last message")
+        content = last["content"]
     except (IndexError, AttributeError, KeyError, TypeError) as e:
         logger.warning("cannot take the last message as the summary: %s", e)
         return ""
@@ -135,7 +138,9 @@ def _last_msg_summary(recipient: Any, sender: Any) -> str:
     return ""
 
 
-async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
+async def _reflection_summary(
+    sender: AgentCore, recipient: AgentCore, args: Mapping[str, Any]
+) -> Any:
     prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
@@ -170,8 +175,8 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
 
 
 async def summarize(
-    sender: Any,
-    recipient: Any,
+    sender: AgentCore,
+    recipient: AgentCore,
     method: str | Callable[..., Any] | None,
     args: dict[str, Any],
 ) -> Any:
@@ -204,7 +209,7 @@ class ChatSetup:
 async def run_chat(
     sender: AgentCore,
     setup: ChatSetup,
-    recipient: Any,
+    recipient: AgentCore,
     *,
     clear_history: bool,
     silent: bool | None,
@@ -293,7 +298,7 @@ async def run_chat(
 
 
 async def _first_message(
-    sender: AgentCore, message: Any, recipient: Any, kwargs: dict[str, Any]
+    sender: AgentCore, message: Any, recipient: AgentCore, kwargs: dict[str, Any]
 ) -> Any:
     """The chat's first message: ``message``, made by it if it is a callable, or the human's."""
     if callable(message):
@@ -304,7 +309,7 @@ async def _first_message(
 async def _exchange(
     sender: AgentCore,
     setup: ChatSetup,
-    recipient: Any,
+    recipient: AgentCore,
     clear_history: bool,
     silent: bool | None,
     max_turns: int | None,

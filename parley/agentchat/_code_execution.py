@@ -88,7 +88,9 @@ def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) 
     return n
 
 
-def _code_step(agent: Any, languages: list[str], code: list[str], executor: Any = None) -> Any:
+def _code_step(
+    agent: AgentCore, languages: list[str], code: list[str], executor: Any = None
+) -> Any:
     if not _events.listening():
         return _events.step("code_execution", "")
     kind = "legacy" if executor is None else type(executor).__name__

@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
+from .._agent_protocol import Agent
 from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ class StateView(Generic[T]):
         setattr(agent.state, self.field, value)  # type: ignore[attr-defined]
 
 
-class AgentCore(Protocol):
+class AgentCore(Agent, Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
     AutoGen's settings that extensions set by their underscored names (``_oai_system_message``,
@@ -234,6 +235,14 @@ class AgentCore(Protocol):
 
     @property
     def _wrap_function(self) -> Callable[[Any], Any]: ...
+
+    def get_human_input(self, prompt: str) -> str: ...
+
+    def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None: ...
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]: ...
+
+    async def a_get_human_input(self, prompt: str) -> str: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

@@ -13,11 +13,15 @@ import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._agent_protocol import is_agent as _is_agent
 from .._calls import call_user, is_async_callable
 from ..exceptions import SenderRequired
+
+if TYPE_CHECKING:
+    from .._agent_protocol import Agent as _Agent
+    from ._core import AgentCore
 
 __all__ = [
     "HOOKABLE",
@@ -114,7 +118,9 @@ class ReplyEntry:
         else:
             self.config = copy.copy(self.init_config)
 
-    async def run(self, agent: Any, messages: Any, sender: Any) -> tuple[bool, Any]:
+    async def run(
+        self, agent: AgentCore, messages: list[dict[str, Any]], sender: _Agent | None
+    ) -> tuple[bool, Any]:
         if self.builtin:
             result = await self.impl(agent, messages=messages, sender=sender, config=self.config)
         else:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .. import _events
+from .._agent_protocol import Agent
 from .._runtime import to_thread
 from ..exceptions import BudgetExceededError
 from ..oai._streaming import echo_silenced
@@ -75,7 +76,7 @@ async def send(
     agent: AgentCore,
     setup: TurnSetup,
     message: dict[str, Any] | str,
-    recipient: Any,
+    recipient: Agent,
     request_reply: bool | None,
     silent: bool | None,
 ) -> None:
@@ -117,7 +118,7 @@ async def receive(
     agent: AgentCore,
     setup: TurnSetup,
     message: dict[str, Any] | str,
-    sender: Any,
+    sender: Agent,
     request_reply: bool | None,
     silent: bool | None,
 ) -> None:
