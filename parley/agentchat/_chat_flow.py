@@ -21,6 +21,7 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
+from ._core import as_dicts
 from ._journaled import open_journal
 from ._messages import check_agent_names
 from .utils import SUMMARY_METHODS, consolidate_chat_info
@@ -278,7 +279,7 @@ async def run_chat(
                         agent.previous_cache = None
                 usage = Usage(run.all_calls())
                 result = ChatResult(
-                    chat_history=list(sender.state.messages[recipient]),
+                    chat_history=as_dicts(list(sender.state.messages[recipient])),
                     summary=summary,
                     cost=usage.to_autogen(),
                     human_input=list(sender.state.human_input),

@@ -25,6 +25,7 @@ from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._core import AgentCore, History
 
 __all__ = [
@@ -70,7 +71,7 @@ def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> Any:
     return generate_code_execution_reply
 
 
-def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) -> int:
+def _scan_window(agent: AgentCore, messages: list[Message], last_n: Any) -> int:
     if not (
         (isinstance(last_n, (int, float)) and not isinstance(last_n, bool) and last_n >= 0)
         or last_n == "auto"

@@ -17,21 +17,34 @@ imports it back.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from .._agent_protocol import Agent
+from ..types import Message
 from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
 
-__all__ = ["AgentCore", "AgentState", "History", "StateView"]
+__all__ = ["AgentCore", "AgentState", "History", "StateView", "as_dicts", "as_messages"]
 
 T = TypeVar("T")
 
-History = list[dict[str, Any]] | None
+History = list[Message] | None
 """The messages a reply function answers (None: the history with the sender)."""
+
+
+def as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
+    """A history as AutoGen's public signatures type it: the same list (a ``Message`` is a
+    plain dict at run time), so what a caller changes in it changes the history."""
+    return cast("list[dict[str, Any]]", messages)
+
+
+def as_messages(messages: list[dict[str, Any]]) -> list[Message]:
+    """Messages a caller hands to a step as they are (``generate_reply``'s ``messages``, a
+    constructor's ``chat_messages``): unchecked, as in AutoGen, and read as ``Message`` s."""
+    return cast("list[Message]", messages)
 
 
 def _never(message: dict[str, Any]) -> bool:
@@ -61,8 +74,10 @@ class AgentState:
         max_auto_reply: int,
         default_limit: Callable[[], int],
     ) -> None:
-        self.messages: dict[Any, list[dict[str, Any]]] = (
-            defaultdict(list) if messages is None else messages
+        self.messages: dict[Any, list[Message]] = (
+            defaultdict(list)
+            if messages is None
+            else cast("dict[Any, list[Message]]", messages)  # the caller's, as in AutoGen
         )
         self.max_auto_reply = max_auto_reply
         # A sender without its own limit gets ``default_limit()`` when first seen.
@@ -81,13 +96,13 @@ class AgentState:
     def store(
         self,
         partner: Any,
-        message: Any,
+        message: str | Mapping[str, Any],
         *,
         sending: bool,
         own_name: str,
         role: str | None = None,
         checked: bool = False,
-    ) -> dict[str, Any] | None:
+    ) -> Message | None:
         """Append ``message`` to the history with ``partner`` in its stored form
         (``_messages.stored_message``, whose arguments these are) and return that; return None
         and store nothing if it has neither content nor a call. The one way a message enters a
@@ -111,7 +126,7 @@ class AgentState:
             memo = self.request_memos[sender] = RequestMemo()
         return memo
 
-    def last_message(self, agent: Any = None) -> dict[str, Any] | None:
+    def last_message(self, agent: Any = None) -> Message | None:
         if agent is None:
             n = len(self.messages)
             if n == 0:

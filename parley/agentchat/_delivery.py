@@ -23,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import deque
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _journal
 from .._agent_protocol import Agent
 from .._runtime import to_thread
+from ..types import Message
 from . import _overrides
 
 if TYPE_CHECKING:
@@ -58,7 +60,7 @@ async def _run(agent: Agent, step: str, *args: Any, **kwargs: Any) -> Any:
 
 async def send(
     agent: Agent,
-    message: dict[str, Any] | str,
+    message: Mapping[str, Any] | str,
     to: Agent,
     request_reply: bool | None = None,
     silent: bool | None = False,
@@ -70,7 +72,7 @@ async def send(
 
 async def receive(
     agent: Agent,
-    message: dict[str, Any] | str,
+    message: Mapping[str, Any] | str,
     sender: Agent,
     request_reply: bool | None = None,
     silent: bool | None = False,
@@ -79,7 +81,7 @@ async def receive(
 
 
 async def generate_reply(
-    agent: Agent, messages: list[dict[str, Any]] | None = None, sender: Agent | None = None
+    agent: Agent, messages: list[Message] | None = None, sender: Agent | None = None
 ) -> Any:
     return await _run(agent, "generate_reply", messages=messages, sender=sender)
 
@@ -109,7 +111,7 @@ _driver: contextvars.ContextVar[deque[_Pending] | None] = contextvars.ContextVar
 
 
 async def send_reply(
-    agent: Agent, message: dict[str, Any] | str, recipient: Agent, silent: bool | None
+    agent: Agent, message: Mapping[str, Any] | str, recipient: Agent, silent: bool | None
 ) -> None:
     """Send ``message`` from ``agent`` as a reply: queued if an exchange is being driven, else
     driven here until the exchange ends."""

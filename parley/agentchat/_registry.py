@@ -21,6 +21,7 @@ from ..exceptions import SenderRequired
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent as _Agent
+    from ..types import Message
     from ._core import AgentCore
 
 __all__ = [
@@ -119,7 +120,7 @@ class ReplyEntry:
             self.config = copy.copy(self.init_config)
 
     async def run(
-        self, agent: AgentCore, messages: list[dict[str, Any]], sender: _Agent | None
+        self, agent: AgentCore, messages: list[Message], sender: _Agent | None
     ) -> tuple[bool, Any]:
         if self.builtin:
             result = await self.impl(agent, messages=messages, sender=sender, config=self.config)
@@ -199,7 +200,7 @@ class HookLists:
                 value = await _call_hook(hook, **kwargs)
         return value
 
-    async def before_reply(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def before_reply(self, messages: list[Message]) -> list[Message]:
         """What the reply functions see of ``messages``: the last message's content through the
         ``process_last_received_message`` hooks (skipped for function calls, templates,
         non-text content and ``"exit"``), then the whole list through the

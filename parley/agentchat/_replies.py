@@ -24,6 +24,7 @@ from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._core import AgentCore, History
 
 __all__ = [
@@ -43,7 +44,7 @@ _API_MESSAGE_KEYS = frozenset(
 )
 
 
-def _last(agent: AgentCore, messages: list[dict[str, Any]] | None, sender: Any) -> dict[str, Any]:
+def _last(agent: AgentCore, messages: list[Message] | None, sender: Any) -> Message:
     if messages is None:
         messages = agent.state.messages[sender]
     return messages[-1] if messages else {}
@@ -251,12 +252,12 @@ def _normalize_reply(reply: Any) -> Any:
 Request = tuple[Any, Sequence[Mapping[str, Any]]]
 """A model request: the template context of the last message (or None) and the messages."""
 
-PrepareRequest = Callable[["AgentCore", list[dict[str, Any]], Any], Awaitable[Request]]
+PrepareRequest = Callable[["AgentCore", "list[Message]", Any], Awaitable[Request]]
 """How a reply turns the history into a request (:func:`prepare_request`, or an agent's own
 that builds on it, as the multimodal agent's encodes its images)."""
 
 
-async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], sender: Any) -> Request:
+async def prepare_request(agent: AgentCore, messages: list[Message], sender: Any) -> Request:
     """The request for a reply to ``messages``: the last message's context taken out (it goes
     with this request only) and its template filled, then the system message and the history
     as the API takes them, built by the conversation's memo."""

@@ -30,6 +30,7 @@ from .._agent_protocol import Agent
 from .._runtime import to_thread
 from ..exceptions import BudgetExceededError
 from ..oai._streaming import echo_silenced
+from ..types import Message
 from ..usage import _run as _usage
 from . import _delivery
 from ._delivery import no_driver
@@ -93,15 +94,15 @@ async def send(
     # Checked once here, so that a message no request could carry is refused before either
     # side stores it, and a repaired one is what the recipient gets (one warning, not two).
     partner = getattr(recipient, "name", "")
-    message = check_message(message, sending=True, own_name=agent.name, partner_name=partner)
+    checked = check_message(message, sending=True, own_name=agent.name, partner_name=partner)
     if setup.append is not None:
-        await to_thread(_append_sent, agent, setup.append, message, recipient)
+        await to_thread(_append_sent, agent, setup.append, checked, recipient)
     elif (
-        agent.state.store(recipient, message, sending=True, own_name=agent.name, checked=True)
+        agent.state.store(recipient, checked, sending=True, own_name=agent.name, checked=True)
         is None
     ):
-        nothing_to_store(True, agent.name, partner, message)
-    await _delivery.receive(recipient, message, agent, request_reply, silent)
+        nothing_to_store(True, agent.name, partner, checked)
+    await _delivery.receive(recipient, checked, agent, request_reply, silent)
 
 
 def _append_sent(
@@ -171,7 +172,7 @@ def is_silent(agent: Any, silent: bool | None = False) -> bool:
 async def reply(
     agent: AgentCore,
     setup: TurnSetup,
-    messages: list[dict[str, Any]],
+    messages: list[Message],
     sender: Any,
     exclude: Any,
 ) -> Any:
@@ -188,7 +189,7 @@ async def reply(
 
 
 async def _walk(
-    agent: AgentCore, setup: TurnSetup, messages: list[dict[str, Any]], sender: Any, exclude: Any
+    agent: AgentCore, setup: TurnSetup, messages: list[Message], sender: Any, exclude: Any
 ) -> Any:
     sync_chat = in_sync_chat()
     match = setup.match
@@ -209,7 +210,7 @@ async def _walk(
     return setup.default
 
 
-def _turn_step(agent: AgentCore, messages: list[dict[str, Any]], sender: Any) -> Any:
+def _turn_step(agent: AgentCore, messages: list[Message], sender: Any) -> Any:
     if not _events.listening():
         return _events.step("turn", "")
     name = getattr(sender, "name", None)

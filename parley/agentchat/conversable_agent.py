@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from .. import _events
 from ..code_utils import content_str
@@ -34,7 +34,7 @@ from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._agent_registration import ChatQueues, Registration
 from ._chat_result import ChatResult
-from ._core import AgentState, StateView
+from ._core import AgentState, StateView, as_dicts, as_messages
 from ._registry import (
     HookLists,
     ReplyEntry,
@@ -171,7 +171,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     @property
     def chat_messages(self) -> dict[Any, list[dict[str, Any]]]:
-        return self.state.messages
+        return cast("dict[Any, list[dict[str, Any]]]", self.state.messages)
 
     # AutoGen's attribute names for the conversation state, which extensions read.
     _oai_messages: StateView[dict[Any, list[dict[str, Any]]]] = StateView("messages")
@@ -261,11 +261,10 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         default auto-reply (``_turn.reply``)."""
         if messages is None and sender is None:
             raise AssertionError("Either messages or sender must be provided.")
-        if messages is None:
-            messages = self.state.messages[sender]
+        history = self.state.messages[sender] if messages is None else as_messages(messages)
         setup = self._parley_turn_setup()
         exclude = kwargs.get("exclude") or ()
-        return await _turn.reply(self, setup, messages, sender, exclude)  # type: ignore[no-any-return]
+        return await _turn.reply(self, setup, history, sender, exclude)  # type: ignore[no-any-return]
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)
@@ -365,10 +364,10 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         self.state.stop_reply_at_receive(sender)
 
     def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
-        return self.state.last_message(agent)
+        return cast("dict[str, Any] | None", self.state.last_message(agent))
 
     def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
-        return self.state.messages[agent]
+        return as_dicts(self.state.messages[agent])
 
     def clear_history(
         self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
