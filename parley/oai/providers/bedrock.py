@@ -14,8 +14,8 @@ sees them. ``base_url`` is the endpoint URL; ``timeout`` the read timeout.
 boto3 blocks, so every call runs in a worker thread: the request, and each event of a stream
 (one hop per event, so the streamed text reaches the IOStream as it comes). A cancelled caller
 closes the stream's connection. boto3's own retries are off: parley's retry policy retries.
-How requests and answers are translated: :mod:`parley.oai._bedrock_messages`,
-:mod:`parley.oai._bedrock_replies`; errors: :mod:`parley.oai._bedrock_errors`.
+How requests and answers are translated: :mod:`parley.oai.providers._bedrock_messages`,
+:mod:`parley.oai.providers._bedrock_replies`; errors: :mod:`parley.oai.providers._bedrock_errors`.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from .._credentials import remember
-from .._runtime import to_thread
+from ..._credentials import remember
+from ..._runtime import to_thread
+from .._reply_checks import reading_reply
+from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
-from ._provider_base import ProviderClient, collect, require
-from ._reply_checks import reading_reply
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 

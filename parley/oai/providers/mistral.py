@@ -21,11 +21,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..exceptions import ConfigError, ModelAPIError
+from ...exceptions import ConfigError, ModelAPIError
+from .._reply_checks import reading_reply
+from .._retry import parse_retry_after
+from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
-from ._provider_base import ProviderClient, api_error, collect, require
-from ._reply_checks import reading_reply
-from ._retry import parse_retry_after
 from ._sdk_calls import aclose, per_loop, root_url
 
 __all__ = ["MistralAIClient"]

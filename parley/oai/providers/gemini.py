@@ -18,14 +18,10 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from ..exceptions import ModelAPIError
-from ._gemini_messages import (
-    finish_reason,
-    generation_config,
-    made_up_call_id,
-    to_contents,
-)
-from ._provider_base import (
+from ...exceptions import ModelAPIError
+from .._reply_checks import malformed, reading_reply
+from .._transport_errors import header_dict, is_connection_failure
+from ._base import (
     api_error,
     chunk,
     collect,
@@ -34,9 +30,13 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._reply_checks import malformed, reading_reply
+from ._gemini_messages import (
+    finish_reason,
+    generation_config,
+    made_up_call_id,
+    to_contents,
+)
 from ._sdk_calls import PooledClient
-from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["GeminiClient"]
 

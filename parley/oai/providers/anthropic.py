@@ -14,7 +14,7 @@ Request parameters under AutoGen's names: ``temperature``, ``top_p``, ``top_k``,
 ``stop_sequences``, ``stream``, ``tools`` and ``tool_choice`` (``parallel_tool_calls=False``
 asks for one call at a time). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
 Anthropic counterpart and are not sent. Messages are translated as
-:mod:`parley.oai._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
+:mod:`parley.oai.providers._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
 OpenAI stream is.
 """
 
@@ -25,9 +25,10 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from ..exceptions import ConfigError
+from ...exceptions import ConfigError
+from .._reply_checks import reading_reply
 from . import _anthropic_messages as translate
-from ._provider_base import (
+from ._base import (
     ProviderClient,
     chunk,
     collect,
@@ -35,7 +36,6 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._reply_checks import reading_reply
 from ._sdk_calls import call_kwargs, per_loop, stainless_error
 
 __all__ = ["AnthropicClient"]

@@ -7,7 +7,7 @@ A config entry, as AutoGen's::
      "num_ctx": 8192, "native_tool_calls": False, "hide_tools": "if_any_run"}
 
 ``native_tool_calls`` (default True) sends the tools as Ollama's own; False emulates tool
-calling in the prompt, for models without it (:mod:`parley.oai._ollama_tools`).
+calling in the prompt, for models without it (:mod:`parley.oai.providers._ollama_tools`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
-from ..exceptions import ModelAPIError
-from ._ollama_messages import options, to_messages
-from ._ollama_tools import parse_tool_calls, should_hide_tools
-from ._provider_base import (
+from ...exceptions import ModelAPIError
+from .._reply_checks import reading_reply
+from .._transport_errors import header_dict, is_connection_failure
+from ._base import (
     api_error,
     chunk,
     collect,
@@ -29,10 +29,10 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._provider_messages import FunctionSpec, function_specs
-from ._reply_checks import reading_reply
+from ._messages import FunctionSpec, function_specs
+from ._ollama_messages import options, to_messages
+from ._ollama_tools import parse_tool_calls, should_hide_tools
 from ._sdk_calls import PooledClient
-from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["OllamaClient"]
 

@@ -13,7 +13,9 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ._provider_base import (
+from .._reply_checks import reading_reply
+from .._transport_errors import header_dict, is_connection_failure
+from ._base import (
     api_error,
     chunk,
     collect,
@@ -22,10 +24,8 @@ from ._provider_base import (
     require,
     tool_call,
 )
-from ._provider_messages import content_parts, content_text, function_specs
-from ._reply_checks import reading_reply
+from ._messages import content_parts, content_text, function_specs
 from ._sdk_calls import PooledClient
-from ._transport_errors import header_dict, is_connection_failure
 
 __all__ = ["CohereClient"]
 

@@ -15,11 +15,11 @@ set on ``Completion`` until it sets its own, as in AutoGen::
 cache ``<cache_path_root>/<cache_seed>`` or asks the model (chat models on the chat endpoint, a
 prompt turned into one user message; other models on the legacy ``/v1/completions`` endpoint),
 retries by ``retry_wait_time`` / ``max_retry_period`` / ``request_timeout``
-(:mod:`parley.oai._legacy_call`), falls back across a ``config_list`` and keeps the first
+(:mod:`parley.oai.legacy._call`), falls back across a ``config_list`` and keeps the first
 response ``filter_func`` accepts. Responses are plain dicts with a ``cost`` key.
 
 ``tune`` (needs ``pip install 'parley[tune]'``) searches inference settings for the best metric
-within an inference and an optimisation budget (:mod:`parley.oai._tune`).
+within an inference and an optimisation budget (:mod:`parley.oai.legacy._tune`).
 
 Deliberate differences from AutoGen 0.2 (see README): the API works instead of raising
 ``AssertionError``, and logs no deprecation warning on every call; ``create(cache_seed=...)``
@@ -37,11 +37,12 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from .._runtime import run_sync
-from . import _legacy_call, _legacy_history, _legacy_test, _templating
-from ._cost import compute_cost
-from ._gather import gather_bounded
-from ._legacy_params import CHAT_MODELS, PRICE_1K, build_request, looks_like_chat_model
+from ..._runtime import run_sync
+from .. import _templating
+from .._cost import compute_cost
+from .._gather import gather_bounded
+from . import _call, _evaluate, _history
+from ._params import CHAT_MODELS, PRICE_1K, build_request, looks_like_chat_model
 
 __all__ = ["ChatCompletion", "Completion"]
 
@@ -166,7 +167,7 @@ class Completion(metaclass=_CompletionType):
     ) -> Any:
         import openai
 
-        from ._fallback import should_fall_back
+        from .._fallback import should_fall_back
 
         last = len(config_list) - 1
         rejected_cost = 0.0
@@ -185,7 +186,7 @@ class Completion(metaclass=_CompletionType):
                     raise
                 logger.debug("config %d failed (%s); trying the next one", i, error)
                 continue
-            if response == _legacy_call.GAVE_UP:
+            if response == _call.GAVE_UP:
                 return response
             verdict = (
                 True if filter_func is None else filter_func(context=context, response=response)
@@ -212,14 +213,12 @@ class Completion(metaclass=_CompletionType):
         )
         path = cls._cache_dir(request.options) if use_cache else None
         if path is not None:
-            hit = await _legacy_call.cache_lookup(path, request)
-            if hit is not None and not (
-                hit == _legacy_call.GAVE_UP and raise_on_ratelimit_or_timeout
-            ):
+            hit = await _call.cache_lookup(path, request)
+            if hit is not None and not (hit == _call.GAVE_UP and raise_on_ratelimit_or_timeout):
                 cls._book_keeping(request.body, hit)
                 return hit
         gave_up_on: list[str] = []
-        response = await _legacy_call.send(
+        response = await _call.send(
             request,
             retry_wait_time=float(request.options.get("retry_wait_time", cls.retry_wait_time)),
             max_retry_period=float(request.options.get("max_retry_period", cls.max_retry_period)),
@@ -230,10 +229,10 @@ class Completion(metaclass=_CompletionType):
         if isinstance(response, dict):
             response["cost"] = cls._cost_with(response, request.options.get("price"))
             if path is not None:
-                await _legacy_call.cache_store(path, request, response)
+                await _call.cache_store(path, request, response)
             cls._book_keeping(request.body, response)
         elif path is not None and gave_up_on == ["timeout"]:
-            await _legacy_call.cache_store(path, request, response)  # AutoGen caches these
+            await _call.cache_store(path, request, response)  # AutoGen caches these
         return response
 
     @classmethod
@@ -250,9 +249,7 @@ class Completion(metaclass=_CompletionType):
         history = cls._history_dict
         if history is None or not isinstance(response, dict):
             return
-        _legacy_history.record(
-            history, cls._count_create, request, response, compact=cls._history_compact
-        )
+        _history.record(history, cls._count_create, request, response, compact=cls._history_compact)
         cls._count_create += 1
 
     # -- responses and cost -----------------------------------------------------------------
@@ -266,7 +263,7 @@ class Completion(metaclass=_CompletionType):
     def price_of(cls, model: str | None, price: Any = None) -> tuple[float, float] | None:
         """(prompt, completion) USD per 1000 tokens: ``price`` if given, else ``price1K``, else
         parley's current price table; None for a model none of them knows."""
-        from ._cost import _checked_price, model_price
+        from .._cost import _checked_price, model_price
 
         if price is not None:
             return _checked_price(price)
@@ -338,7 +335,7 @@ class Completion(metaclass=_CompletionType):
     @classmethod
     def clear_cache(cls, seed: Any = None, cache_path_root: str | None = ".cache") -> None:
         """Empty the cache of ``seed``; with no seed, delete the whole ``cache_path_root``."""
-        run_sync(_legacy_call.clear_cache_dir(cache_path_root or ".cache", seed))
+        run_sync(_call.clear_cache_dir(cache_path_root or ".cache", seed))
 
     # -- logging ----------------------------------------------------------------------------
 
@@ -363,9 +360,9 @@ class Completion(metaclass=_CompletionType):
     @classmethod
     def print_usage_summary(cls) -> None:
         """Print the total cost and the tokens per model of the logged calls."""
-        from ..io import IOStream
+        from ...io import IOStream
 
-        lines = _legacy_history.usage_summary_lines(cls._history_dict, cls._history_compact)
+        lines = _history.usage_summary_lines(cls._history_dict, cls._history_compact)
         IOStream.get_default().print("\n".join(lines), flush=True)
 
     # -- evaluation and tuning --------------------------------------------------------------
@@ -406,7 +403,7 @@ class Completion(metaclass=_CompletionType):
             cost += response["cost"]
             texts.append(cls.extract_text_or_function_call(response))
             results.append(eval_func(texts[-1], **instance))
-        summary = _legacy_test.aggregate(results, agg_method, cost, len(data))
+        summary = _evaluate.aggregate(results, agg_method, cost, len(data))
         if return_responses_and_per_instance_result:
             return summary, results, texts
         return summary
@@ -429,7 +426,7 @@ class Completion(metaclass=_CompletionType):
         **config: Any,
     ) -> tuple[dict[str, Any], Any]:
         """Search inference settings for the best ``metric`` on ``data``; returns
-        ``(best config, flaml's analysis)``. See :mod:`parley.oai._tune`.
+        ``(best config, flaml's analysis)``. See :mod:`parley.oai.legacy._tune`.
 
         ``config`` overrides :attr:`default_search_space` (constants or ``flaml.tune``
         domains; a list of prompts, messages or stops is a choice). parley's additions:
