@@ -1,0 +1,14 @@
+"""AutoGen's path ``autogen.oai.cohere``: the client of Cohere's Command models.
+
+The client lives in :mod:`parley.oai.providers.cohere`; this module names the same objects for
+AutoGen 0.2 code, and it is the module a config entry's ``api_type`` loads the client from, so a
+test that patches ``parley.oai.cohere.CohereClient`` changes the client ``OpenAIWrapper`` builds.
+Patching a member (``CohereClient.create``) works from either path: it is one class.
+"""
+
+from .providers.cohere import PRICES as PRICES
+from .providers.cohere import CohereClient
+from .providers.cohere import request_of as request_of
+from .providers.cohere import to_messages as to_messages
+
+__all__ = ["CohereClient"]

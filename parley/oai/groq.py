@@ -1,0 +1,13 @@
+"""AutoGen's path ``autogen.oai.groq``: the client of models served by Groq.
+
+The client lives in :mod:`parley.oai.providers.groq`; this module names the same objects for
+AutoGen 0.2 code, and it is the module a config entry's ``api_type`` loads the client from, so a
+test that patches ``parley.oai.groq.GroqClient`` changes the client ``OpenAIWrapper`` builds.
+Patching a member (``GroqClient.create``) works from either path: it is one class.
+"""
+
+from .providers._openai_compatible import COMMON_PARAMS as COMMON_PARAMS
+from .providers.groq import PRICES as PRICES
+from .providers.groq import GroqClient
+
+__all__ = ["GroqClient"]

@@ -1,0 +1,13 @@
+"""AutoGen's path ``autogen.oai.together``: the client of models served by Together AI.
+
+The client lives in :mod:`parley.oai.providers.together`; this module names the same objects for
+AutoGen 0.2 code, and it is the module a config entry's ``api_type`` loads the client from, so a
+test that patches ``parley.oai.together.TogetherClient`` changes the client ``OpenAIWrapper`` builds.
+Patching a member (``TogetherClient.create``) works from either path: it is one class.
+"""
+
+from .providers._openai_compatible import COMMON_PARAMS as COMMON_PARAMS
+from .providers.together import PRICES as PRICES
+from .providers.together import TogetherClient
+
+__all__ = ["TogetherClient"]
