@@ -89,13 +89,13 @@ from typing import ClassVar
 
 from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
 from ._code_user import choose_user, is_fresh, prepare_work_dir, write_as
-from ._docker_engine import default_image_candidates, default_images
-from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from ._functions_setup import PackageFolder
 from ._paths import OutsideWorkDirError
 from ._requirements import Interpreter, cross_platform_options, pip_install
 from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
+from .docker._engine import default_image_candidates, default_images
+from .docker._sandbox import Ending, RunResult, Sandbox, SandboxSettings
 from .func_with_reqs import UserFunction
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
