@@ -1,7 +1,7 @@
 """Run code blocks in a Docker container (AutoGen's ``DockerCommandLineCodeExecutor``).
 
 Same constructor, results and rules as AutoGen; the block loop, shared with the local executor,
-is ``parley.coding._executor_base`` (its docstring has the rules). parley's sandbox defaults:
+is ``parley.coding.executor_base`` (its docstring has the rules). parley's sandbox defaults:
 
 * **Lazy.** Building the executor (and so an agent) needs no engine: the container is created
   when the first block runs. A missing or stopped engine is then one RuntimeError saying how to
@@ -89,13 +89,13 @@ from typing import ClassVar
 
 from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
 from ._code_user import choose_user, is_fresh, prepare_work_dir, write_as
-from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from ._functions_setup import PackageFolder
 from ._paths import OutsideWorkDirError
 from ._requirements import Interpreter, cross_platform_options, pip_install
 from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
 from .docker._engine import default_image_candidates, default_images
 from .docker._sandbox import Ending, RunResult, Sandbox, SandboxSettings
+from .executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from .func_with_reqs import UserFunction
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
@@ -206,7 +206,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
             self._packages.remove()
             self._user_functions.reset()  # the next container gets a new folder, set up anew
 
-    # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
+    # -- the steps of the block loop (parley.coding.executor_base) -----------------------------
 
     def _language(self, language: str, code: str) -> str:
         lang = language.lower()

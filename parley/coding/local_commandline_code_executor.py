@@ -1,7 +1,7 @@
 """Run code blocks on this machine (AutoGen's ``LocalCommandLineCodeExecutor``).
 
 Same constructor, results and rules as AutoGen; the block loop, shared with the Docker
-executor, is ``parley.coding._executor_base`` (its docstring has the rules). The deliberate
+executor, is ``parley.coding.executor_base`` (its docstring has the rules). The deliberate
 safety differences:
 
 * The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen: ``.``); a work dir holding
@@ -72,13 +72,13 @@ from ..exceptions import DangerousCommandError
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
 from ._bwrap import BwrapSandbox
 from ._code_user import is_fresh
-from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._functions_setup import PackageFolder
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
 from ._requirements import Interpreter, pip_install
 from ._work_dir import DEFAULT_WORK_DIR
 from .base import CommandLineCodeResult
+from .executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from .func_with_reqs import UserFunction
 
 __all__ = [
@@ -153,7 +153,7 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             self._packages.remove()
             self._user_functions.reset()
 
-    # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
+    # -- the steps of the block loop (parley.coding.executor_base) -----------------------------
 
     def _language(self, language: str, code: str) -> str:
         """Raises ``ValueError`` for a dangerous shell command (see :meth:`sanitize_command`)."""
