@@ -208,28 +208,28 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
 
     # -- the steps of the block loop (parley.coding.executor_base) -----------------------------
 
-    def _language(self, language: str, code: str) -> str:
+    def normalize_language(self, language: str, code: str) -> str:
         lang = language.lower()
         return self.LANGUAGE_ALIASES.get(lang, lang)
 
-    def _interpreter(self, lang: str) -> str | None:
+    def interpreter_for(self, lang: str) -> str | None:
         return _INTERPRETERS.get(lang)
 
-    def _save(self, path: Path, code: str) -> None:
+    def save_code_file(self, path: Path, code: str) -> None:
         """Write a code file in the work dir, owned by the user the code runs as."""
         write_as(path, code, self._work_dir.resolve(), self._user)
 
-    def _run(self, program: str, path: Path) -> RunOutcome:
+    def run_code_file(self, program: str, path: Path) -> RunOutcome:
         """Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
         ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped)."""
         result = self._exec(program, path, self._timeout)
         return result.exit_code, self._output(result), result.timed_out
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         result = self._exec_argv([_INTERPRETERS["python"], *args], self._timeout)
         return result.exit_code, self._output(result)
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Download wheels for the container's Python, on this machine, into the folder the
         container sees read-only (the module's description)."""
         folder = self._packages.path
@@ -268,7 +268,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         if not self._user_functions.requirements or self._packages.path is not None:
             return
         if self._bind_dir.resolve() != self._work_dir.resolve():
-            return  # the engine's paths are not ours: _install says so if it is needed
+            return  # the engine's paths are not ours: install_packages says so if it is needed
         folder = self._packages.create()
         os.chmod(folder, 0o755)  # the code's user may not be its owner
         settings = self._sandbox.settings
@@ -342,7 +342,7 @@ def run_code_in_docker(
             _legacy_executors[key] = executor
     check_work_dir(root)
     try:
-        path = executor._write(filename, code)
+        path = executor.write_code_file(filename, code)
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
     except OSError as error:  # a FIFO or link left at the name (never waited on), a full disk
