@@ -57,13 +57,13 @@ FUNCTION_PROMPT_TEMPLATE = (
 class FunctionsHost(Protocol):
     """The steps of the setup that an executor supplies."""
 
-    def _write(self, filename: str, code: str) -> Path:
+    def write_code_file(self, filename: str, code: str) -> Path:
         """Write ``code`` as ``filename`` in the work dir."""
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         """Run the code's Python with ``args``, as code runs; its exit code and output."""
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Make ``packages`` importable by the code; ``ValueError`` if pip fails."""
 
 
@@ -102,18 +102,18 @@ class UserFunctions:
             if self._done:
                 return
             try:
-                host._write(f"{self.module}.py", self._source)
+                host.write_code_file(f"{self.module}.py", self._source)
             except OSError as error:  # a FIFO or link left at its name, a full disk
                 raise ValueError(
                     f"Functions failed to load: could not write {self.module}.py: {error}"
                 ) from error
             if self.requirements:
-                interpreter = parse_probe(*host._run_python(["-c", PROBE]))
+                interpreter = parse_probe(*host.run_python(["-c", PROBE]))
                 needed = missing(self.requirements, interpreter)
                 if needed:
                     logger.info("Ensuring packages are installed in executor.")
-                    host._install(needed, interpreter)
-            exit_code, output = host._run_python(["-B", "-c", f"import {self.module}"])
+                    host.install_packages(needed, interpreter)
+            exit_code, output = host.run_python(["-B", "-c", f"import {self.module}"])
             if exit_code != 0:
                 raise ValueError(f"Functions failed to load: {output}")
             self._done = True

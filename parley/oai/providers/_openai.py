@@ -24,12 +24,12 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._credentials import remember_environment, remember_in, scrub_error
-from .._runtime import loop_resource, run_sync
-from ..exceptions import ConfigError
-from ._cost import USAGE_KEYS, compute_cost, response_usage
-from ._reply_checks import check_reply, checked_chunks, malformed, reading_reply
-from ._streaming import collect_stream, collect_text_stream
+from ..._credentials import remember_environment, remember_in, scrub_error
+from ..._runtime import loop_resource, run_sync
+from ...exceptions import ConfigError
+from .._cost import USAGE_KEYS, compute_cost, response_usage
+from .._reply_checks import check_reply, checked_chunks, malformed, reading_reply
+from .._streaming import collect_stream, collect_text_stream
 
 if TYPE_CHECKING:
     from openai.types import Completion

@@ -1,5 +1,5 @@
 """One legacy ``Completion`` request on one config: the disk cache, AutoGen's retry rules, and
-the openai client of :mod:`parley.oai._openai_client` (chat or text-completions endpoint).
+the openai client of :mod:`parley.oai.providers._openai` (chat or text-completions endpoint).
 
 Retry rules (``retry_wait_time``, ``max_retry_period``, ``request_timeout``), as FLAML's
 ``Completion`` had them, decided by the pure function :func:`next_wait`:
@@ -26,11 +26,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._runtime import dedicated_worker
-from ._cache_io import close_disks_under, open_disk
-from ._cache_key import cache_key
-from ._legacy_params import Request
-from ._retry import error_status, parse_retry_after
+from ..._runtime import dedicated_worker
+from .._cache_io import close_disks_under, open_disk
+from .._cache_key import cache_key
+from .._retry import error_status, parse_retry_after
+from ._params import Request
 
 __all__ = ["GAVE_UP", "cache_lookup", "cache_store", "clear_cache_dir", "next_wait", "send"]
 
@@ -78,7 +78,7 @@ def _kind(error: BaseException) -> str | None:
 
 
 def _client(request: Request) -> Any:
-    from ._openai_client import OpenAIClient
+    from ..providers._openai import OpenAIClient
 
     return OpenAIClient(
         request.client_kwargs, api_type=request.api_type, api_version=request.api_version

@@ -28,9 +28,9 @@ import uuid
 from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from .._credentials import redact, remember_environment, remember_in, scrub_error
-from .._runtime import run_sync
-from ..exceptions import (
+from ..._credentials import redact, remember_environment, remember_in, scrub_error
+from ..._runtime import run_sync
+from ...exceptions import (
     AuthenticationError,
     BadRequestError,
     MalformedResponseError,
@@ -39,9 +39,9 @@ from ..exceptions import (
     ModelServerError,
     RateLimitError,
 )
-from ._cost import USAGE_KEYS, response_usage
-from ._retry import parse_retry_after
-from ._streaming import collect_stream
+from .._cost import USAGE_KEYS, response_usage
+from .._retry import parse_retry_after
+from .._streaming import collect_stream
 
 __all__ = [
     "ProviderClient",
@@ -63,7 +63,7 @@ def require(module: str, provider: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        from ._providers import provider_for
+        from ._registry import provider_for
 
         known = provider_for(provider)
         extra = known.extra if known is not None else provider
@@ -236,7 +236,7 @@ def price_per_1k(
 class ProviderClient:
     """Base of the native clients: subclasses set ``PROVIDER`` and ``PRICES`` and implement
     :meth:`a_create`. Constructed as AutoGen's are, ``cls(**config)`` with the config entry's
-    model, client settings and credentials (``parley.oai._providers`` sorts them out); the
+    model, client settings and credentials (``parley.oai.providers._registry`` sorts them out); the
     caller's dict is never changed. SDK retries must be off: parley's retry policy retries."""
 
     PROVIDER: ClassVar[str] = ""
