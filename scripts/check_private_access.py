@@ -175,11 +175,13 @@ def main(argv: list[str]) -> int:
         owned_anywhere: set[str] = set()
         for tree in trees.values():
             owned_anywhere |= _defined_names(tree)
-        wanted = set(sorted(target.rglob("*.py"))) if target.is_dir() else {target}
+        wanted = set(target.rglob("*.py")) if target.is_dir() else {target}
         for file in files:
             if file not in wanted:
                 continue
-            for line in check_file(file, trees[file], texts[file].splitlines(), root, owned_anywhere):
+            for line in check_file(
+                file, trees[file], texts[file].splitlines(), root, owned_anywhere
+            ):
                 print(line)
                 found += 1
     if found:

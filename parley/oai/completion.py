@@ -166,7 +166,7 @@ class Completion(metaclass=_CompletionType):
     ) -> Any:
         import openai
 
-        from ._fallback import should_fall_back
+        from ._error_kinds import classify
 
         last = len(config_list) - 1
         rejected_cost = 0.0
@@ -180,7 +180,9 @@ class Completion(metaclass=_CompletionType):
                 )
             except Exception as error:
                 if i == last or not (
-                    should_fall_back(error) or isinstance(error, openai.BadRequestError)
+                    # AutoGen's Completion moves on after a 400 too (a prompt too long for
+                    # this model may fit the next one).
+                    classify(error).fall_back or isinstance(error, openai.BadRequestError)
                 ):
                     raise
                 logger.debug("config %d failed (%s); trying the next one", i, error)
