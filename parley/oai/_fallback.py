@@ -73,12 +73,14 @@ class Fallback:
     async def __call__(self, config: Mapping[str, Any]) -> Any:
         _usage.gate()  # a chat whose budget is spent makes no further request
         if _journal.current() is None:
-            return await self._ask(config)
+            return await self.ask(config)
         return await _replayed_or_asked(self, config)
 
-    async def _ask(self, config: Mapping[str, Any], seen: list[Outcome] | None = None) -> Any:
-        """The response to ``config``; ``seen`` gets the outcome it came with (a durable
-        chat records whether the cache answered)."""
+    async def ask(self, config: Mapping[str, Any], seen: list[Outcome] | None = None) -> Any:
+        """The response to ``config``, asked of the configs in turn (no journal read: a
+        durable chat's :func:`~parley.oai._journal_calls.replayed_or_asked` calls it when the
+        journal has no record); ``seen`` gets the outcome it came with (the journal records
+        whether the cache answered)."""
         failures: list[ConfigFailure] = []
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):

@@ -268,10 +268,10 @@ class Completion(metaclass=_CompletionType):
     def price_of(cls, model: str | None, price: Any = None) -> tuple[float, float] | None:
         """(prompt, completion) USD per 1000 tokens: ``price`` if given, else ``price1K``, else
         parley's current price table; None for a model none of them knows."""
-        from ._cost import _checked_price, model_price
+        from ._cost import checked_price, model_price
 
         if price is not None:
-            return _checked_price(price)
+            return checked_price(price)
         listed = cls.price1K.get(model) if model is not None else None
         if listed is not None:
             return (listed, listed) if isinstance(listed, (int, float)) else tuple(listed)  # type: ignore[return-value]
