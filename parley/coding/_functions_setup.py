@@ -6,7 +6,7 @@ construction, so a function whose source cannot be read fails there, not at the 
 :meth:`UserFunctions.set_up` runs at the start of every ``execute_code_blocks`` call until it
 succeeds once (a failed setup is tried again at the next call), as AutoGen's did:
 
-1. write ``<work_dir>/<functions_module>.py`` (``func_with_reqs._build_python_functions_file``);
+1. write ``<work_dir>/<functions_module>.py`` (``func_with_reqs.functions_module_text``);
 2. if the functions have ``python_packages`` (string functions' included, which AutoGen
    forgot): ask the code's interpreter what it has installed (``_requirements.PROBE``) and have
    the executor install what it lacks (``logging.info("Ensuring packages are installed in
@@ -35,12 +35,7 @@ from string import Template
 from typing import Protocol
 
 from ._requirements import PROBE, Interpreter, checked_requirements, missing, parse_probe
-from .func_with_reqs import (
-    UserFunction,
-    _build_python_functions_file,
-    _python_packages,
-    to_stub,
-)
+from .func_with_reqs import UserFunction, functions_module_text, python_packages_of, to_stub
 
 __all__ = ["FUNCTION_PROMPT_TEMPLATE", "FunctionsHost", "PackageFolder", "UserFunctions"]
 
@@ -80,8 +75,8 @@ class UserFunctions:
         self.functions = list(functions)
         self.module = module
         # Refused here, before any pip runs: an entry that is not a requirement specifier.
-        self.requirements = checked_requirements(_python_packages(self.functions))
-        self._source = _build_python_functions_file(self.functions) if self.functions else ""
+        self.requirements = checked_requirements(python_packages_of(self.functions))
+        self._source = functions_module_text(self.functions) if self.functions else ""
         self._done = not self.functions
         self._lock = threading.Lock()  # two calls at once set up once
 

@@ -167,7 +167,7 @@ class Completion(metaclass=_CompletionType):
     ) -> Any:
         import openai
 
-        from .._fallback import should_fall_back
+        from .._error_kinds import classify
 
         last = len(config_list) - 1
         rejected_cost = 0.0
@@ -181,7 +181,9 @@ class Completion(metaclass=_CompletionType):
                 )
             except Exception as error:
                 if i == last or not (
-                    should_fall_back(error) or isinstance(error, openai.BadRequestError)
+                    # AutoGen's Completion moves on after a 400 too (a prompt too long for
+                    # this model may fit the next one).
+                    classify(error).fall_back or isinstance(error, openai.BadRequestError)
                 ):
                     raise
                 logger.debug("config %d failed (%s); trying the next one", i, error)
@@ -263,10 +265,10 @@ class Completion(metaclass=_CompletionType):
     def price_of(cls, model: str | None, price: Any = None) -> tuple[float, float] | None:
         """(prompt, completion) USD per 1000 tokens: ``price`` if given, else ``price1K``, else
         parley's current price table; None for a model none of them knows."""
-        from .._cost import _checked_price, model_price
+        from .._cost import checked_price, model_price
 
         if price is not None:
-            return _checked_price(price)
+            return checked_price(price)
         listed = cls.price1K.get(model) if model is not None else None
         if listed is not None:
             return (listed, listed) if isinstance(listed, (int, float)) else tuple(listed)  # type: ignore[return-value]

@@ -21,14 +21,13 @@ The pieces here:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..._credentials import redact, remember_environment, remember_in, scrub_error
+from ..._credentials import redact, remember_environment, remember_in, scrubbing_errors
 from ..._runtime import run_sync
 from ...exceptions import (
     AuthenticationError,
@@ -201,24 +200,6 @@ def api_error(
         code=code,
         retry_after=retry_after,
     )
-
-
-def scrubbing_errors(
-    method: Callable[..., Awaitable[Any]],
-) -> Callable[..., Awaitable[Any]]:
-    """``method`` (a client's ``a_create``), its errors scrubbed of credentials in place,
-    chained errors included (:func:`parley._credentials.scrub_error`)."""
-
-    @functools.wraps(method)
-    async def scrubbed(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await method(*args, **kwargs)
-        except Exception as e:
-            scrub_error(e)
-            raise
-
-    scrubbed._scrubs_errors = True  # type: ignore[attr-defined]
-    return scrubbed
 
 
 def price_per_1k(

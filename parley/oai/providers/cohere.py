@@ -140,7 +140,8 @@ class CohereClient(PooledClient):
         self._cohere = require("cohere", "cohere")
 
     async def _close_sdk(self, client: Any) -> None:
-        await client._client_wrapper.httpx_client.httpx_client.aclose()
+        # The SDK closes its HTTP client only as an async context manager, on leaving it.
+        await client.__aexit__(None, None, None)
 
     def _new_sdk(self) -> Any:
         config = self._config
