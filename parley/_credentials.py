@@ -33,7 +33,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .exceptions import RedactedError
@@ -51,6 +51,7 @@ __all__ = [
     "remember_in",
     "scrub",
     "scrub_error",
+    "scrubbing_errors",
 ]
 
 REDACTED = "<redacted>"
@@ -179,6 +180,24 @@ def redact(text: str) -> str:
 
 def _leaks(text: str) -> bool:
     return redact(text) != text
+
+
+def scrubbing_errors(
+    method: Callable[..., Awaitable[Any]],
+) -> Callable[..., Awaitable[Any]]:
+    """``method`` (a client's ``a_create``), its errors scrubbed of credentials in place,
+    chained errors included (:func:`scrub_error`)."""
+
+    @functools.wraps(method)
+    async def scrubbed(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except Exception as e:
+            scrub_error(e)
+            raise
+
+    scrubbed._scrubs_errors = True  # type: ignore[attr-defined]
+    return scrubbed
 
 
 def scrub_error(error: BaseException) -> BaseException:

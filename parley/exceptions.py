@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "AgentBuilderError",
@@ -120,6 +120,17 @@ __all__ = [
     "UnsandboxedExecutionWarning",
     "WolframAlphaUnavailableError",
 ]
+
+
+class _RebuiltFromFields:
+    """Pickles an error whose message is derived from its constructor's arguments: it is
+    rebuilt from the fields named in ``_fields_to_rebuild`` (in the constructor's order), as
+    errors cross to subprocesses and Ray workers that way."""
+
+    _fields_to_rebuild: ClassVar[tuple[str, ...]] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return type(self), tuple(getattr(self, name) for name in self._fields_to_rebuild)
 
 
 class ParleyError(Exception):
@@ -264,7 +275,7 @@ class MessageRepairedWarning(UserWarning):
     ``surrogateescape``); it was stored with each one replaced by U+FFFD."""
 
 
-class ArgumentsValidationError(ParleyError, ValueError):
+class ArgumentsValidationError(_RebuiltFromFields, ParleyError, ValueError):
     """A model's tool-call arguments do not fit the function's signature.
 
     ``str(error)`` is meant to be sent back to the model, e.g. ``Invalid arguments for add: b:
@@ -272,25 +283,26 @@ class ArgumentsValidationError(ParleyError, ValueError):
     entry per failing field.
     """
 
+    _fields_to_rebuild = ("function_name", "problems")
+
     def __init__(self, function_name: str, problems: list[str]) -> None:
         super().__init__(f"Invalid arguments for {function_name}: {'; '.join(problems)}")
         self.function_name = function_name
         self.problems = problems
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.function_name, self.problems))
 
 
 class OutsideWorkDirError(ParleyError, ValueError):
     """A code block asked to write a file outside the executor's work dir."""
 
 
-class UnsafeCodeFileError(ParleyError, OSError):
+class UnsafeCodeFileError(_RebuiltFromFields, ParleyError, OSError):
     """A code block's file was not written: its name in the work dir is something other than a
     regular file (a named pipe, a symbolic link, a device, a socket, a directory), which code
     that ran there earlier may have left. Opening such a thing to write can wait for ever (a
     FIFO) or write elsewhere (a link). The executors report it as a failed block. ``path`` is
     the file, ``kind`` what it is."""
+
+    _fields_to_rebuild = ("path", "kind")
 
     def __init__(self, path: str, kind: str) -> None:
         super().__init__(
@@ -303,15 +315,14 @@ class UnsafeCodeFileError(ParleyError, OSError):
     def __str__(self) -> str:
         return str(self.args[0])
 
-    def __reduce__(self) -> tuple[type[UnsafeCodeFileError], tuple[str, str]]:
-        return type(self), (self.path, self.kind)
 
-
-class InvalidRequirementError(ParleyError, ValueError):
+class InvalidRequirementError(_RebuiltFromFields, ParleyError, ValueError):
     """A user function's ``python_packages`` entry is not a requirement parley lets pip
     install: it is a pip option (``--index-url=...``, ``--target=...``), a path, or text that
     is not a PEP 508 requirement. Refused before pip runs; ``entry`` is the refused text,
     ``reason`` why."""
+
+    _fields_to_rebuild = ("entry", "reason")
 
     def __init__(self, entry: str, reason: str) -> None:
         super().__init__(
@@ -322,17 +333,16 @@ class InvalidRequirementError(ParleyError, ValueError):
         self.entry = entry
         self.reason = reason
 
-    def __reduce__(self) -> tuple[type[InvalidRequirementError], tuple[str, str]]:
-        return type(self), (self.entry, self.reason)
 
-
-class UnsafeWorkDirError(ParleyError, ValueError):
+class UnsafeWorkDirError(_RebuiltFromFields, ParleyError, ValueError):
     """A code executor's work dir holds (or lies inside) something code must not write or read:
     a response cache, a virtualenv, parley's sources, a git repository, a config list, ``.env``
     or runtime log. Code that could change those could get code run outside its sandbox later;
     code that could read them would see API keys, prompts and results. ``work_dir`` is the
     refused directory,
     ``problem`` what is wrong with it."""
+
+    _fields_to_rebuild = ("work_dir", "problem")
 
     def __init__(self, work_dir: str, problem: str) -> None:
         super().__init__(
@@ -342,9 +352,6 @@ class UnsafeWorkDirError(ParleyError, ValueError):
         )
         self.work_dir = work_dir
         self.problem = problem
-
-    def __reduce__(self) -> tuple[type[UnsafeWorkDirError], tuple[str, str]]:
-        return type(self), (self.work_dir, self.problem)
 
 
 class ExecutionCancelledError(ParleyError):
@@ -475,12 +482,14 @@ class ChatPaused(ParleyError):
         )
 
 
-class InputExhaustedError(ParleyError, EOFError):
+class InputExhaustedError(_RebuiltFromFields, ParleyError, EOFError):
     """An :class:`IOScripted` stream was asked for input after its script ran out.
 
     It is an ``EOFError`` because that is what the builtin ``input`` raises when its input
     ends, so code that already handles the end of stdin handles this too.
     """
+
+    _fields_to_rebuild = ("prompt", "answered")
 
     def __init__(self, prompt: str, answered: int) -> None:
         self.prompt = prompt
@@ -490,10 +499,6 @@ class InputExhaustedError(ParleyError, EOFError):
             f"(it already answered {answered} prompt(s)); give it more replies "
             "(IOScripted([...]) or .add_replies(...)) or a callable fn(prompt) -> str"
         )
-
-    def __reduce__(self) -> tuple[type[InputExhaustedError], tuple[str, int]]:
-        # The message is derived, so rebuild from the fields (pickling for subprocesses).
-        return type(self), (self.prompt, self.answered)
 
 
 class ImageLoadError(ParleyError, ValueError):
@@ -507,18 +512,17 @@ class ImageDownloadNotAllowedError(ImageLoadError):
     variable ``PARLEY_ALLOW_IMAGE_DOWNLOADS=1`` allows them."""
 
 
-class DocumentRefusedError(ParleyError):
+class DocumentRefusedError(_RebuiltFromFields, ParleyError):
     """RetrieveChat did not index a document: it is over one of its read limits (its size, the
     size it unpacks to, or the time it takes; see ``parley.retrieve_utils.ReadLimits``).
     ``source`` is the file or URL, ``reason`` which limit and by how much."""
+
+    _fields_to_rebuild = ("source", "reason")
 
     def __init__(self, source: str, reason: str) -> None:
         super().__init__(f"{source}: {reason}")
         self.source = source
         self.reason = reason
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return type(self), (self.source, self.reason)
 
 
 class AgentBuilderError(ParleyError, RuntimeError):
@@ -533,7 +537,7 @@ class WolframAlphaUnavailableError(ParleyError, RuntimeError):
     """A ``wolfram`` query was asked for but Wolfram Alpha cannot be reached (no app id)."""
 
 
-class BudgetExceededError(ParleyError):
+class BudgetExceededError(_RebuiltFromFields, ParleyError):
     """A model request was refused before it was sent: the chat it belongs to has reached a
     limit of its :class:`parley.usage.Budget`. Inside a chat the turn that asked ends there,
     with no reply, and the chat ends with ``termination_reason`` = ``reason``; it reaches your
@@ -541,14 +545,13 @@ class BudgetExceededError(ParleyError):
     ``"budget:tokens"``, ``"budget:llm_calls"`` or ``"budget:seconds"``, or the reason the chat
     was stopped with (``ChatRun.stop``: ``"stopped"``); ``chat_id`` the chat's id."""
 
+    _fields_to_rebuild = ("reason", "chat_id")
+
     def __init__(self, reason: str, chat_id: str | None = None) -> None:
         what = "the chat's budget is spent" if reason.startswith("budget:") else "the chat stopped"
         super().__init__(f"{what} ({reason}); no further model request is made")
         self.reason = reason
         self.chat_id = chat_id
-
-    def __reduce__(self) -> tuple[type[BudgetExceededError], tuple[str, str | None]]:
-        return type(self), (self.reason, self.chat_id)
 
 
 # -- AutoGen 0.2 compatibility (autogen.exception_utils) -----------------------------------

@@ -32,7 +32,7 @@ from ..oai._gather import gather_bounded
 from ._loop_agent import ask_model
 from ._optimize_judge import LLMJudge
 from ._optimize_prompt import OPTIMIZER_SYSTEM, optimizer_messages, parse_prompt_tags
-from ._tag_loop import Transcript
+from ._tag_loop import LoopSetup, Transcript, run_loop
 from ._tag_prompts import TagPrompts
 from .tag import TagAgent
 
@@ -264,8 +264,12 @@ async def _evaluate(
     judge: Judge | LLMJudge,
     concurrency: int,
 ) -> _Evaluation:
+    # Each trial runs on a fresh memory of its own: the agent's memory, prompts and last
+    # transcript are left alone.
+    setup = LoopSetup(prompts, agent.tools, agent.readme, agent.max_steps)
+
     async def one(task: str) -> tuple[Transcript, float]:
-        transcript = await agent._a_run_with(prompts, task)
+        transcript = await run_loop(agent, setup, task, [])
         return transcript, _score(judge, await call_user(judge, task, transcript))
 
     results = await gather_bounded(one, tasks, concurrency)

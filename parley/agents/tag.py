@@ -191,11 +191,6 @@ class TagAgent(LoopAgent):
             self._running = False
         return self._last.reply
 
-    async def _a_run_with(self, prompts: TagPrompts, task: str) -> Transcript:
-        """One run with ``prompts`` on a fresh memory of its own; the agent's memory, prompts
-        and last transcript are left alone (``optimize`` tries candidate prompts this way)."""
-        return await run_loop(self, self._setup(prompts), task, [])
-
     def _claim(self) -> None:
         if self._running:
             raise RuntimeError(

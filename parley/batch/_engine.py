@@ -19,6 +19,7 @@ from typing import Any
 from .._calls import is_async_callable
 from .._runtime import CancelToken, resource_shard, run_under
 from ..io.base import IOStream
+from ..usage import Budget
 from ..usage import _run as _usage
 from ._item import BatchItem
 from ._result import ChatError
@@ -73,6 +74,19 @@ class Settings:
     # "always" keeps each exception object in its ChatError; "picklable" keeps only those
     # that can travel back to the driver of a Ray batch.
     keep_errors: str = "always"
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a batch runs, on whichever backend: the chats to do, the factory that runs one,
+    the store of a durable batch, the settings, the concurrency and the batch's budget."""
+
+    todos: list[Todo]
+    factory: Callable[..., Any]
+    store: Any
+    settings: Settings
+    concurrency: int
+    budget: Budget | None
 
 
 class _Quiet(IOStream):

@@ -15,15 +15,13 @@ import math
 import pickle
 import time
 from collections import Counter, deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .._runtime import CancelToken, current_token
-from ..usage import Budget
 from ..usage._budget import Spent, exhausted
 from ..usage._run import LLMCall
-from ._engine import Finished, Outcome, Settings, Todo
+from ._engine import Finished, Outcome, Work
 from ._progress import Progress
 from ._ray_auth import use_token_auth_for_new_instance
 from ._ray_worker import ChatWorker, ChunkReport
@@ -91,42 +89,24 @@ def _import_ray() -> Any:
     return ray
 
 
-def run_on_ray(
-    backend: RayBackend,
-    todos: list[Todo],
-    factory: Callable[..., Any],
-    store: Any,
-    settings: Settings,
-    concurrency: int,
-    budget: Budget | None,
-    progress: Progress,
-) -> Finished:
-    """Run ``todos`` on Ray (blocking: :func:`run_chats` calls it in a worker thread, whose
+def run_on_ray(backend: RayBackend, work: Work, progress: Progress) -> Finished:
+    """Run ``work`` on Ray (blocking: :func:`run_chats` calls it in a worker thread, whose
     token a cancelled batch cancels)."""
     # A Ray instance this call starts must not serve whoever reaches its ports (_ray_auth).
     use_token_auth_for_new_instance(backend.address, backend.init_kwargs.get("_temp_dir"))
     ray = _import_ray()
     if not ray.is_initialized():
         ray.init(address=backend.address, **backend.init_kwargs)
-    driver = _Driver(ray, backend, todos, factory, store, settings, concurrency, budget)
+    driver = _Driver(ray, backend, work)
     return driver.run(progress, current_token())
 
 
 class _Driver:
-    def __init__(
-        self,
-        ray: Any,
-        backend: RayBackend,
-        todos: list[Todo],
-        factory: Callable[..., Any],
-        store: Any,
-        settings: Settings,
-        concurrency: int,
-        budget: Budget | None,
-    ) -> None:
+    def __init__(self, ray: Any, backend: RayBackend, work: Work) -> None:
+        todos, concurrency = work.todos, work.concurrency
         self.ray = ray
         self.backend = backend
-        self.budget = budget
+        self.budget = work.budget
         self.total = len(todos)
         cpus = int(ray.cluster_resources().get("CPU", 1))
         wanted = max(1, backend.workers or cpus)
@@ -151,7 +131,7 @@ class _Driver:
         options = {"num_cpus": 1, **backend.actor_options, "max_restarts": 0}
         options.setdefault("max_task_retries", 0)
         self.actor = ray.remote(ChatWorker).options(**options)
-        self.args = (factory, store, settings, share)
+        self.args = (work.factory, work.store, work.settings, share)
         self.started = time.monotonic()
         self.last_up = self.started  # when a worker was last up (or the batch began)
         self.next_poll = self.started

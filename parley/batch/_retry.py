@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from ..oai import _error_kinds
+
 __all__ = ["RetryOn", "backoff", "is_transient", "retryable"]
 
 RetryOn = Callable[[BaseException], bool] | tuple[type[BaseException], ...]
-
-# HTTP statuses after which the same request may succeed: timeout, conflict, throttling, and
-# the server's own failures (5xx).
-_TRANSIENT_STATUS = frozenset({408, 409, 429})
 
 
 def is_transient(error: BaseException) -> bool:
@@ -21,26 +19,16 @@ def is_transient(error: BaseException) -> bool:
     openai's ``APIConnectionError`` and ``APITimeoutError``, parley's
     ``ModelConnectionError``), an HTTP 408, 409, 429 or 5xx answer (openai's
     ``RateLimitError`` and ``InternalServerError``, parley's ``RateLimitError`` and
-    ``ModelServerError``, anything with such a ``status_code``), and
-    ``AllConfigsFailedError`` when every config failed so. The model client has already
-    retried each request by then (its ``max_retries``); a batch retry runs the whole chat
-    again (a durable chat resumes where it stopped). Everything else (a bad request, a
-    refused key, a bug in the factory, a paused chat) fails the chat at once.
+    ``ModelServerError``, anything with such a ``status_code``), an answer that was no reply
+    (parley's ``MalformedResponseError``), an answer whose ``x-should-retry`` header said
+    "true", and ``AllConfigsFailedError`` when every config failed so. A content filter's
+    refusal is not transient. The model client has already retried each request by then (its
+    ``max_retries``); a batch retry runs the whole chat again (a durable chat resumes where
+    it stopped). Everything else (a bad request, a refused key, a bug in the factory, a
+    paused chat) fails the chat at once. The rules are the model client's own
+    (:mod:`parley.oai._error_kinds`).
     """
-    from ..exceptions import AllConfigsFailedError, ModelConnectionError
-
-    if isinstance(error, AllConfigsFailedError):
-        return bool(error.failures) and all(is_transient(f.error) for f in error.failures)
-    if isinstance(error, (ConnectionError, TimeoutError, asyncio.TimeoutError)):
-        return True
-    if isinstance(error, ModelConnectionError):
-        return True
-    status = getattr(error, "status_code", None)
-    if isinstance(status, int):
-        return status in _TRANSIENT_STATUS or status >= 500
-    import openai  # parley's dependency; imported here for the check only
-
-    return isinstance(error, openai.APIConnectionError)  # APITimeoutError included
+    return _error_kinds.is_transient(error)
 
 
 def retryable(retry_on: RetryOn, error: BaseException) -> bool:

@@ -13,7 +13,7 @@ from ..agentchat._sync_chat import sync_of
 from ..usage import Budget, Usage
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
-from ._engine import Engine, Finished, Outcome, Settings, Todo
+from ._engine import Engine, Finished, Outcome, Settings, Todo, Work
 from ._item import BatchItem
 from ._progress import Progress, wanted
 from ._ray_backend import RayBackend, run_on_ray
@@ -87,22 +87,14 @@ async def a_run_chats(
             done = Finished()
         elif ray_backend is None:
             settings = Settings(retries, retry_on, quiet, "always")
-            done = await _run_local(todos, chat_factory, store, settings, concurrency, budget, bar)
+            work = Work(todos, chat_factory, store, settings, concurrency, budget)
+            done = await _run_local(work, bar)
         else:
             from ._portable import portable
 
             settings = Settings(retries, retry_on, quiet, "picklable")
-            done = await run_in_thread(
-                run_on_ray,
-                ray_backend,
-                todos,
-                chat_factory,
-                portable(store),
-                settings,
-                concurrency,
-                budget,
-                bar,
-            )
+            work = Work(todos, chat_factory, portable(store), settings, concurrency, budget)
+            done = await run_in_thread(run_on_ray, ray_backend, work, bar)
     finally:
         bar.close()
     if done.unused:
@@ -120,19 +112,11 @@ run_chats = sync_of(a_run_chats, "run_chats")
 notebooks too, where an event loop is already running."""
 
 
-async def _run_local(
-    todos: list[Todo],
-    factory: Callable[..., Any],
-    store: Any,
-    settings: Settings,
-    concurrency: int,
-    budget: Budget | None,
-    bar: Progress,
-) -> Finished:
+async def _run_local(work: Work, bar: Progress) -> Finished:
     done = Finished()
     failed = 0
-    engine = Engine(factory, store, settings, concurrency)
-    with _usage.ledger(budget) as ledger:
+    engine = Engine(work.factory, work.store, work.settings, work.concurrency)
+    with _usage.ledger(work.budget) as ledger:
 
         def finish(outcome: Outcome) -> None:
             nonlocal failed
@@ -141,7 +125,7 @@ async def _run_local(
             bar.set(len(done.outcomes), failed, ledger.spent.cost)
 
         try:
-            await engine.run(todos, ledger, finish)
+            await engine.run(work.todos, ledger, finish)
         finally:
             engine.close()
         done.stop_reason = ledger.stopped()  # its budget, or that of a chat the batch runs in

@@ -6,7 +6,7 @@ construction, so a function whose source cannot be read fails there, not at the 
 :meth:`UserFunctions.set_up` runs at the start of every ``execute_code_blocks`` call until it
 succeeds once (a failed setup is tried again at the next call), as AutoGen's did:
 
-1. write ``<work_dir>/<functions_module>.py`` (``func_with_reqs._build_python_functions_file``);
+1. write ``<work_dir>/<functions_module>.py`` (``func_with_reqs.functions_module_text``);
 2. if the functions have ``python_packages`` (string functions' included, which AutoGen
    forgot): ask the code's interpreter what it has installed (``_requirements.PROBE``) and have
    the executor install what it lacks (``logging.info("Ensuring packages are installed in
@@ -35,12 +35,7 @@ from string import Template
 from typing import Protocol
 
 from ._requirements import PROBE, Interpreter, checked_requirements, missing, parse_probe
-from .func_with_reqs import (
-    UserFunction,
-    _build_python_functions_file,
-    _python_packages,
-    to_stub,
-)
+from .func_with_reqs import UserFunction, functions_module_text, python_packages_of, to_stub
 
 __all__ = ["FUNCTION_PROMPT_TEMPLATE", "FunctionsHost", "PackageFolder", "UserFunctions"]
 
@@ -57,13 +52,13 @@ FUNCTION_PROMPT_TEMPLATE = (
 class FunctionsHost(Protocol):
     """The steps of the setup that an executor supplies."""
 
-    def _write(self, filename: str, code: str) -> Path:
+    def write_code_file(self, filename: str, code: str) -> Path:
         """Write ``code`` as ``filename`` in the work dir."""
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         """Run the code's Python with ``args``, as code runs; its exit code and output."""
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Make ``packages`` importable by the code; ``ValueError`` if pip fails."""
 
 
@@ -80,8 +75,8 @@ class UserFunctions:
         self.functions = list(functions)
         self.module = module
         # Refused here, before any pip runs: an entry that is not a requirement specifier.
-        self.requirements = checked_requirements(_python_packages(self.functions))
-        self._source = _build_python_functions_file(self.functions) if self.functions else ""
+        self.requirements = checked_requirements(python_packages_of(self.functions))
+        self._source = functions_module_text(self.functions) if self.functions else ""
         self._done = not self.functions
         self._lock = threading.Lock()  # two calls at once set up once
 
@@ -102,18 +97,18 @@ class UserFunctions:
             if self._done:
                 return
             try:
-                host._write(f"{self.module}.py", self._source)
+                host.write_code_file(f"{self.module}.py", self._source)
             except OSError as error:  # a FIFO or link left at its name, a full disk
                 raise ValueError(
                     f"Functions failed to load: could not write {self.module}.py: {error}"
                 ) from error
             if self.requirements:
-                interpreter = parse_probe(*host._run_python(["-c", PROBE]))
+                interpreter = parse_probe(*host.run_python(["-c", PROBE]))
                 needed = missing(self.requirements, interpreter)
                 if needed:
                     logger.info("Ensuring packages are installed in executor.")
-                    host._install(needed, interpreter)
-            exit_code, output = host._run_python(["-B", "-c", f"import {self.module}"])
+                    host.install_packages(needed, interpreter)
+            exit_code, output = host.run_python(["-B", "-c", f"import {self.module}"])
             if exit_code != 0:
                 raise ValueError(f"Functions failed to load: {output}")
             self._done = True

@@ -270,6 +270,6 @@ def check_can_use_docker_or_throw(use_docker: Any) -> None:
 
 def is_docker_running() -> bool:
     """Whether the Docker engine named by the environment (``DOCKER_HOST``...) answers a ping."""
-    from ._docker_engine import engine_answers
+    from .docker._engine import engine_answers
 
     return engine_answers(_DOCKER_PING_TIMEOUT)

@@ -1,7 +1,7 @@
 """Run code blocks in a Docker container (AutoGen's ``DockerCommandLineCodeExecutor``).
 
 Same constructor, results and rules as AutoGen; the block loop, shared with the local executor,
-is ``parley.coding._executor_base`` (its docstring has the rules). parley's sandbox defaults:
+is ``parley.coding.executor_base`` (its docstring has the rules). parley's sandbox defaults:
 
 * **Lazy.** Building the executor (and so an agent) needs no engine: the container is created
   when the first block runs. A missing or stopped engine is then one RuntimeError saying how to
@@ -89,13 +89,13 @@ from typing import ClassVar
 
 from ._blocks import PYTHON_VARIANTS, legacy_timeout_logs
 from ._code_user import choose_user, is_fresh, prepare_work_dir, write_as
-from ._docker_engine import default_image_candidates, default_images
-from ._docker_sandbox import Ending, RunResult, Sandbox, SandboxSettings
-from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from ._functions_setup import PackageFolder
 from ._paths import OutsideWorkDirError
 from ._requirements import Interpreter, cross_platform_options, pip_install
 from ._work_dir import DEFAULT_WORK_DIR, check_work_dir
+from .docker._engine import default_image_candidates, default_images
+from .docker._sandbox import Ending, RunResult, Sandbox, SandboxSettings
+from .executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome
 from .func_with_reqs import UserFunction
 
 __all__ = ["DockerCommandLineCodeExecutor", "run_code_in_docker"]
@@ -206,30 +206,30 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
             self._packages.remove()
             self._user_functions.reset()  # the next container gets a new folder, set up anew
 
-    # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
+    # -- the steps of the block loop (parley.coding.executor_base) -----------------------------
 
-    def _language(self, language: str, code: str) -> str:
+    def normalize_language(self, language: str, code: str) -> str:
         lang = language.lower()
         return self.LANGUAGE_ALIASES.get(lang, lang)
 
-    def _interpreter(self, lang: str) -> str | None:
+    def interpreter_for(self, lang: str) -> str | None:
         return _INTERPRETERS.get(lang)
 
-    def _save(self, path: Path, code: str) -> None:
+    def save_code_file(self, path: Path, code: str) -> None:
         """Write a code file in the work dir, owned by the user the code runs as."""
         write_as(path, code, self._work_dir.resolve(), self._user)
 
-    def _run(self, program: str, path: Path) -> RunOutcome:
+    def run_code_file(self, program: str, path: Path) -> RunOutcome:
         """Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
         ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped)."""
         result = self._exec(program, path, self._timeout)
         return result.exit_code, self._output(result), result.timed_out
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         result = self._exec_argv([_INTERPRETERS["python"], *args], self._timeout)
         return result.exit_code, self._output(result)
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Download wheels for the container's Python, on this machine, into the folder the
         container sees read-only (the module's description)."""
         folder = self._packages.path
@@ -268,7 +268,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
         if not self._user_functions.requirements or self._packages.path is not None:
             return
         if self._bind_dir.resolve() != self._work_dir.resolve():
-            return  # the engine's paths are not ours: _install says so if it is needed
+            return  # the engine's paths are not ours: install_packages says so if it is needed
         folder = self._packages.create()
         os.chmod(folder, 0o755)  # the code's user may not be its owner
         settings = self._sandbox.settings
@@ -342,7 +342,7 @@ def run_code_in_docker(
             _legacy_executors[key] = executor
     check_work_dir(root)
     try:
-        path = executor._write(filename, code)
+        path = executor.write_code_file(filename, code)
     except OutsideWorkDirError:
         return 1, "Filename is not in the workspace", None
     except OSError as error:  # a FIFO or link left at the name (never waited on), a full disk

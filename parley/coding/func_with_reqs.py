@@ -282,12 +282,16 @@ def _carrying_requirements(funcs: Iterable[UserFunction]) -> list[Any]:
     ]
 
 
-def _python_packages(funcs: Sequence[UserFunction]) -> list[str]:
+# The two below serve the executors' functions setup (parley.coding._functions_setup): public
+# names, left out of __all__ (they are no part of AutoGen's API for users).
+
+
+def python_packages_of(funcs: Sequence[UserFunction]) -> list[str]:
     """The pip requirements of all ``funcs``, in the order first seen, without repeats."""
     return _unique(p for f in _carrying_requirements(funcs) for p in f.python_packages)
 
 
-def _build_python_functions_file(funcs: Sequence[UserFunction]) -> str:
+def functions_module_text(funcs: Sequence[UserFunction]) -> str:
     """The text of the functions module: the global imports of all ``funcs`` (in the order
     first seen, without repeats), a blank line, then each function's source."""
     imports = _unique(
@@ -297,6 +301,10 @@ def _build_python_functions_file(funcs: Sequence[UserFunction]) -> str:
     for func in funcs:
         content += _to_code(func) + "\n\n"
     return content
+
+
+# AutoGen's name, which extensions call: kept as a compatibility face.
+_build_python_functions_file = functions_module_text
 
 
 class _Bare(str):

@@ -1,7 +1,7 @@
 """Run code blocks on this machine (AutoGen's ``LocalCommandLineCodeExecutor``).
 
 Same constructor, results and rules as AutoGen; the block loop, shared with the Docker
-executor, is ``parley.coding._executor_base`` (its docstring has the rules). The deliberate
+executor, is ``parley.coding.executor_base`` (its docstring has the rules). The deliberate
 safety differences:
 
 * The default ``work_dir`` is ``coding``, a dedicated folder (AutoGen: ``.``); a work dir holding
@@ -72,13 +72,13 @@ from ..exceptions import DangerousCommandError
 from ._blocks import POWERSHELLS, PYTHON_VARIANTS, SHELLS, WIN32
 from ._bwrap import BwrapSandbox
 from ._code_user import is_fresh
-from ._executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from ._functions_setup import PackageFolder
 from ._guard import dangerous_command
 from ._process import run_program, safe_env
 from ._requirements import Interpreter, pip_install
 from ._work_dir import DEFAULT_WORK_DIR
 from .base import CommandLineCodeResult
+from .executor_base import DEFAULT_POLICY, CommandLineExecutorBase, RunOutcome, silence_pip
 from .func_with_reqs import UserFunction
 
 __all__ = [
@@ -153,9 +153,9 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             self._packages.remove()
             self._user_functions.reset()
 
-    # -- the steps of the block loop (parley.coding._executor_base) -----------------------------
+    # -- the steps of the block loop (parley.coding.executor_base) -----------------------------
 
-    def _language(self, language: str, code: str) -> str:
+    def normalize_language(self, language: str, code: str) -> str:
         """Raises ``ValueError`` for a dangerous shell command (see :meth:`sanitize_command`)."""
         lang = language.lower()
         self.sanitize_command(lang, code)
@@ -165,10 +165,10 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             return "ps1"
         return lang
 
-    def _supports(self, lang: str) -> bool:
+    def supports_language(self, lang: str) -> bool:
         return lang in self.SUPPORTED_LANGUAGES
 
-    def _interpreter(self, lang: str) -> str | None:
+    def interpreter_for(self, lang: str) -> str | None:
         if lang == "python":
             return self._venv.env_exe if self._venv is not None else sys.executable
         if lang in SHELLS:
@@ -179,17 +179,17 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
             return "node"
         return None  # html, css: nothing runs them
 
-    def _save(self, path: Path, code: str) -> None:
+    def save_code_file(self, path: Path, code: str) -> None:
         if self._sandbox is None:
-            super()._save(path, code)
+            super().save_code_file(path, code)
         else:
             self._sandbox.save(path, code)  # owned by the code's user
 
-    def _run(self, program: str, path: Path) -> RunOutcome:
+    def run_code_file(self, program: str, path: Path) -> RunOutcome:
         """stderr comes before stdout, as in AutoGen."""
         return self._run_command([program, str(path)])
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         exit_code, output, _ = self._run_command([self._python(), *args])
         return exit_code, output
 
@@ -204,11 +204,11 @@ class LocalCommandLineCodeExecutor(CommandLineExecutorBase):
         return result.exit_code, result.stderr + result.stdout, result.timed_out
 
     def _python(self) -> str:
-        program = self._interpreter("python")
+        program = self.interpreter_for("python")
         assert program is not None
         return program
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Into the virtualenv if there is one, else into this executor's own folder (never
         into the environment parley runs in)."""
         pip = [self._python(), "-m", "pip", "install"]

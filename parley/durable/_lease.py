@@ -117,7 +117,7 @@ def _renew_forever() -> None:
             wait = min(lease.seconds / 3 - (now - lease.renewed) for lease in _leases)
         for lease in due:
             try:
-                kept = lease.store._renew(lease.chat_id, lease.owner, lease.seconds)
+                kept = lease.store.renew_lease(lease.chat_id, lease.owner, lease.seconds)
             except Exception:  # the store is unreachable now: try again soon, it may expire
                 lease.renewed += lease.seconds / 10
                 continue

@@ -171,18 +171,18 @@ class RedisChatStore(BaseChatStore):
     def _ms(self, seconds: float) -> str:
         return str(max(1, round(seconds * 1000)))
 
-    def _read_chat(self, chat_id: str) -> tuple[str, str, str | None] | None:
+    def read_chat(self, chat_id: str) -> tuple[str, str, str | None] | None:
         header, status, mac = self._client.hmget(self._chat(chat_id), ["header", "status", "mac"])
         return None if header is None else (str(header), str(status), mac)
 
-    def _create_chat(self, chat_id: str, header: str, mac: str, now: float) -> bool:
+    def create_chat(self, chat_id: str, header: str, mac: str, now: float) -> bool:
         keys = [self._chat(chat_id), f"{self.prefix}chats"]
         return bool(self._scripts["create"](keys=keys, args=[header, repr(now), chat_id, mac]))
 
-    def _sign_header(self, chat_id: str, mac: str) -> None:
+    def sign_header(self, chat_id: str, mac: str) -> None:
         self._client.hset(self._chat(chat_id), "mac", mac)
 
-    def _read_steps(self, chat_id: str) -> list[StepRow]:
+    def read_steps(self, chat_id: str) -> list[StepRow]:
         rows: list[StepRow] = []
         for key, text in self._client.hgetall(self._steps(chat_id)).items():
             try:
@@ -196,25 +196,25 @@ class RedisChatStore(BaseChatStore):
         rows.sort(key=lambda row: row[1] if type(row[1]) is int else -1)
         return rows
 
-    def _write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:
+    def write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:
         key, seq, start, result, done, mac = row
         record = json.dumps([seq, start, result, done, mac])
         keys = [self._steps(chat_id), self._lease(chat_id)]
         holder = self._scripts["write"](keys=keys, args=[key, record, owner, RELEASED])
         return None if holder is None else str(holder)
 
-    def _answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
+    def answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
         answered = self._scripts["answer"](keys=[self._steps(chat_id)], args=[key, result, mac])
         return bool(answered)
 
-    def _end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
+    def end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
         keys = [self._chat(chat_id), self._lease(chat_id)]
         flag = "" if reason is None else "1"
         args = [owner, repr(now), flag, reason or "", RELEASED]
         holder = self._scripts["end"](keys=keys, args=args)
         return None if holder is None else str(holder)
 
-    def _chat_ids(self, status: str | None) -> list[str]:
+    def chat_ids(self, status: str | None) -> list[str]:
         ids = [str(i) for i in self._client.zrange(f"{self.prefix}chats", 0, -1)]
         if status is None or not ids:
             return ids
@@ -223,14 +223,14 @@ class RedisChatStore(BaseChatStore):
             pipe.hget(self._chat(chat_id), "status")
         return [i for i, s in zip(ids, pipe.execute(), strict=True) if s == status]
 
-    def _claim(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
+    def claim_lease(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
         args = [owner, self._ms(seconds), dead, RELEASED]
         holder = self._scripts["claim"](keys=[self._lease(chat_id)], args=args)
         return None if holder is None else str(holder)
 
-    def _renew(self, chat_id: str, owner: str, seconds: float) -> bool:
+    def renew_lease(self, chat_id: str, owner: str, seconds: float) -> bool:
         args = [owner, self._ms(seconds), RELEASED]
         return bool(self._scripts["renew"](keys=[self._lease(chat_id)], args=args))
 
-    def _release(self, chat_id: str, owner: str) -> None:
+    def release_lease(self, chat_id: str, owner: str) -> None:
         self._scripts["release"](keys=[self._lease(chat_id)], args=[owner])

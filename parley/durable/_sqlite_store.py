@@ -118,7 +118,7 @@ class SqliteChatStore(BaseChatStore):
             raise
         db.execute("COMMIT")
 
-    def _read_chat(self, chat_id: str) -> tuple[str, str, str | None] | None:
+    def read_chat(self, chat_id: str) -> tuple[str, str, str | None] | None:
         row = (
             self._conn()
             .execute("SELECT header, status, mac FROM chats WHERE chat_id = ?", (chat_id,))
@@ -126,17 +126,17 @@ class SqliteChatStore(BaseChatStore):
         )
         return None if row is None else (str(row[0]), str(row[1]), row[2])
 
-    def _create_chat(self, chat_id: str, header: str, mac: str, now: float) -> bool:
+    def create_chat(self, chat_id: str, header: str, mac: str, now: float) -> bool:
         cursor = self._conn().execute(
             "INSERT INTO chats VALUES (?, ?, 'running', NULL, ?, ?, ?) ON CONFLICT DO NOTHING",
             (chat_id, header, now, now, mac),
         )
         return cursor.rowcount == 1
 
-    def _sign_header(self, chat_id: str, mac: str) -> None:
+    def sign_header(self, chat_id: str, mac: str) -> None:
         self._conn().execute("UPDATE chats SET mac = ? WHERE chat_id = ?", (mac, chat_id))
 
-    def _read_steps(self, chat_id: str) -> list[StepRow]:
+    def read_steps(self, chat_id: str) -> list[StepRow]:
         rows = self._conn().execute(
             "SELECT key, seq, start, result, done, mac FROM steps WHERE chat_id = ? ORDER BY seq",
             (chat_id,),
@@ -152,7 +152,7 @@ class SqliteChatStore(BaseChatStore):
             return RELEASED
         return None if row[0] == owner else str(row[0])
 
-    def _write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:
+    def write_step(self, chat_id: str, row: StepRow, owner: str) -> str | None:
         key, seq, start, result, done, mac = row
         with self._transaction() as db:
             holder = self._holder(db, chat_id, owner)
@@ -165,7 +165,7 @@ class SqliteChatStore(BaseChatStore):
                 )
         return holder
 
-    def _answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
+    def answer_step(self, chat_id: str, key: str, result: str, mac: str) -> bool:
         cursor = self._conn().execute(
             "UPDATE steps SET result = ?, done = 1, mac = ? "
             "WHERE chat_id = ? AND key = ? AND done = 0",
@@ -173,7 +173,7 @@ class SqliteChatStore(BaseChatStore):
         )
         return cursor.rowcount == 1
 
-    def _end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
+    def end_chat(self, chat_id: str, reason: str | None, now: float, owner: str) -> str | None:
         with self._transaction() as db:
             holder = self._holder(db, chat_id, owner)
             if holder is None:
@@ -185,14 +185,14 @@ class SqliteChatStore(BaseChatStore):
                 db.execute("DELETE FROM leases WHERE chat_id = ?", (chat_id,))
         return holder
 
-    def _chat_ids(self, status: str | None) -> list[str]:
+    def chat_ids(self, status: str | None) -> list[str]:
         sql = "SELECT chat_id FROM chats"
         args: tuple[str, ...] = ()
         if status is not None:
             sql, args = sql + " WHERE status = ?", (status,)
         return [str(r[0]) for r in self._conn().execute(sql + " ORDER BY created", args)]
 
-    def _claim(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
+    def claim_lease(self, chat_id: str, owner: str, seconds: float, dead: str) -> str | None:
         with self._transaction() as db:
             now = time.time()
             row = db.execute(
@@ -207,7 +207,7 @@ class SqliteChatStore(BaseChatStore):
             )
         return None
 
-    def _renew(self, chat_id: str, owner: str, seconds: float) -> bool:
+    def renew_lease(self, chat_id: str, owner: str, seconds: float) -> bool:
         with self._transaction() as db:
             holder = self._holder(db, chat_id, owner)
             if holder is None:
@@ -217,7 +217,7 @@ class SqliteChatStore(BaseChatStore):
                 )
         return holder is None
 
-    def _release(self, chat_id: str, owner: str) -> None:
+    def release_lease(self, chat_id: str, owner: str) -> None:
         self._conn().execute("DELETE FROM leases WHERE chat_id = ? AND owner = ?", (chat_id, owner))
 
 

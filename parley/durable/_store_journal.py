@@ -14,6 +14,7 @@ from ._keys import Signer
 from ._lease import Lease, release
 from ._records import Record
 from ._resuming import UncertainPolicy, decide
+from ._store_calls import checked_end, checked_write, let_go
 
 if TYPE_CHECKING:
     from ._store import BaseChatStore
@@ -75,19 +76,19 @@ class StoreJournal:
             start = None if old is None else old.start
         mac = self._signer.step(self.chat_id, key, seq, start_text, result_text, done)
         row = (key, seq, start_text, result_text, done, mac)
-        await self._store._checked_write(self.chat_id, row, self._lease.owner)
+        await checked_write(self._store, self.chat_id, row, self._lease.owner)
         self._stored[key] = (seq, start_text)
         self._entries[key] = _journal.Entry(start, result, done)
 
     async def end(self, termination_reason: str | None) -> None:
         self._closed = True
         release(self._lease)
-        await self._store._ended(self.chat_id, termination_reason, self._lease.owner)
+        await checked_end(self._store, self.chat_id, termination_reason, self._lease.owner)
 
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._store._let_go(self._lease)
+            await let_go(self._store, self._lease)
 
     async def uncertain(self, call: _journal.UncertainCall) -> str:
         return await decide(self._policy, call)

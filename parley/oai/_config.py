@@ -22,7 +22,7 @@ from typing import Any
 
 from .._credentials import looks_secret
 from ..exceptions import ConfigError
-from ._providers import PROVIDERS, provider_for
+from .providers._registry import PROVIDERS, provider_for
 
 __all__ = [
     "EXTRA_KWARGS",
@@ -235,7 +235,7 @@ def split_config(
     config: Mapping[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """(client kwargs, extras, request params) of a merged config. A native provider's client
-    keys (its credentials, region, host: :mod:`parley.oai._providers`) are client kwargs."""
+    keys (its credentials, region, host: :mod:`parley.oai.providers._registry`) are client kwargs."""
     client_names = client_kwarg_names()
     provider = provider_for(config.get("api_type"))
     if provider is not None and provider.client_keys:

@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "OAI_PRICE1K",
     "USAGE_KEYS",
+    "checked_price",
     "compute_cost",
     "format_usage_summary",
     "model_price",
@@ -173,7 +174,9 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _checked_price(price: object) -> tuple[float, float]:
+def checked_price(price: object) -> tuple[float, float]:
+    """A config's ``price`` as (prompt, completion) USD per 1000 tokens; one number serves
+    both (with a warning). A ValueError names what is wrong with it."""
     if _is_number(price):
         rate = float(price)  # type: ignore[arg-type]
         if not math.isfinite(rate) or rate < 0:
@@ -215,7 +218,7 @@ def compute_cost(
     n_prompt = _checked_tokens("prompt_tokens", prompt_tokens)
     n_completion = _checked_tokens("completion_tokens", completion_tokens)
     if price is not None:
-        rates: tuple[float, float] | None = _checked_price(price)
+        rates: tuple[float, float] | None = checked_price(price)
     else:
         rates = model_price(model)
     if rates is None:

@@ -6,10 +6,11 @@ it, ``config_id`` and ``pass_filter`` on the one returned), and that tells the o
 wrapper's usage summaries) about every response made or found in the cache.
 
 An error that means "try elsewhere" (auth, rate limit, timeout, connection, 5xx, unknown model,
-a body that is not JSON) moves on to the next config; any other error propagates at once. The
-last config's response is returned even if the filter rejects it (``pass_filter`` says so).
-When several configs all fail, one :class:`AllConfigsFailedError` lists every failure; a single
-config raises its own error (``TimeoutError`` for a timeout, as AutoGen).
+a body that is not JSON: :mod:`parley.oai._error_kinds` decides) moves on to the next config;
+any other error propagates at once. The last config's response is returned even if the filter
+rejects it (``pass_filter`` says so). When several configs all fail, one
+:class:`AllConfigsFailedError` lists every failure; a single config raises its own error
+(``TimeoutError`` for a timeout, as AutoGen).
 """
 
 from __future__ import annotations
@@ -22,17 +23,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
 from .. import _events, _journal
-from ..exceptions import (
-    AllConfigsFailedError,
-    ConfigFailure,
-    MalformedResponseError,
-    ModelAPIError,
-    ModelConnectionError,
-)
+from ..exceptions import AllConfigsFailedError, ConfigFailure
 from ..usage import _run as _usage
+from ._error_kinds import classify
 from ._journal_calls import replayed_or_asked as _replayed_or_asked
 from ._layers import Layer, Outcome
-from ._retry import error_status
 from ._slot import Attempt, Slot
 
 __all__ = ["Completed", "Fallback", "should_fall_back"]
@@ -45,36 +40,12 @@ _TIMEOUT_MESSAGE = (
     "(if you are using agents) or the OpenAIWrapper constructor (if you are using the "
     "OpenAIWrapper directly)."
 )
-# Statuses after which another config (another endpoint, key or model) may succeed.
-_FALLBACK_STATUSES = frozenset({401, 403, 404, 408, 409, 429})
 
 
 def should_fall_back(error: BaseException) -> bool:
-    """Whether another config may succeed where this error ended one."""
-    if isinstance(error, ModelAPIError):
-        if isinstance(error, (ModelConnectionError, MalformedResponseError)):
-            return True
-        status = error.status_code
-        return error.code != "content_filter" and (
-            status is not None and (status in _FALLBACK_STATUSES or status >= 500)
-        )
-    import openai
-
-    if isinstance(
-        error,
-        (
-            openai.APITimeoutError,
-            openai.APIConnectionError,
-            openai.APIResponseValidationError,
-        ),
-    ):
-        return True
-    if isinstance(error, openai.APIStatusError):
-        if getattr(error, "code", None) == "content_filter":
-            return False
-        status, _ = error_status(error)
-        return status is not None and (status in _FALLBACK_STATUSES or status >= 500)
-    return False
+    """Whether another config may succeed where this error ended one (the rules:
+    :mod:`parley.oai._error_kinds`)."""
+    return classify(error).fall_back
 
 
 class Completed(NamedTuple):
@@ -102,12 +73,14 @@ class Fallback:
     async def __call__(self, config: Mapping[str, Any]) -> Any:
         _usage.gate()  # a chat whose budget is spent makes no further request
         if _journal.current() is None:
-            return await self._ask(config)
+            return await self.ask(config)
         return await _replayed_or_asked(self, config)
 
-    async def _ask(self, config: Mapping[str, Any], seen: list[Outcome] | None = None) -> Any:
-        """The response to ``config``; ``seen`` gets the outcome it came with (a durable
-        chat records whether the cache answered)."""
+    async def ask(self, config: Mapping[str, Any], seen: list[Outcome] | None = None) -> Any:
+        """The response to ``config``, asked of the configs in turn (no journal read: a
+        durable chat's :func:`~parley.oai._journal_calls.replayed_or_asked` calls it when the
+        journal has no record); ``seen`` gets the outcome it came with (the journal records
+        whether the cache answered)."""
         failures: list[ConfigFailure] = []
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):
@@ -123,13 +96,17 @@ class Fallback:
                     if report:
                         report.set(**_end_attrs(response, outcome, usage))
             except Exception as error:
-                if not should_fall_back(error):
+                kind = classify(error)
+                if not kind.fall_back:
                     raise
                 failures.append(ConfigFailure(index, attempt.params.get("model"), error))
                 if index == last:
                     _raise_all_failed(failures)
                 logger.info(
-                    "config %d failed (%s); trying the next one", index, type(error).__name__
+                    "config %d failed (%s, %s); trying the next one",
+                    index,
+                    type(error).__name__,
+                    kind.reason,
                 )
                 continue
             passed = await _passes(attempt, response)

@@ -29,7 +29,7 @@ async def replayed_or_asked(fallback: Any, config: Mapping[str, Any]) -> Any:
     seen: list[Outcome] = []
 
     async def ask() -> Any:
-        return await fallback._ask(config, seen)
+        return await fallback.ask(config, seen)
 
     def decode(record: Any) -> Any:
         _check_record(record)

@@ -15,17 +15,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelServerError,
-    RateLimitError,
-)
+from ..exceptions import ModelAPIError
+from ._error_kinds import classify
 
 __all__ = [
     "RetryPolicy",
     "call_with_retries",
-    "error_status",
     "parse_retry_after",
     "retry_delay",
     "should_retry",
@@ -33,8 +28,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-_RETRY_STATUSES = frozenset({408, 409, 429})
 
 
 @dataclass(frozen=True)
@@ -55,44 +48,10 @@ class RetryPolicy:
     budget: float = 60.0
 
 
-def error_status(error: BaseException) -> tuple[int | None, Mapping[str, str]]:
-    """The HTTP status and response headers of an openai error or a parley ``ModelAPIError``
-    (None, {} for other errors)."""
-    if isinstance(error, ModelAPIError):
-        return error.status_code, error.headers
-    response = getattr(error, "response", None)
-    status = getattr(error, "status_code", None)
-    headers = getattr(response, "headers", None)
-    return (status if isinstance(status, int) else None), (headers if headers is not None else {})
-
-
 def should_retry(error: BaseException) -> bool:
-    """Whether retrying the same request on the same config may succeed."""
-    if isinstance(error, ModelAPIError):
-        return _provider_should_retry(error)
-    import openai
-
-    if isinstance(error, (openai.APITimeoutError, openai.APIConnectionError)):
-        return True
-    if not isinstance(error, openai.APIStatusError):
-        return False
-    status, headers = error_status(error)
-    hint = headers.get("x-should-retry")
-    if hint in ("true", "false"):
-        return hint == "true"
-    return status is not None and (status in _RETRY_STATUSES or status >= 500)
-
-
-def _provider_should_retry(error: ModelAPIError) -> bool:
-    if isinstance(error, ModelConnectionError):
-        return True
-    hint = error.headers.get("x-should-retry")
-    if hint in ("true", "false"):
-        return hint == "true"
-    status = error.status_code
-    return isinstance(error, (RateLimitError, ModelServerError)) or (
-        status is not None and (status in _RETRY_STATUSES or status >= 500)
-    )
+    """Whether retrying the same request on the same config may succeed (the rules:
+    :mod:`parley.oai._error_kinds`)."""
+    return classify(error).retry
 
 
 def parse_retry_after(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -160,10 +119,10 @@ async def call_with_retries(
             return await call()
         except Exception as error:
             attempt += 1
-            if attempt > policy.max_retries or not should_retry(error):
+            kind = classify(error)
+            if attempt > policy.max_retries or not kind.retry:
                 raise
-            _, headers = error_status(error)
-            hinted = parse_retry_after(headers)
+            hinted = parse_retry_after(kind.headers)
             if hinted is None and isinstance(error, ModelAPIError):
                 hinted = error.retry_after
             delay = retry_delay(policy, attempt, hinted)
@@ -171,9 +130,10 @@ async def call_with_retries(
                 logger.info("%s: not retrying, a wait of %.1f s is too long", describe, delay)
                 raise
             logger.info(
-                "%s failed (%s); retry %d of %d in %.2f s",
+                "%s failed (%s, %s); retry %d of %d in %.2f s",
                 describe,
                 type(error).__name__,
+                kind.reason,
                 attempt,
                 policy.max_retries,
                 delay,

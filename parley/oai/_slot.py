@@ -16,8 +16,8 @@ from .._credentials import remember_environment, remember_in
 from ..exceptions import ConfigError
 from . import _templating
 from ._config import split_config
-from ._providers import make_client, provider_for
 from ._retry import RetryPolicy
+from .providers._registry import make_client, provider_for
 from .rate_limiters import TimeRateLimiter
 
 __all__ = ["Attempt", "Slot"]
@@ -52,7 +52,7 @@ class Slot:
         if self.placeholder is None and provider is not None:
             self.client = make_client(provider, {**self.client_kwargs, "model": entry.get("model")})
         elif self.placeholder is None:
-            from ._openai_client import OpenAIClient, missing_credentials
+            from .providers._openai import OpenAIClient, missing_credentials
 
             problem = missing_credentials(self.client_kwargs, entry.get("api_type"))
             if problem:

@@ -101,7 +101,7 @@ def processes(ex: DockerCommandLineCodeExecutor) -> list[str]:
         [CodeBlock(language="sh", code="# filename: ps-probe.sh\nps -e -o pid=,args=")]
     )
     assert result.exit_code == 0, result.output
-    # PID 1 is the container's keeper (parley.coding._docker_keeper), not the code's.
+    # PID 1 is the container's keeper (parley.coding.docker._keeper), not the code's.
     pids_and_lines = [line.split(None, 1) for line in result.output.splitlines() if line.strip()]
     lines = [line for pid, line in pids_and_lines if pid != "1"]
     # The probe's own chain: sh -c <wrapper>, timeout ..., sh ps-probe.sh, ps.

@@ -257,6 +257,22 @@ def test_rate_limit_is_retried_then_gives_up(fake_llm: FakeLLMServer) -> None:
     assert gave_up == -1
 
 
+def test_only_flamls_transient_errors_are_retried(fake_llm: FakeLLMServer) -> None:
+    # The legacy rules are FLAML's: a 5xx is retried, a 409 (which the OpenAIWrapper's client
+    # retries) and a content filter's refusal are not.
+    fake_llm.add_error(503)
+    fake_llm.add_reply("after the wait")
+    response = ChatCompletion.create(prompt="x", retry_wait_time=0.05, **entry(fake_llm))
+    assert Completion.extract_text(response) == ["after the wait"]
+    fake_llm.add_error(409)
+    with pytest.raises(openai.ConflictError):
+        ChatCompletion.create(prompt="y", retry_wait_time=0.05, **entry(fake_llm))
+    fake_llm.add_error(500, code="content_filter")
+    with pytest.raises(openai.InternalServerError):
+        ChatCompletion.create(prompt="z", retry_wait_time=0.05, **entry(fake_llm))
+    assert len(fake_llm.requests) == 4
+
+
 def test_timeout_doubles_until_the_period_ends(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("slow", delay=2)
     fake_llm.add_reply("fast")

@@ -12,8 +12,8 @@ from openai.types import Completion
 
 from parley.exceptions import MalformedResponseError
 from parley.io import IOScripted, IOStream
-from parley.oai._openai_client import OpenAIClient
 from parley.oai._streaming import echo_silenced
+from parley.oai.providers._openai import OpenAIClient
 from parley.testing import FakeLLMServer
 
 MODEL = "gpt-3.5-turbo-instruct"

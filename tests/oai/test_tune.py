@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from parley.oai import ChatCompletion, Completion
-from parley.oai._tune_space import flaml_modules
+from parley.oai.legacy._tune_space import flaml_modules
 from parley.testing import FakeLLMServer
 
 from .tune_support import asked, endpoint, question_data, solver, success

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from parley.oai._tune_prune import PruneState, sample_margin, target_output_tokens
+from parley.oai.legacy._tune_prune import PruneState, sample_margin, target_output_tokens
 
 
 def test_the_margin_shrinks_with_the_sample_and_vanishes_on_the_whole_data() -> None:

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from parley.oai import ChatCompletion
-from parley.oai._tune_log import loggable
-from parley.oai._tune_space import flaml_modules
+from parley.oai.legacy._tune_log import loggable
+from parley.oai.legacy._tune_space import flaml_modules
 from parley.testing import FakeLLMServer
 
 from . import tune_support

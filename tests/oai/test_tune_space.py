@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from parley.oai import ChatCompletion, Completion
-from parley.oai._tune_space import build_problem, default_search_space, flaml_modules
+from parley.oai.legacy._tune_space import build_problem, default_search_space, flaml_modules
 
 # flaml says at import that its AutoML part is missing; parley's import helper hushes that.
 _flaml = flaml_modules()

@@ -30,7 +30,7 @@ import pytest
 from parley import ConversableAgent
 from parley._runtime import run_in_thread
 from parley.coding import CodeBlock
-from parley.coding._docker_owner import SANDBOX_LABEL
+from parley.coding.docker._owner import SANDBOX_LABEL
 from tests.coding._docker_support import (
     REPO,
     docker_client,
@@ -265,7 +265,7 @@ ex.execute_code_blocks([CodeBlock(language="sh", code=BLOCK)])
 @pytest.fixture(scope="module")
 def image_without_python() -> Iterator[str]:
     """The sandbox image minus python3, committed from it (no registry): its containers' keeper
-    is the ``sh`` one (``parley.coding._docker_keeper``)."""
+    is the ``sh`` one (``parley.coding.docker._keeper``)."""
     import docker
 
     repository, tag = "parley-sandbox-nopython", "test"
@@ -319,7 +319,7 @@ def test_a_container_kept_on_purpose_outlives_its_owner_s_connections(tmp_path: 
     # What interpreter exit does to a stop_container=False executor (its finalizer), and all
     # the kernel does when the process is killed: this process's connections to the engine
     # close. (Killing a child instead would let any parley process on this machine remove the
-    # container as an orphan meanwhile: _docker_owner.reap_orphans.)
+    # container as an orphan meanwhile: docker._owner.reap_orphans.)
     with executor(tmp_path, stop_container=False) as ex:
         try:
             assert ex.execute_code_blocks([sh("echo ran")]).output == "ran\n"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ...exceptions import ImageBuildError
-from .._docker_engine import connect, default_image_candidates, find_image
+from ..docker._engine import connect, default_image_candidates, find_image
 from ._recipes import JUPYTER, PACKAGES_LABEL, RECIPES, SANDBOX, Recipe, packages_label
 
 if TYPE_CHECKING:

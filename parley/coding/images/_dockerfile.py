@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import ImageBuildError
-from .._docker_engine import find_image, first_line
+from ..docker._engine import find_image, first_line
 from ._recipes import PACKAGES_LABEL, Recipe, packages_label
 
 if TYPE_CHECKING:

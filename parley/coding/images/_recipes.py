@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._docker_engine import PARLEY_IMAGE, PARLEY_JUPYTER_IMAGE
+from ..docker._engine import PARLEY_IMAGE, PARLEY_JUPYTER_IMAGE
 
 __all__ = ["JUPYTER", "RECIPES", "SANDBOX", "Recipe"]
 

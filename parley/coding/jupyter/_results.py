@@ -43,9 +43,9 @@ from typing import Protocol
 
 from .._blocks import DEFAULT_WORK_DIR, SHELLS
 from .._code_file import write_regular_file
-from .._executor_base import silence_pip
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
+from ..executor_base import silence_pip
 from ._kernel_messages import CellEnd, CellOutcome, ExecutionResult
 
 __all__ = ["KernelBackend", "checked_output_dir", "execute_blocks", "save_data_item"]

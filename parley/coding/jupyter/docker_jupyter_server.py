@@ -1,6 +1,6 @@
 """A Jupyter Kernel Gateway in a locked-down container (AutoGen's ``DockerJupyterServer``).
 
-The container is the Docker executor's sandbox (``parley.coding._docker_sandbox``: non-root,
+The container is the Docker executor's sandbox (``parley.coding.docker._sandbox``: non-root,
 no capabilities, read-only root file system, memory and process limits, removed when its owner
 stops it or dies, SIGKILL included); the gateway runs in it as the ``sandbox`` user, started by
 ``docker exec`` once the container is up, and the kernels it starts run there too.
@@ -46,9 +46,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...exceptions import JupyterGatewayError
 from .._code_user import choose_user, prepare_work_dir
-from .._docker_engine import connect, find_image
-from .._docker_sandbox import WORKSPACE, Ending, Sandbox, SandboxSettings
 from .._work_dir import check_work_dir
+from ..docker._engine import connect, find_image
+from ..docker._sandbox import WORKSPACE, Ending, Sandbox, SandboxSettings
 from .base import JupyterConnectionInfo
 from .jupyter_client import JupyterClient
 

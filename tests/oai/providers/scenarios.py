@@ -15,7 +15,7 @@ from parley import ConversableAgent
 from parley.exceptions import ModelConnectionError, RateLimitError
 from parley.io import IOScripted, IOStream
 from parley.oai import OpenAIWrapper
-from parley.oai._providers import provider_for
+from parley.oai.providers._registry import provider_for
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]

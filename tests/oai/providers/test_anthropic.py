@@ -109,7 +109,7 @@ def test_bedrock_and_vertex_model_ids_are_priced() -> None:
 
 
 def _priced(model: str) -> Any:
-    from parley.oai._provider_base import completion
+    from parley.oai.providers._base import completion
 
     return completion(model=model, content="x", prompt_tokens=1000, completion_tokens=1000)
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.oai._anthropic_messages import CONTINUE, to_anthropic, tool_choice, tools
+from parley.oai.providers._anthropic_messages import CONTINUE, to_anthropic, tool_choice, tools
 
 PNG = "iVBORw0KGgo="
 

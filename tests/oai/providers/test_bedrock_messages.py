@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.oai._anthropic_messages import CONTINUE
-from parley.oai._bedrock_messages import conversation, converse_request, image_format
-from parley.oai._bedrock_replies import StreamReader, read_response
 from parley.oai.bedrock import BedrockClient, model_name
+from parley.oai.providers._anthropic_messages import CONTINUE
+from parley.oai.providers._bedrock_messages import conversation, converse_request, image_format
+from parley.oai.providers._bedrock_replies import StreamReader, read_response
 
 PNG = base64.b64encode(b"\x89PNG fake").decode()
 

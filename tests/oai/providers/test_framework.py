@@ -19,9 +19,9 @@ from parley.exceptions import (
     RateLimitError,
 )
 from parley.oai._fallback import should_fall_back
-from parley.oai._openai_compatible import hide_tools
-from parley.oai._provider_base import api_error, price_per_1k
-from parley.oai._provider_messages import (
+from parley.oai._retry import RetryPolicy, call_with_retries
+from parley.oai.providers._base import api_error, price_per_1k
+from parley.oai.providers._messages import (
     ImageData,
     content_parts,
     content_text,
@@ -29,8 +29,8 @@ from parley.oai._provider_messages import (
     parse_arguments,
     split_system,
 )
-from parley.oai._retry import RetryPolicy, call_with_retries
-from parley.oai._sdk_calls import call_kwargs, root_url
+from parley.oai.providers._openai_compatible import hide_tools
+from parley.oai.providers._sdk_calls import call_kwargs, root_url
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parley.oai import OpenAIWrapper
-from parley.oai._gemini_messages import (
+from parley.oai.providers._gemini_messages import (
     clean_schema,
     finish_reason,
     generation_config,

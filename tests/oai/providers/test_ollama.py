@@ -11,14 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parley.oai import OpenAIWrapper
-from parley.oai._ollama_messages import options, to_messages
-from parley.oai._ollama_tools import (
+from parley.oai.providers._messages import FunctionSpec
+from parley.oai.providers._ollama_messages import options, to_messages
+from parley.oai.providers._ollama_tools import (
     STEP_ONE,
     STEP_TWO,
     parse_tool_calls,
     should_hide_tools,
 )
-from parley.oai._provider_messages import FunctionSpec
 from parley.testing import FakeLLMServer
 
 from . import scenarios

@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import _templating
-from ._config import split_config
+from .. import _templating
+from .._config import split_config
 
 __all__ = [
     "CHAT_MODELS",

@@ -1,5 +1,5 @@
 """One legacy ``Completion`` request on one config: the disk cache, AutoGen's retry rules, and
-the openai client of :mod:`parley.oai._openai_client` (chat or text-completions endpoint).
+the openai client of :mod:`parley.oai.providers._openai` (chat or text-completions endpoint).
 
 Retry rules (``retry_wait_time``, ``max_retry_period``, ``request_timeout``), as FLAML's
 ``Completion`` had them, decided by the pure function :func:`next_wait`:
@@ -26,11 +26,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .._runtime import dedicated_worker
-from ._cache_io import close_disks_under, open_disk
-from ._cache_key import cache_key
-from ._legacy_params import Request
-from ._retry import error_status, parse_retry_after
+from ..._runtime import dedicated_worker
+from .._cache_io import close_disks_under, open_disk
+from .._cache_key import cache_key
+from .._error_kinds import Cause, ErrorKind, classify
+from .._retry import parse_retry_after
+from ._params import Request
 
 __all__ = ["GAVE_UP", "cache_lookup", "cache_store", "clear_cache_dir", "next_wait", "send"]
 
@@ -63,22 +64,21 @@ def next_wait(
     return wait, timeout
 
 
-def _kind(error: BaseException) -> str | None:
-    import openai
+# What FLAML's Completion retried: no 408 or 409 (the client's retry takes those), no answer
+# that is no reply, and the server's ``x-should-retry`` unread.
+_RETRIED = frozenset({Cause.THROTTLED, Cause.UNREACHABLE, Cause.SERVER})
 
-    if isinstance(error, openai.APITimeoutError):
+
+def _kind(error: ErrorKind) -> str | None:
+    if not error.api:
+        return None
+    if error.cause is Cause.TIMEOUT:
         return "timeout"
-    if isinstance(error, (openai.RateLimitError, openai.APIConnectionError)):
-        return "transient"
-    if isinstance(error, openai.APIStatusError):
-        status, _ = error_status(error)
-        if getattr(error, "code", None) != "content_filter" and status is not None:
-            return "transient" if status >= 500 else None
-    return None
+    return "transient" if error.cause in _RETRIED else None
 
 
 def _client(request: Request) -> Any:
-    from ._openai_client import OpenAIClient
+    from ..providers._openai import OpenAIClient
 
     return OpenAIClient(
         request.client_kwargs, api_type=request.api_type, api_version=request.api_version
@@ -106,10 +106,10 @@ async def send(
         try:
             response = await call({**request.body, "timeout": timeout})
         except Exception as error:
-            kind = _kind(error)
+            classified = classify(error)
+            kind = _kind(classified)
             if kind is None:
                 raise
-            _, headers = error_status(error)
             decision = next_wait(
                 kind,
                 elapsed=time.monotonic() - start,
@@ -117,7 +117,7 @@ async def send(
                 max_retry_period=max_retry_period,
                 timeout=timeout,
                 explicit_timeout=explicit,
-                retry_after=parse_retry_after(headers),
+                retry_after=parse_retry_after(classified.headers),
             )
             if decision is None:
                 if raise_on_ratelimit_or_timeout:

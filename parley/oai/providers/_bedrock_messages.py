@@ -4,7 +4,7 @@
 Converse's conversation rules are Claude's Messages API's (the first turn is the user's, turns
 alternate, a ``toolUse`` is answered by a ``toolResult`` in the very next user turn, and both
 need the request to declare tools, blank text is refused), so the conversation is first put in
-that shape by :func:`parley.oai._anthropic_messages.to_anthropic` (one set of rules, tested
+that shape by :func:`parley.oai.providers._anthropic_messages.to_anthropic` (one set of rules, tested
 once), then each block is written in Converse's form.
 
 Request parameters under AutoGen's names: ``max_tokens``, ``temperature``, ``top_p``, ``stop``
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._anthropic_messages import to_anthropic
-from ._provider_messages import content_text, function_specs, split_system
+from ._messages import content_text, function_specs, split_system
 
 __all__ = ["conversation", "converse_request", "image_format", "tool_config"]
 

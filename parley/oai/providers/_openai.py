@@ -24,12 +24,12 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .._credentials import remember_environment, remember_in, scrub_error
-from .._runtime import loop_resource, run_sync
-from ..exceptions import ConfigError
-from ._cost import USAGE_KEYS, compute_cost, response_usage
-from ._reply_checks import check_reply, checked_chunks, malformed, reading_reply
-from ._streaming import collect_stream, collect_text_stream
+from ..._credentials import remember_environment, remember_in, scrubbing_errors
+from ..._runtime import loop_resource, run_sync
+from ...exceptions import ConfigError
+from .._cost import USAGE_KEYS, compute_cost, response_usage
+from .._reply_checks import check_reply, checked_chunks, malformed, reading_reply
+from .._streaming import collect_stream, collect_text_stream
 
 if TYPE_CHECKING:
     from openai.types import Completion
@@ -165,6 +165,7 @@ class OpenAIClient:
         """:meth:`a_create_completion`'s blocking form."""
         return run_sync(self.a_create_completion(params))
 
+    @scrubbing_errors
     async def _post(
         self,
         path: str,
@@ -178,20 +179,6 @@ class OpenAIClient:
         types, no choices) is a MalformedResponseError (:mod:`parley.oai._reply_checks`). Every
         error is scrubbed of the configured credentials, its chain included (a server may
         echo the key: :mod:`parley._credentials`)."""
-        try:
-            return await self._send(path, params, cast_to, chunk_type, collect)
-        except Exception as e:
-            scrub_error(e)
-            raise
-
-    async def _send(
-        self,
-        path: str,
-        params: dict[str, Any],
-        cast_to: type[Any],
-        chunk_type: type[Any],
-        collect: Callable[[Any, Mapping[str, Any]], Awaitable[Any]],
-    ) -> Any:
         from openai import AsyncStream
 
         client = self._async_client()

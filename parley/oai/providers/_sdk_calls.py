@@ -25,10 +25,10 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from .._runtime import loop_resource
-from ..exceptions import ModelAPIError
-from ._provider_base import ProviderClient, api_error
-from ._retry import parse_retry_after
+from ..._runtime import loop_resource
+from ...exceptions import ModelAPIError
+from .._retry import parse_retry_after
+from ._base import ProviderClient, api_error
 
 __all__ = [
     "PooledClient",

@@ -1,6 +1,6 @@
 """Bedrock's Converse answers read back as openai's types (pure functions; boto3 gives them as
 dicts): a ``converse`` response as a ``ChatCompletion``, the events of ``converse_stream`` as
-``ChatCompletionChunk``s for :func:`parley.oai._provider_base.collect`."""
+``ChatCompletionChunk``s for :func:`parley.oai.providers._base.collect`."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ._provider_base import chunk, completion, new_id, tool_call
-from ._reply_checks import malformed
+from .._reply_checks import malformed
+from ._base import chunk, completion, new_id, tool_call
 
 __all__ = ["FINISH_REASONS", "StreamReader", "finish_reason", "read_response", "token_counts"]
 

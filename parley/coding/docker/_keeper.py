@@ -4,7 +4,7 @@ It must never die while the container should live, since the kernel then kills e
 the container; it reaps every orphan re-parented to it (killed processes must not pile up as
 zombies against the process limit); on ``SIGUSR1`` it kills every other process in the container
 (``kill(-1, SIGKILL)``: the host's timeout and cancellation, which need no new process in the
-container, as a fork bomb may hold every PID); and, on a lifeline (``_docker_lifeline``), it
+container, as a fork bomb may hold every PID); and, on a lifeline (``_lifeline``), it
 exits when its stdin reaches end of file — the owner is gone — taking the container with it.
 
 The keeper is a few lines of Python when the image has ``python3`` (parley's image and AutoGen's

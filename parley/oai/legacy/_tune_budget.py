@@ -21,8 +21,8 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..token_count_utils import count_token, get_max_token_limit
-from ._legacy_params import construct_params
+from ...token_count_utils import count_token, get_max_token_limit
+from ._params import construct_params
 from ._tune_space import TrialRequest
 
 __all__ = ["SpendGuard", "worst_case_cost"]

@@ -14,8 +14,8 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..token_count_utils import count_token
-from . import _templating
+from ...token_count_utils import count_token
+from .. import _templating
 from ._tune_space import SearchProblem
 
 __all__ = [

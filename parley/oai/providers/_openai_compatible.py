@@ -18,9 +18,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..exceptions import ConfigError
-from ._provider_base import ProviderClient, chunk, collect, completion, require, tool_call
-from ._reply_checks import reading_reply
+from ...exceptions import ConfigError
+from .._reply_checks import reading_reply
+from ._base import ProviderClient, chunk, collect, completion, require, tool_call
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_error
 
 __all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
@@ -92,7 +92,7 @@ def _usage(raw: Any) -> tuple[int, int] | None:
 
 async def chunks(stream: Any, unwrap: Callable[[Any], Any] = lambda e: e) -> AsyncIterator[Any]:
     """An SDK's stream of OpenAI-shaped chunks (each ``unwrap(event)``) as openai's
-    ``ChatCompletionChunk``s for :func:`~parley.oai._provider_base.collect`."""
+    ``ChatCompletionChunk``s for :func:`~parley.oai.providers._base.collect`."""
     usage: tuple[int, int] | None = None
     head: dict[str, Any] | None = None
     async for event in stream:

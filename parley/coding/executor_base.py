@@ -1,11 +1,16 @@
 """The command-line executors' one block loop; each executor supplies only the steps that differ.
 
-:class:`CommandLineExecutorBase` is what the local and the Docker executor share: the
-constructor's checks, the execution policy, the code extractor, the context manager, and
-:meth:`~CommandLineExecutorBase.execute_code_blocks`, the loop over the blocks. An executor says
-how it spells a language (``_language``), which languages it knows (``_supports``), which
-program runs one (``_interpreter``), how a file is written (``_save``) and how it is run
-(``_run``). The loop's rules, the same for both executors:
+:class:`CommandLineExecutorBase` is what the local and the Docker executor share, and what a new
+command-line executor subclasses: the constructor's checks, the execution policy, the code
+extractor, the context manager, and :meth:`~CommandLineExecutorBase.execute_code_blocks`, the
+loop over the blocks. An executor says how it spells a language
+(:meth:`~CommandLineExecutorBase.normalize_language`), which languages it knows
+(``supports_language``), which program runs one (``interpreter_for``), how a file is written
+(``save_code_file``) and how it is run (``run_code_file``); for user functions, how the code's
+Python runs (``run_python``) and where packages go (``install_packages``). These steps are
+public: an executor implements them and the loop calls them; users call
+``execute_code_blocks``. (Their names had a leading underscore before, ``_run``, ``_save``,
+...: a subclass written so still works.) The loop's rules, the same for both executors:
 
 * Blocks run in order; the first non-zero exit code ends the call. A block that runs out of time
   has exit code 124 and its output so far followed by ``"\\nTimeout"``.
@@ -30,7 +35,7 @@ program runs one (``_interpreter``), how a file is written (``_save``) and how i
   failed, and the agents never pass one.)
 * User ``functions`` (``parley.coding.func_with_reqs``) are set up at the start of a call until
   that succeeds once (``_functions_setup``): their module is written into the work dir, their
-  missing requirements installed (``_install``), the module imported once (``_run_python``).
+  missing requirements installed (``install_packages``), the module imported once (``run_python``).
 * A block's output is capped as it is read, at ``_process.MAX_OUTPUT_BYTES`` per stream (the
   container merges stdout and stderr into one), with a visible marker counting the bytes
   dropped; a timeout's ``"\\nTimeout"`` comes after the marker. The joined output is not cut
@@ -42,8 +47,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
+from .._renamed import mirror_renamed
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
 from ._code_file import write_regular_file
 from ._functions_setup import FUNCTION_PROMPT_TEMPLATE, UserFunctions
@@ -91,7 +97,18 @@ def silence_pip(code: str, lang: str) -> str:
 
 
 class CommandLineExecutorBase:
-    """Base of the local and Docker executors; a context manager that calls :meth:`stop`."""
+    """Base of the local and Docker executors; a context manager that calls :meth:`stop`.
+
+    **Writing an executor.** Subclass it, call ``__init__`` with the timeout, the work dir and
+    the policies, and implement :meth:`normalize_language`, :meth:`interpreter_for` and
+    :meth:`run_code_file` (and, to take user functions, :meth:`run_python` and
+    :meth:`install_packages`); override :meth:`supports_language`, :meth:`save_code_file` or
+    :meth:`stop` where yours differs. The loop owns the rest: the order of blocks, file names,
+    the output cap, the messages, the functions' setup."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        mirror_renamed(cls, _RENAMED)
 
     DEFAULT_EXECUTION_POLICY: ClassVar[dict[str, bool]] = dict(DEFAULT_POLICY)
     FUNCTION_PROMPT_TEMPLATE: ClassVar[str] = FUNCTION_PROMPT_TEMPLATE
@@ -161,11 +178,11 @@ class CommandLineExecutorBase:
         check_work_dir(self._work_dir)  # a cache may have been opened inside it since
         self._user_functions.set_up(self)
         for block in code_blocks:
-            lang = self._language(block.language, block.code)
+            lang = self.normalize_language(block.language, block.code)
             execute = self.execution_policies.get(lang, False)
-            program = self._interpreter(lang) if execute else None
-            if not self._supports(lang) or (execute and program is None):
-                why = ": it can be saved but not executed" if self._supports(lang) else ""
+            program = self.interpreter_for(lang) if execute else None
+            if not self.supports_language(lang) or (execute and program is None):
+                why = ": it can be saved but not executed" if self.supports_language(lang) else ""
                 outputs.append(f"\nunknown language {lang}{why}")
                 exit_code = 1
                 break
@@ -174,7 +191,7 @@ class CommandLineExecutorBase:
                 code, "py" if lang == "python" else lang
             )
             try:
-                path = self._write(filename, code)
+                path = self.write_code_file(filename, code)
             except OutsideWorkDirError:
                 return CommandLineCodeResult(exit_code=1, output="Filename is not in the workspace")
             except OSError as error:
@@ -186,7 +203,7 @@ class CommandLineExecutorBase:
                 outputs.append(f"Code saved to {path}\n")
                 exit_code = 0
                 continue
-            exit_code, output, timed_out = self._run(program, path)
+            exit_code, output, timed_out = self.run_code_file(program, path)
             outputs.append(output + "\n" + TIMEOUT_MSG if timed_out else output)
             if exit_code != 0:
                 break
@@ -196,43 +213,45 @@ class CommandLineExecutorBase:
             code_file=first_file,
         )
 
-    # -- the steps an executor supplies ---------------------------------------------------------
+    # -- the steps an executor supplies (public: an executor implements them, the loop calls them)
 
-    def _language(self, language: str, code: str) -> str:
+    def normalize_language(self, language: str, code: str) -> str:
         """The block's language as this executor spells it (lower case, aliases resolved);
         may refuse the block by raising (the local executor's dangerous-command guard)."""
         raise NotImplementedError
 
-    def _supports(self, lang: str) -> bool:
+    def supports_language(self, lang: str) -> bool:
         """Whether this executor knows ``lang`` at all (to save it, if not to run it)."""
         return lang in self.DEFAULT_EXECUTION_POLICY
 
-    def _interpreter(self, lang: str) -> str | None:
+    def interpreter_for(self, lang: str) -> str | None:
         """The program that runs a file of ``lang``; None if this executor cannot run it."""
         raise NotImplementedError
 
-    def _write(self, filename: str, code: str) -> Path:
+    def write_code_file(self, filename: str, code: str) -> Path:
         """Write ``code`` as ``filename`` inside the work dir; raises OutsideWorkDirError."""
         path = resolve_in_work_dir(self._work_dir, filename)
-        self._save(path, code)
+        self.save_code_file(path, code)
         return path
 
-    def _save(self, path: Path, code: str) -> None:
+    def save_code_file(self, path: Path, code: str) -> None:
         """Write the file ``path`` (inside the work dir), creating its folders; only as a
         regular file (``_code_file``)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         write_regular_file(path, code)
 
-    def _run(self, program: str, path: Path) -> RunOutcome:
-        """Run the written file ``path`` with ``program``, within the timeout."""
+    def run_code_file(self, program: str, path: Path) -> RunOutcome:
+        """Run the written file ``path`` with ``program`` (what :meth:`interpreter_for` gave),
+        within :attr:`timeout`: ``(exit code, output, whether it ran out of time)``. At the
+        timeout, stop every process the block started and return the output so far."""
         raise NotImplementedError
 
-    def _run_python(self, args: list[str]) -> tuple[int, str]:
+    def run_python(self, args: list[str]) -> tuple[int, str]:
         """Run the code's Python with ``args`` in the work dir, as code runs (the functions'
         setup); its exit code and output."""
         raise NotImplementedError
 
-    def _install(self, packages: list[str], interpreter: Interpreter) -> None:
+    def install_packages(self, packages: list[str], interpreter: Interpreter) -> None:
         """Make ``packages`` importable by the code, which runs with ``interpreter``;
         ``ValueError`` if that fails (``_requirements.pip_install``)."""
         raise NotImplementedError
@@ -247,3 +266,17 @@ class CommandLineExecutorBase:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+# The steps' names before they were public; kept working (parley._renamed).
+_RENAMED = {
+    "normalize_language": "_language",
+    "supports_language": "_supports",
+    "interpreter_for": "_interpreter",
+    "write_code_file": "_write",
+    "save_code_file": "_save",
+    "run_code_file": "_run",
+    "run_python": "_run_python",
+    "install_packages": "_install",
+}
+mirror_renamed(CommandLineExecutorBase, _RENAMED)

@@ -2,10 +2,10 @@
 
 A container is created with its stdin open and ``StdinOnce``, and this process attaches to that
 stdin before starting it and holds the connection for the container's life. Its PID 1 (the
-keeper, ``_docker_keeper``) watches the stdin; when the connection closes — on
+keeper, ``_keeper``) watches the stdin; when the connection closes — on
 :meth:`Lifeline.close`, or by the kernel because this process died, SIGKILL included — the
 engine closes the stdin, the keeper reads end of file and exits, and the kernel kills every
-process in the container (``_docker_sandbox`` has the rest of the container's design).
+process in the container (``_sandbox`` has the rest of the container's design).
 
 A forked child does not keep its parent's containers alive: after a fork its copy of each
 lifeline's descriptor is replaced by ``/dev/null``.
@@ -18,7 +18,7 @@ import socket
 import weakref
 from typing import Any
 
-from .._runtime import after_fork
+from ..._runtime import after_fork
 
 __all__ = ["Lifeline"]
 

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._provider_messages import FunctionSpec, content_text
+from ._messages import FunctionSpec, content_text
 
 __all__ = [
     "STEP_ONE",

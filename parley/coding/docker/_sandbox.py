@@ -1,6 +1,6 @@
 """One long-lived, locked-down container that runs commands one at a time.
 
-The container's first process (PID 1) is the *keeper* (``_docker_keeper``): it reaps every
+The container's first process (PID 1) is the *keeper* (``_keeper``): it reaps every
 orphan (so killed processes never pile up as zombies against the PID limit) and, on ``SIGUSR1``,
 kills every other process in the container. Each command runs through ``docker exec`` as::
 
@@ -20,14 +20,14 @@ no engine call: the token's callback wakes the wait for the command's output.
 **The container dies with its owner** (unless made with ``lifeline=False``). It is created with
 its stdin open (``OpenStdin``, ``StdinOnce``) and, before it starts, this process attaches a
 connection to that stdin and holds it for the container's life: the *lifeline*
-(``_docker_lifeline``). When the connection closes — :meth:`Sandbox.close`, or the kernel
+(``_lifeline``). When the connection closes — :meth:`Sandbox.close`, or the kernel
 closing it because this process died, SIGKILL included — the engine closes the container's
 stdin, the keeper reads end of file and exits, and the kernel kills every process of the
 container. With ``auto_remove``, the engine then removes the container. A forked child of this process does not keep the connection
 (its copy of the descriptor is replaced by ``/dev/null``), so the parent's death still counts.
 The in-container ``timeout`` stays as the backstop for a block whose host process died without
 the lifeline doing its work (a container without one, an engine on which that chain fails), and
-``_docker_owner.reap_orphans`` removes what is left over.
+``_owner.reap_orphans`` removes what is left over.
 
 Nothing here blocks without a bound: the exec's output is read by a thread that the caller
 waits for with a deadline, and the stream is closed if it outlives the kill.
@@ -42,13 +42,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .._runtime import CancelToken, current_token
-from ..exceptions import ExecutionCancelledError
-from ._docker_engine import connect, ensure_image
-from ._docker_keeper import keeper_entrypoint
-from ._docker_lifeline import Lifeline
-from ._docker_owner import OWNER_LABEL, SANDBOX_LABEL, owner_label, reap_orphans
-from ._process import MAX_OUTPUT_BYTES, CappedBuffer
+from ..._runtime import CancelToken, current_token
+from ...exceptions import ExecutionCancelledError
+from .._process import MAX_OUTPUT_BYTES, CappedBuffer
+from ._engine import connect, ensure_image
+from ._keeper import keeper_entrypoint
+from ._lifeline import Lifeline
+from ._owner import OWNER_LABEL, SANDBOX_LABEL, owner_label, reap_orphans
 
 if TYPE_CHECKING:
     from docker import APIClient, DockerClient

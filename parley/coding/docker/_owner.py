@@ -1,7 +1,7 @@
 """Which process owns a sandbox container, and removing the containers of dead owners.
 
 An executor removes its container on ``stop()``, at garbage collection and at interpreter exit,
-and a container on a lifeline (the default; see ``_docker_sandbox``) stops by itself within a
+and a container on a lifeline (the default; see ``_sandbox``) stops by itself within a
 second when its owner dies, however it dies (SIGKILL, the OOM killer), after which the engine
 removes it. What can still be left over: the stopped container of an executor made with
 ``auto_remove=False``, one made with ``stop_container=False`` (it outlives its owner on purpose),

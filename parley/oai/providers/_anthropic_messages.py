@@ -24,7 +24,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._provider_messages import (
+from ._messages import (
     ImageData,
     content_parts,
     content_text,

@@ -21,16 +21,15 @@ The pieces here:
 
 from __future__ import annotations
 
-import functools
 import importlib
 import time
 import uuid
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from .._credentials import redact, remember_environment, remember_in, scrub_error
-from .._runtime import run_sync
-from ..exceptions import (
+from ..._credentials import redact, remember_environment, remember_in, scrubbing_errors
+from ..._runtime import run_sync
+from ...exceptions import (
     AuthenticationError,
     BadRequestError,
     MalformedResponseError,
@@ -39,9 +38,9 @@ from ..exceptions import (
     ModelServerError,
     RateLimitError,
 )
-from ._cost import USAGE_KEYS, response_usage
-from ._retry import parse_retry_after
-from ._streaming import collect_stream
+from .._cost import USAGE_KEYS, response_usage
+from .._retry import parse_retry_after
+from .._streaming import collect_stream
 
 __all__ = [
     "ProviderClient",
@@ -63,7 +62,7 @@ def require(module: str, provider: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        from ._providers import provider_for
+        from ._registry import provider_for
 
         known = provider_for(provider)
         extra = known.extra if known is not None else provider
@@ -203,24 +202,6 @@ def api_error(
     )
 
 
-def scrubbing_errors(
-    method: Callable[..., Awaitable[Any]],
-) -> Callable[..., Awaitable[Any]]:
-    """``method`` (a client's ``a_create``), its errors scrubbed of credentials in place,
-    chained errors included (:func:`parley._credentials.scrub_error`)."""
-
-    @functools.wraps(method)
-    async def scrubbed(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return await method(*args, **kwargs)
-        except Exception as e:
-            scrub_error(e)
-            raise
-
-    scrubbed._scrubs_errors = True  # type: ignore[attr-defined]
-    return scrubbed
-
-
 def price_per_1k(
     model: str, table: Mapping[str, tuple[float, float]]
 ) -> tuple[float, float] | None:
@@ -236,7 +217,7 @@ def price_per_1k(
 class ProviderClient:
     """Base of the native clients: subclasses set ``PROVIDER`` and ``PRICES`` and implement
     :meth:`a_create`. Constructed as AutoGen's are, ``cls(**config)`` with the config entry's
-    model, client settings and credentials (``parley.oai._providers`` sorts them out); the
+    model, client settings and credentials (``parley.oai.providers._registry`` sorts them out); the
     caller's dict is never changed. SDK retries must be off: parley's retry policy retries."""
 
     PROVIDER: ClassVar[str] = ""

@@ -16,7 +16,7 @@ import mimetypes
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._provider_messages import (
+from ._messages import (
     ImageData,
     content_parts,
     content_text,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..exceptions import (
+from ...exceptions import (
     AuthenticationError,
     BadRequestError,
     ConfigError,
@@ -21,10 +21,10 @@ from ..exceptions import (
     ModelServerError,
     RateLimitError,
 )
-from ._provider_base import api_error, require
-from ._reply_checks import malformed
-from ._retry import parse_retry_after
-from ._transport_errors import is_connection_failure
+from .._reply_checks import malformed
+from .._retry import parse_retry_after
+from .._transport_errors import is_connection_failure
+from ._base import api_error, require
 
 __all__ = ["PROVIDER", "bedrock_error"]
 

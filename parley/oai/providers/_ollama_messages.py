@@ -3,7 +3,7 @@
 
 Natively, tool calls keep their shape (with arguments as objects) and a tool result is a
 ``tool`` message naming its function. When tool calls are emulated (see
-:mod:`parley.oai._ollama_tools`), a call is the JSON the model was asked to write, and results
+:mod:`parley.oai.providers._ollama_tools`), a call is the JSON the model was asked to write, and results
 are user text.
 """
 
@@ -13,14 +13,14 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._ollama_tools import STEP_ONE, STEP_TWO, tool_instructions, tool_results_text
-from ._provider_messages import (
+from ._messages import (
     FunctionSpec,
     content_parts,
     content_text,
     parse_arguments,
     split_system,
 )
+from ._ollama_tools import STEP_ONE, STEP_TWO, tool_instructions, tool_results_text
 
 __all__ = ["options", "to_messages"]
 

@@ -1,0 +1,246 @@
+"""``AnthropicClient``: Claude models through the ``anthropic`` SDK (``api_type: "anthropic"``),
+at AutoGen's path ``autogen.oai.anthropic``.
+
+::
+
+    config_list = [{"model": "claude-3-5-sonnet-20240620", "api_key": "...", "api_type": "anthropic"}]
+
+Without an ``api_key`` (nor ``ANTHROPIC_API_KEY``), an entry with ``aws_access_key``,
+``aws_secret_key`` (and ``aws_session_token``, ``aws_region``) uses Claude on Amazon Bedrock,
+one with ``gcp_project_id`` and ``gcp_region`` Claude on Google Vertex AI.
+
+Request parameters under AutoGen's names: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``
+(Anthropic requires one: 4096 when the config has none, as AutoGen), ``stop`` or
+``stop_sequences``, ``stream``, ``tools`` and ``tool_choice`` (``parallel_tool_calls=False``
+asks for one call at a time). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
+Anthropic counterpart and are not sent. Messages are translated as
+:mod:`parley.oai.providers._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
+OpenAI stream is.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+from ...exceptions import ConfigError
+from .._reply_checks import reading_reply
+from . import _anthropic_messages as translate
+from ._base import (
+    ProviderClient,
+    chunk,
+    collect,
+    completion,
+    require,
+    tool_call,
+)
+from ._sdk_calls import call_kwargs, per_loop, stainless_error
+
+__all__ = ["AnthropicClient"]
+
+# USD per 1k (input, output) tokens, from Anthropic's pricing page (anthropic.com/pricing,
+# "API" models, 2025): base input rates; prompt-cache writes and reads are not priced apart.
+PRICES: dict[str, tuple[float, float]] = {
+    "claude-3-haiku": (0.00025, 0.00125),
+    "claude-3-sonnet": (0.003, 0.015),
+    "claude-3-opus": (0.015, 0.075),
+    "claude-3-5-haiku": (0.0008, 0.004),
+    "claude-3-5-sonnet": (0.003, 0.015),
+    "claude-3-7-sonnet": (0.003, 0.015),
+    "claude-haiku-4-5": (0.001, 0.005),
+    "claude-sonnet-4": (0.003, 0.015),
+    "claude-opus-4": (0.015, 0.075),
+    "claude-opus-4-5": (0.005, 0.025),
+    "claude-2": (0.008, 0.024),
+    "claude-instant-1": (0.0008, 0.0024),
+}
+
+_FINISH = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "tool_calls",
+    "refusal": "content_filter",
+}
+_AWS = ("aws_access_key", "aws_secret_key", "aws_session_token", "aws_region")
+_SHARED = ("base_url", "timeout", "default_headers", "default_query", "http_client")
+# The anthropic SDK's own settings a config entry may carry besides credentials.
+DEFAULT_MAX_TOKENS = 4096
+
+
+def _model_name(model: str) -> str:
+    """A Bedrock or Vertex model id as its Anthropic name (``us.anthropic.claude-3-5-sonnet-
+    20240620-v1:0`` and ``claude-3-5-sonnet@20240620`` price as ``claude-3-5-sonnet``)."""
+    return model.rpartition("anthropic.")[2].replace("@", "-")
+
+
+class AnthropicClient(ProviderClient):
+    """The ModelClient of ``api_type: "anthropic"``."""
+
+    PROVIDER: ClassVar[str] = "anthropic"
+    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._sdk = require("anthropic", "anthropic")
+        self._own_key = object()
+        config = self._config
+        api_key = config.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
+        settings: dict[str, Any] = {k: config[k] for k in _SHARED if config.get(k) is not None}
+        settings["max_retries"] = 0  # parley's retry policy retries
+        if api_key:
+            self._cls, settings["api_key"] = "AsyncAnthropic", api_key
+        elif config.get("aws_access_key") or config.get("aws_region"):
+            self._cls = "AsyncAnthropicBedrock"
+            settings.update({k: config[k] for k in _AWS if config.get(k) is not None})
+            if config.get("aws_profile_name"):
+                settings["aws_profile"] = config["aws_profile_name"]
+        elif config.get("gcp_project_id") and config.get("gcp_region"):
+            if not hasattr(self._sdk, "AsyncAnthropicVertex"):
+                raise ConfigError("this anthropic SDK has no Vertex AI client: upgrade anthropic")
+            self._cls = "AsyncAnthropicVertex"
+            settings.update(project_id=config["gcp_project_id"], region=config["gcp_region"])
+            if config.get("gcp_auth_token"):
+                settings["access_token"] = config["gcp_auth_token"]
+        else:
+            raise ConfigError(
+                "the anthropic config has no api_key (nor ANTHROPIC_API_KEY), AWS keys "
+                "(aws_access_key, aws_secret_key, aws_region) or gcp_project_id and gcp_region"
+            )
+        self._settings = settings
+
+    def _client(self) -> Any:
+        def make() -> Any:
+            return getattr(self._sdk, self._cls)(**self._settings)
+
+        return per_loop(f"anthropic:{self._cls}", self._settings, make, self._own_key)
+
+    def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The Messages API request for OpenAI-shaped ``params``."""
+        tools = translate.tools(params)
+        system, messages = translate.to_anthropic(
+            params.get("messages") or [], with_tools=bool(tools)
+        )
+        body: dict[str, Any] = {
+            "model": params.get("model") or self._config.get("model"),
+            "messages": messages,
+            "max_tokens": params.get("max_tokens") or DEFAULT_MAX_TOKENS,
+        }
+        if system:
+            body["system"] = system
+        for key in ("temperature", "top_p", "top_k", "metadata"):
+            if params.get(key) is not None:
+                body[key] = params[key]
+        stop = params.get("stop_sequences", params.get("stop"))
+        if stop:
+            body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        if tools:
+            body["tools"] = tools
+            choice = translate.tool_choice(
+                params.get("tool_choice"), params.get("parallel_tool_calls")
+            )
+            if choice is not None:
+                body["tool_choice"] = choice
+        return body
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        body = self._body(params)
+        client = self._client()
+        create = client.messages.create
+        kwargs = call_kwargs(create, body)
+        if params.get("timeout") is not None:
+            kwargs["timeout"] = params["timeout"]
+        if params.get("stream"):
+            kwargs["stream"] = True
+        try:
+            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
+                answer = await create(**kwargs)
+            with reading_reply(self.PROVIDER):
+                if not params.get("stream"):
+                    return _response(answer)
+                try:
+                    return await collect(_chunks(answer), params)
+                finally:
+                    await answer.close()
+        except self._sdk.AnthropicError as e:
+            error = stainless_error("anthropic", self._sdk, e)
+            if error is None:
+                raise
+            raise error from e
+
+    @staticmethod
+    def price_name(model: str) -> str:
+        return _model_name(model)
+
+
+def _input_tokens(usage: Any) -> int:
+    # Tokens read from or written to the prompt cache are prompt tokens too.
+    return sum(
+        int(getattr(usage, name, 0) or 0)
+        for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    )
+
+
+def _response(message: Any) -> Any:
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for block in message.content:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            calls.append(tool_call(block.id, block.name, json.dumps(block.input)))
+    return completion(
+        model=message.model,
+        content="".join(texts) if texts or not calls else None,
+        tool_calls=calls,
+        finish_reason=_FINISH.get(str(message.stop_reason), "stop"),
+        prompt_tokens=_input_tokens(message.usage),
+        completion_tokens=int(message.usage.output_tokens or 0),
+        response_id=message.id,
+    )
+
+
+async def _chunks(events: Any) -> AsyncIterator[Any]:
+    """Anthropic's stream events as ChatCompletionChunks: text deltas, tool-call deltas (one
+    index per tool_use block), the finish reason, then the usage."""
+    import time
+
+    head: dict[str, Any] = {"response_id": "", "model": "", "created": int(time.time())}
+    prompt = done = 0
+    tools: dict[int, int] = {}  # content block index -> tool call index
+    sent_arguments: set[int] = set()
+    async for event in events:
+        kind = event.type
+        if kind == "message_start":
+            head.update(response_id=event.message.id, model=event.message.model)
+            prompt = _input_tokens(event.message.usage)
+            done = int(event.message.usage.output_tokens or 0)
+        elif kind == "content_block_start" and event.content_block.type == "tool_use":
+            block = event.content_block
+            tools[event.index] = len(tools)
+            delta = {"index": tools[event.index], "id": block.id, "function": {"name": block.name}}
+            yield chunk(**head, tool_call_delta=delta)
+        elif kind == "content_block_delta" and event.delta.type == "text_delta":
+            yield chunk(**head, content=event.delta.text)
+        elif kind == "content_block_delta" and event.delta.type == "input_json_delta":
+            if event.delta.partial_json:
+                sent_arguments.add(event.index)
+                delta = {
+                    "index": tools[event.index],
+                    "function": {"arguments": event.delta.partial_json},
+                }
+                yield chunk(**head, tool_call_delta=delta)
+        elif kind == "content_block_stop" and event.index in tools:
+            if event.index not in sent_arguments:  # a call without arguments: "{}", not ""
+                delta = {"index": tools[event.index], "function": {"arguments": "{}"}}
+                yield chunk(**head, tool_call_delta=delta)
+        elif kind == "message_delta":
+            if event.usage is not None:
+                done = int(event.usage.output_tokens or 0)
+            reason = _FINISH.get(str(event.delta.stop_reason), "stop")
+            yield chunk(**head, finish_reason=reason)
+    yield chunk(**head, usage=(prompt, done))

@@ -1,0 +1,255 @@
+"""Google's Gemini models as a ``ModelClient`` (``api_type`` "google" or "gemini"), over the
+google-genai SDK's async API.
+
+A config entry, as AutoGen's::
+
+    {"api_type": "google", "model": "gemini-2.0-flash", "api_key": "...",
+     "safety_settings": [...], "temperature": 0.5, "max_tokens": 1000}
+
+With ``vertexai`` (or ``project_id``/``location``) the client talks to Vertex AI instead, with
+the application default credentials, ``credentials`` (a ``google.auth`` credentials object) or
+the service-account file ``google_application_credentials`` names.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, ClassVar
+
+from ...exceptions import ModelAPIError
+from .._reply_checks import malformed, reading_reply
+from .._transport_errors import header_dict, is_connection_failure
+from ._base import (
+    api_error,
+    chunk,
+    collect,
+    completion,
+    new_id,
+    require,
+    tool_call,
+)
+from ._gemini_messages import (
+    finish_reason,
+    generation_config,
+    made_up_call_id,
+    to_contents,
+)
+from ._sdk_calls import PooledClient
+
+__all__ = ["GeminiClient"]
+
+
+# USD per 1k (input, output) tokens, prompts up to 200k tokens (128k for 1.5), from
+# https://ai.google.dev/gemini-api/docs/pricing (paid tier, 2025).
+PRICES: dict[str, tuple[float, float]] = {
+    "gemini-2.5-pro": (0.00125, 0.01),
+    "gemini-2.5-flash": (0.0003, 0.0025),
+    "gemini-2.5-flash-lite": (0.0001, 0.0004),
+    "gemini-2.0-flash": (0.0001, 0.0004),
+    "gemini-2.0-flash-lite": (0.000075, 0.0003),
+    "gemini-1.5-pro": (0.00125, 0.005),
+    "gemini-1.5-flash": (0.000075, 0.0003),
+    "gemini-1.5-flash-8b": (0.0000375, 0.00015),
+}
+
+_VERTEX_KEYS = ("vertexai", "project_id", "location")
+_CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
+
+
+class GeminiClient(PooledClient):
+    """AutoGen's ``GeminiClient``: OpenAI-shaped requests to Gemini, its answers as
+    ``ChatCompletion``s."""
+
+    PROVIDER: ClassVar[str] = "google"
+    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._genai = require("google.genai", "gemini")
+        self._types = require("google.genai.types", "gemini")
+
+    async def _close_sdk(self, client: Any) -> None:
+        await client.aio.aclose()
+        client.close()
+
+    def _new_sdk(self) -> Any:
+        import httpx
+
+        config = self._config
+        types = self._types
+        http: dict[str, Any] = {
+            "retry_options": types.HttpRetryOptions(attempts=1),
+            # httpx rather than aiohttp (which warns about the SDK's session subclass).
+            "async_client_args": {"transport": httpx.AsyncHTTPTransport()},
+        }
+        if config.get("base_url"):
+            http["base_url"] = str(config["base_url"])
+        if config.get("timeout") is not None:
+            http["timeout"] = int(float(config["timeout"]) * 1000)  # milliseconds
+        kwargs: dict[str, Any] = {"http_options": types.HttpOptions(**http)}
+        if any(config.get(k) for k in _VERTEX_KEYS):
+            kwargs.update(
+                vertexai=True,
+                project=config.get("project_id"),
+                location=config.get("location"),
+                credentials=self._credentials(config),
+            )
+        else:
+            kwargs["api_key"] = config.get("api_key")
+        return self._genai.Client(**kwargs)
+
+    @staticmethod
+    def _credentials(config: Mapping[str, Any]) -> Any:
+        if config.get("credentials") is not None:
+            return config["credentials"]
+        path = config.get("google_application_credentials")
+        if not path:
+            return None  # application default credentials
+        service_account = require("google.oauth2.service_account", "gemini")
+        return service_account.Credentials.from_service_account_file(path, scopes=_CLOUD_SCOPES)
+
+    def _request(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        system, contents = to_contents(params.get("messages") or [])
+        config = generation_config(params, system)
+        if params.get("timeout") is not None:
+            config["http_options"] = {"timeout": int(float(params["timeout"]) * 1000)}
+        # Checked here, where a bad setting (a config's safety_settings, say) raises the SDK's
+        # own error: inside the call it would read as a malformed answer (_reply_checks).
+        checked = self._types.GenerateContentConfig.model_validate(config)
+        return {"model": str(params.get("model")), "contents": contents, "config": checked}
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        request = self._request(params)
+        models = self._sdk().aio.models
+        with reading_reply(self.PROVIDER):
+            if params.get("stream"):
+                return await collect(self._chunks(request), params)
+            try:
+                answer = await models.generate_content(**request)
+            except Exception as e:
+                error = self._error(e)
+                if error is e:
+                    raise
+                raise error from e
+            return self._completion(answer, request["model"])
+
+    def _completion(self, answer: Any, model: str) -> Any:
+        text, calls, reason = _read_candidate(answer)
+        if not _has_parts(answer) and not _says_why(reason):
+            raise malformed(self.PROVIDER, _empty(answer, reason))
+        prompt, done = _token_counts(answer.usage_metadata)
+        return completion(
+            model=answer.model_version or model,
+            content=text if text or not calls else None,
+            tool_calls=calls,
+            finish_reason=finish_reason(reason, bool(calls)),
+            prompt_tokens=prompt,
+            completion_tokens=done,
+            response_id=answer.response_id and f"chatcmpl-{answer.response_id}",
+        )
+
+    async def _chunks(self, request: dict[str, Any]) -> AsyncIterator[Any]:
+        head = {"response_id": new_id(), "model": request["model"], "created": int(time.time())}
+        calls = 0
+        reason: Any = None
+        usage: tuple[int, int] | None = None
+        said = False
+        try:
+            stream = await self._sdk().aio.models.generate_content_stream(**request)
+            async for piece in stream:
+                text, found, piece_reason = _read_candidate(piece, first_call=calls)
+                if text:
+                    yield chunk(**head, content=text)
+                for call in found:
+                    function = call["function"]
+                    delta = {"index": calls, "id": call["id"], "function": function}
+                    yield chunk(**head, tool_call_delta=delta)
+                    calls += 1
+                reason = piece_reason or reason
+                if piece.usage_metadata is not None:
+                    usage = _token_counts(piece.usage_metadata)
+                said = said or _has_parts(piece)
+            if not said and not _says_why(reason):
+                raise malformed(self.PROVIDER, "the stream had no text, no call, no reason")
+        except Exception as e:
+            error = self._error(e)
+            if error is e:
+                raise
+            raise error from e
+        yield chunk(**head, finish_reason=finish_reason(reason, calls > 0))
+        if usage is not None:
+            yield chunk(**head, usage=usage)
+
+    def _error(self, error: Exception) -> Exception:
+        errors = require("google.genai.errors", "gemini")
+        if isinstance(error, errors.APIError):
+            response = getattr(error, "response", None)
+            return api_error(
+                self.PROVIDER,
+                str(error.message or error.status or "request failed"),
+                status=int(error.code) if error.code else None,
+                headers=header_dict(getattr(response, "headers", None)),
+                code=error.status,
+            )
+        if is_connection_failure(error) and not isinstance(error, ModelAPIError):
+            return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
+        return error
+
+
+# Finish reasons that say nothing about why an answer is empty.
+_NO_REASON = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "None"})
+
+
+def _has_parts(answer: Any) -> bool:
+    """Whether the answer's first candidate has content parts (an empty text is a part)."""
+    candidates = answer.candidates or []
+    content = candidates[0].content if candidates else None
+    return bool(content is not None and content.parts)
+
+
+def _says_why(reason: Any) -> bool:
+    """Whether Gemini's finish reason explains an answer without content (a safety block, the
+    token limit...): an empty answer that does not say why is no reply."""
+    return str(getattr(reason, "name", reason)) not in _NO_REASON
+
+
+def _empty(answer: Any, reason: Any) -> str:
+    if not answer.candidates:
+        return "no candidates, and no prompt_feedback saying that the prompt was blocked"
+    name = getattr(reason, "name", reason)
+    return f"the candidate has no content, and its finish reason ({name}) does not say why"
+
+
+def _token_counts(usage: Any) -> tuple[int, int]:
+    if usage is None:
+        return 0, 0
+    # Thinking tokens are billed as output.
+    done = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
+    return usage.prompt_token_count or 0, done
+
+
+def _read_candidate(answer: Any, first_call: int = 0) -> tuple[str, list[dict[str, Any]], Any]:
+    """The text, tool calls and finish reason of an answer's first candidate. An answer whose
+    prompt was blocked has no candidate: it finishes as filtered content (the provider said
+    why it is empty)."""
+    candidates = answer.candidates or []
+    if not candidates:
+        feedback = answer.prompt_feedback
+        blocked = feedback is not None and feedback.block_reason is not None
+        return "", [], "SAFETY" if blocked else None
+    candidate = candidates[0]
+    texts: list[str] = []
+    calls: list[dict[str, Any]] = []
+    parts = candidate.content.parts if candidate.content is not None else None
+    for part in parts or ():
+        if part.text and not part.thought:
+            texts.append(part.text)
+        call = part.function_call
+        if call is not None:
+            args = dict(call.args or {})
+            index = first_call + len(calls)
+            call_id = call.id or made_up_call_id(answer.response_id, index, call.name, args)
+            calls.append(tool_call(call_id, str(call.name), json.dumps(args)))
+    return "".join(texts), calls, candidate.finish_reason

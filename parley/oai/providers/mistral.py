@@ -1,0 +1,178 @@
+"""``MistralAIClient``: Mistral AI's models through the ``mistralai`` SDK
+(``api_type: "mistral"``), at AutoGen's path ``autogen.oai.mistral``.
+
+::
+
+    config_list = [{"model": "open-mistral-nemo", "api_key": "...", "api_type": "mistral"}]
+
+Parameters under AutoGen's names: ``temperature`` (0.7 when the config has none, as AutoGen),
+``top_p``, ``max_tokens``, ``safe_prompt`` (False), ``random_seed``; also ``stop``,
+``presence_penalty``, ``frequency_penalty``, ``response_format``, ``tool_choice``,
+``parallel_tool_calls`` and AutoGen's ``hide_tools``. Messages as AutoGen sends them: a tool
+result carries its function's name, a system message after an assistant turn is sent as a user
+message, other messages lose their ``name``, and a conversation that ends with the assistant
+gets a user "Please continue.". ``base_url`` is the API's root (``https://api.mistral.ai``; a
+``.../v1`` works too).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ...exceptions import ConfigError, ModelAPIError
+from .._reply_checks import reading_reply
+from .._retry import parse_retry_after
+from ._base import ProviderClient, api_error, collect, require
+from ._openai_compatible import answer, chunks, request
+from ._sdk_calls import aclose, per_loop, root_url
+
+__all__ = ["MistralAIClient"]
+
+# USD per 1k (input, output) tokens, from mistral.ai/pricing (late 2024).
+PRICES: dict[str, tuple[float, float]] = {
+    "open-mistral-7b": (0.00025, 0.00025),
+    "open-mixtral-8x7b": (0.0007, 0.0007),
+    "open-mixtral-8x22b": (0.002, 0.006),
+    "open-mistral-nemo": (0.00015, 0.00015),
+    "mistral-small": (0.0002, 0.0006),
+    "mistral-medium": (0.00275, 0.0081),
+    "mistral-large": (0.002, 0.006),
+    "codestral": (0.0002, 0.0006),
+    "ministral-3b": (0.00004, 0.00004),
+    "ministral-8b": (0.0001, 0.0001),
+    "pixtral-12b": (0.00015, 0.00015),
+    "pixtral-large": (0.002, 0.006),
+}
+
+_PARAMS: dict[str, Any] = {
+    "temperature": 0.7,
+    "safe_prompt": False,
+    **dict.fromkeys(
+        (
+            "top_p",
+            "max_tokens",
+            "random_seed",
+            "stop",
+            "presence_penalty",
+            "frequency_penalty",
+            "response_format",
+            "tool_choice",
+            "parallel_tool_calls",
+        )
+    ),
+}
+
+
+def mistral_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """OpenAI-shaped messages as Mistral's chat API takes them (see the module's docs)."""
+    out: list[dict[str, Any]] = []
+    names: dict[Any, str] = {}
+    for m in messages:
+        role = m.get("role")
+        if role == "tool":
+            name = names.get(m.get("tool_call_id"), "")
+            out.append({**m, "name": name} if name else dict(m))
+            continue
+        message = {k: v for k, v in m.items() if k != "name"}
+        for call in m.get("tool_calls") or ():
+            names[call.get("id")] = call["function"]["name"]
+        if role == "system" and out and out[-1]["role"] == "assistant":
+            message["role"] = "user"
+        if message.get("tool_calls") and message.get("content") is None:
+            message["content"] = ""
+        out.append(message)
+    if not out or out[-1]["role"] not in ("user", "tool"):
+        out.append({"role": "user", "content": "Please continue."})
+    return out
+
+
+def _transport(error: BaseException) -> str | None:
+    """What an HTTP library's transport error (the SDK's httpx or httpx2) says went wrong."""
+    for cls in type(error).__mro__:
+        if cls.__module__.split(".")[0].startswith("httpx"):
+            if cls.__name__ == "TimeoutException":
+                return "the request timed out"
+            if cls.__name__ in ("TransportError", "NetworkError"):
+                return f"connection failed: {error}"
+    return None
+
+
+class MistralAIClient(ProviderClient):
+    """The ModelClient of ``api_type: "mistral"``."""
+
+    PROVIDER: ClassVar[str] = "mistral"
+    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+
+    def __init__(self, **config: Any) -> None:
+        super().__init__(**config)
+        self._sdk = require("mistralai", "mistral")
+        self._own_key = object()
+        api_key = self._config.get("api_key") or os.environ.get("MISTRAL_API_KEY")
+        if not api_key:
+            raise ConfigError("the mistral config has no api_key and MISTRAL_API_KEY is not set")
+        settings: dict[str, Any] = {"api_key": api_key, "retry_config": None}
+        if self._config.get("base_url"):
+            settings["server_url"] = root_url(self._config["base_url"], "/v1")
+        if self._config.get("timeout") is not None:
+            settings["timeout_ms"] = int(float(self._config["timeout"]) * 1000)
+        self._settings = settings
+
+    def _client(self) -> Any:
+        def make() -> Any:
+            # mistralai 1.x exports Mistral at the top; 2.x and later from mistralai.client.
+            cls = getattr(self._sdk, "Mistral", None)
+            if cls is None:
+                cls = require("mistralai.client", "mistral").Mistral
+            return cls(**self._settings)
+
+        return per_loop("mistral", self._settings, make, self._own_key)
+
+    def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": params.get("model") or self._config.get("model"),
+            "messages": mistral_messages(params.get("messages") or ()),
+            **request(params, _PARAMS),
+        }
+        if params.get("timeout") is not None:
+            body["timeout_ms"] = int(float(params["timeout"]) * 1000)
+        return body
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        chat = self._client().chat
+        body = self._body(params)
+        try:
+            # The SDK checks the request, and reports an answer it cannot read as an error with
+            # the answer's status (a MalformedResponseError for a success: api_error).
+            if not params.get("stream"):
+                reply = await chat.complete_async(**body)
+                with reading_reply(self.PROVIDER):
+                    return answer(reply)
+            stream = await chat.stream_async(**body)
+            try:
+                with reading_reply(self.PROVIDER):
+                    return await collect(chunks(stream, lambda event: event.data), params)
+            finally:
+                await aclose(stream)
+        except Exception as e:
+            error = self._error(e)
+            if error is None:
+                raise
+            raise error from e
+
+    def _error(self, error: Exception) -> ModelAPIError | None:
+        status = getattr(error, "status_code", None)
+        if isinstance(status, int) and hasattr(error, "raw_response"):
+            headers = {k.lower(): v for k, v in error.raw_response.headers.items()}
+            return api_error(
+                "mistral",
+                str(error),
+                status=status,
+                headers=headers,
+                retry_after=parse_retry_after(headers),
+            )
+        problem = _transport(error)
+        if problem is None and type(error).__name__ == "NoResponseError":
+            problem = f"no response: {error}"
+        return None if problem is None else api_error("mistral", problem, status=None)
