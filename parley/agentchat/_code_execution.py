@@ -25,6 +25,7 @@ from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
     from ..types import Message
     from ._core import AgentCore, History
 
@@ -133,7 +134,7 @@ async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any])
 
 
 async def generate_code_execution_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some (legacy form)."""
     from ..code_utils import UNKNOWN, extract_code
@@ -193,7 +194,7 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
 
 
 async def generate_code_execution_reply_using_executor(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some, through the agent's executor."""
     from ..io import IOStream

@@ -24,6 +24,7 @@ from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
     from ..types import Message
     from ._core import AgentCore, History
 
@@ -44,7 +45,7 @@ _API_MESSAGE_KEYS = frozenset(
 )
 
 
-def _last(agent: AgentCore, messages: list[Message] | None, sender: Any) -> Message:
+def _last(agent: AgentCore, messages: list[Message] | None, sender: Agent | None) -> Message:
     if messages is None:
         messages = agent.state.messages[sender]
     return messages[-1] if messages else {}
@@ -199,7 +200,7 @@ async def _call_tool(
 
 
 async def generate_function_call_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute a legacy ``function_call`` of the last message."""
     message = _last(agent, messages, sender)
@@ -211,7 +212,7 @@ async def generate_function_call_reply(
 
 
 async def generate_tool_calls_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute every tool call of the last message, concurrently; answers come back in order."""
     message = _last(agent, messages, sender)
@@ -257,7 +258,9 @@ PrepareRequest = Callable[["AgentCore", "list[Message]", Any], Awaitable[Request
 that builds on it, as the multimodal agent's encodes its images)."""
 
 
-async def prepare_request(agent: AgentCore, messages: list[Message], sender: Any) -> Request:
+async def prepare_request(
+    agent: AgentCore, messages: list[Message], sender: Agent | None
+) -> Request:
     """The request for a reply to ``messages``: the last message's context taken out (it goes
     with this request only) and its template filled, then the system message and the history
     as the API takes them, built by the conversation's memo."""
@@ -277,7 +280,7 @@ async def prepare_request(agent: AgentCore, messages: list[Message], sender: Any
 async def generate_oai_reply(
     agent: AgentCore,
     messages: History = None,
-    sender: Any = None,
+    sender: Agent | None = None,
     config: Any = None,
     *,
     prepare: PrepareRequest = prepare_request,

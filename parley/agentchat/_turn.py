@@ -152,7 +152,7 @@ async def receive(
         await _delivery.send_reply(agent, answer, sender, silent)
 
 
-def render(agent: Any, message: Mapping[str, Any], sender: Any, skip_head: bool = False) -> str:
+def render(agent: Any, message: Mapping[str, Any], sender: Agent, skip_head: bool = False) -> str:
     """The console text of ``message`` received by ``agent`` from ``sender``."""
     llm_config = agent.llm_config
     allow = bool(llm_config and llm_config.get("allow_format_str_template"))
@@ -173,7 +173,7 @@ async def reply(
     agent: AgentCore,
     setup: TurnSetup,
     messages: list[Message],
-    sender: Any,
+    sender: Agent | None,
     exclude: Any,
 ) -> Any:
     """The agent's reply to ``messages`` from ``sender`` (None: no reply)."""
@@ -189,7 +189,7 @@ async def reply(
 
 
 async def _walk(
-    agent: AgentCore, setup: TurnSetup, messages: list[Message], sender: Any, exclude: Any
+    agent: AgentCore, setup: TurnSetup, messages: list[Message], sender: Agent | None, exclude: Any
 ) -> Any:
     sync_chat = in_sync_chat()
     match = setup.match
@@ -210,14 +210,14 @@ async def _walk(
     return setup.default
 
 
-def _turn_step(agent: AgentCore, messages: list[Message], sender: Any) -> Any:
+def _turn_step(agent: AgentCore, messages: list[Message], sender: Agent | None) -> Any:
     if not _events.listening():
         return _events.step("turn", "")
     name = getattr(sender, "name", None)
     return _events.step("turn", agent.name, agent=agent, sender=name, messages=len(messages))
 
 
-def _reply_step(agent: AgentCore, entry: ReplyEntry, sender: Any) -> Any:
+def _reply_step(agent: AgentCore, entry: ReplyEntry, sender: Agent | None) -> Any:
     if not _events.listening():
         return _events.step("reply_func", "")
     func = entry.func
