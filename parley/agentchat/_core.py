@@ -58,6 +58,7 @@ class AgentState:
         "auto_reply_counter",
         "code_execution_config",
         "human_input",
+        "human_review",
         "is_termination_msg",
         "max_auto_reply",
         "max_auto_reply_per_sender",
@@ -92,6 +93,8 @@ class AgentState:
         self.code_execution_config: dict[str, Any] | Literal[False] = False
         self.is_termination_msg: Callable[[dict[str, Any]], Any] = _never
         self.tools_in_requests = True
+        # What answers for the human (``register_human_review``; a ``_human.ReviewRequest`` in).
+        self.human_review: Callable[[Any], Any] | None = None
 
     def store(
         self,

@@ -86,7 +86,7 @@ async def ask_human(
 async def _ask_human(
     agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Agent | None
 ) -> str:
-    review = getattr(agent, "_human_review", None)
+    review = agent.state.human_review
     if review is not None:
         request = ReviewRequest(
             agent=agent.name,

@@ -109,7 +109,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         if function_map:
             self.register_function(function_map)
         self._default_auto_reply = default_auto_reply
-        self._human_review: Callable[[_human.ReviewRequest], Any] | None = None
         self.code_executor: Any = None
         self.use_docker: Any = None
         self._reply_func_list: list[ReplyEntry] = [
