@@ -16,7 +16,7 @@ from ._sync_chat import run_sync
 
 if TYPE_CHECKING:
     from ._chat_result import ChatResult
-    from ._core import AgentCore
+    from ._core import AgentCore, AgentState
 
 __all__ = ["ChatQueues", "Registration"]
 
@@ -30,7 +30,7 @@ class Registration:
     _reply_func_list: list[ReplyEntry]
     _hooks: HookLists
     _function_map: dict[str, Callable[..., Any]]
-    _human_review: Callable[[_human.ReviewRequest], Any] | None
+    state: AgentState
     client: Any
 
     def register_reply(
@@ -74,7 +74,7 @@ class Registration:
     def register_human_review(self, review: Callable[[_human.ReviewRequest], Any] | None) -> None:
         """Let ``review(request)`` answer for this agent's human (None removes it); see
         :class:`parley.agentchat.ReviewRequest`. Answers are recorded like typed input."""
-        self._human_review = review
+        self.state.human_review = review
 
     def register_model_client(self, model_client_cls: type, **kwargs: Any) -> None:
         self.client.register_model_client(model_client_cls, **kwargs)
@@ -100,7 +100,9 @@ class Registration:
     ) -> Callable[[F], F]:
         """Decorator: let this agent execute the function when a model calls it
         (``idempotent=False``: a resumed durable chat asks before running it again)."""
-        return _tools.register_for_execution(self, name=name, idempotent=idempotent)
+        return _tools.register_for_execution(
+            self, self._wrap_function, name=name, idempotent=idempotent
+        )
 
     def update_tool_signature(
         self: AgentCore, tool_sig: str | dict[str, Any], is_remove: Any

@@ -27,6 +27,7 @@ from .agent import Agent
 from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
+    from ._core import AgentCore
     from ._group_chat import GroupChat
 
 __all__ = ["ModelSelection", "match_speaker", "mentioned_agents", "register_clients"]
@@ -97,7 +98,7 @@ class ModelSelection:
         self._agent: ConversableAgent | None = None
 
     async def choose(
-        self, group: GroupChat, last_speaker: Agent, manager: Any, agents: list[Agent]
+        self, group: GroupChat, last_speaker: Agent, manager: AgentCore, agents: list[Agent]
     ) -> Agent | None:
         """The speaker the model names among ``agents`` (after retries, the next agent in
         order); None when there is no model to ask."""
@@ -157,7 +158,7 @@ class ModelSelection:
         )
         return fallback
 
-    def _selection_agent(self, group: GroupChat, manager: Any) -> ConversableAgent | None:
+    def _selection_agent(self, group: GroupChat, manager: AgentCore) -> ConversableAgent | None:
         own = group.select_speaker_auto_llm_config or None
         client = None if own else getattr(manager, "client", None)
         key = (manager, own, client)
@@ -168,7 +169,7 @@ class ModelSelection:
 
 
 def _build_agent(
-    group: GroupChat, manager: Any, own: dict[str, Any] | None, client: Any
+    group: GroupChat, manager: AgentCore, own: dict[str, Any] | None, client: Any
 ) -> ConversableAgent | None:
     """The agent that asks the model, or None without a model: its own client for
     ``select_speaker_auto_llm_config``, else the manager's (shared, so usage is counted)."""

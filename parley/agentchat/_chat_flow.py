@@ -21,6 +21,7 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
+from ._core import as_dicts
 from ._journaled import open_journal
 from ._messages import check_agent_names
 from .utils import SUMMARY_METHODS, consolidate_chat_info
@@ -32,6 +33,7 @@ __all__ = [
     "CARRYOVER_LABEL",
     "DEFAULT_SUMMARY_PROMPT",
     "SUMMARY_METHODS",
+    "ChatSetup",
     "carryover_item_text",
     "carryover_text",
     "check_names",
@@ -116,9 +118,12 @@ def with_carryover(content: str, carryover: Any) -> str:
     return content + CARRYOVER_LABEL + carryover_text(carryover)
 
 
-def _last_msg_summary(recipient: Any, sender: Any) -> str:
+def _last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
     try:
-        content = recipient.last_message(sender)["content"]
+        last = recipient.last_message(sender)
+        if last is None:
+            raise TypeError("there is no last message")
+        content = last["content"]
     except (IndexError, AttributeError, KeyError, TypeError) as e:
         logger.warning("cannot take the last message as the summary: %s", e)
         return ""
@@ -134,7 +139,9 @@ def _last_msg_summary(recipient: Any, sender: Any) -> str:
     return ""
 
 
-async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, Any]) -> Any:
+async def _reflection_summary(
+    sender: AgentCore, recipient: AgentCore, args: Mapping[str, Any]
+) -> Any:
     prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
@@ -169,8 +176,8 @@ async def _reflection_summary(sender: Any, recipient: Any, args: Mapping[str, An
 
 
 async def summarize(
-    sender: Any,
-    recipient: Any,
+    sender: AgentCore,
+    recipient: AgentCore,
     method: str | Callable[..., Any] | None,
     args: dict[str, Any],
 ) -> Any:
@@ -189,9 +196,21 @@ async def summarize(
     )
 
 
+class ChatSetup:
+    """What a chat takes from its sender's overridable helpers (AutoGen's ``_prepare_chat``,
+    and ``_is_silent``'s answer for this chat), as the sender hands them over."""
+
+    __slots__ = ("prepare", "silenced")
+
+    def __init__(self, prepare: Callable[..., None], silenced: bool) -> None:
+        self.prepare = prepare
+        self.silenced = silenced
+
+
 async def run_chat(
     sender: AgentCore,
-    recipient: Any,
+    setup: ChatSetup,
+    recipient: AgentCore,
     *,
     clear_history: bool,
     silent: bool | None,
@@ -239,7 +258,7 @@ async def run_chat(
             with report, _journal.scope(journal):
                 try:
                     await _exchange(
-                        sender, recipient, clear_history, silent, max_turns, message, kwargs
+                        sender, setup, recipient, clear_history, silent, max_turns, message, kwargs
                     )
                     reason = run.termination_reason()
                     args = dict(
@@ -260,7 +279,7 @@ async def run_chat(
                         agent.previous_cache = None
                 usage = Usage(run.all_calls())
                 result = ChatResult(
-                    chat_history=list(sender.state.messages[recipient]),
+                    chat_history=as_dicts(list(sender.state.messages[recipient])),
                     summary=summary,
                     cost=usage.to_autogen(),
                     human_input=list(sender.state.human_input),
@@ -280,7 +299,7 @@ async def run_chat(
 
 
 async def _first_message(
-    sender: AgentCore, message: Any, recipient: Any, kwargs: dict[str, Any]
+    sender: AgentCore, message: Any, recipient: AgentCore, kwargs: dict[str, Any]
 ) -> Any:
     """The chat's first message: ``message``, made by it if it is a callable, or the human's."""
     if callable(message):
@@ -290,7 +309,8 @@ async def _first_message(
 
 async def _exchange(
     sender: AgentCore,
-    recipient: Any,
+    setup: ChatSetup,
+    recipient: AgentCore,
     clear_history: bool,
     silent: bool | None,
     max_turns: int | None,
@@ -299,15 +319,15 @@ async def _exchange(
 ) -> None:
     # What the sender writes is printed (by the recipient) as this silence says: so is what
     # it streams.
-    is_silent = sender._is_silent  # private-ok: AutoGen's helper, which subclasses override
-    silenced = is_silent(sender, silent)
+    silenced = setup.silenced
+    prepare = setup.prepare
     if not isinstance(max_turns, int):
-        sender._prepare_chat(recipient, clear_history)  # private-ok: AutoGen's, overridden
+        prepare(recipient, clear_history)
         with echo_silenced(silenced):
             first = await _first_message(sender, message, recipient, kwargs)
         await _delivery.send(sender, first, recipient, silent=silent)
         return
-    sender._prepare_chat(recipient, clear_history, reply_at_receive=False)  # private-ok: as above
+    prepare(recipient, clear_history, reply_at_receive=False)
     for turn in range(max_turns):
         with echo_silenced(silenced):
             if turn == 0:

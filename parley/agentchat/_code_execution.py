@@ -25,6 +25,8 @@ from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
+    from ..types import Message
     from ._core import AgentCore, History
 
 __all__ = [
@@ -70,7 +72,7 @@ def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> Any:
     return generate_code_execution_reply
 
 
-def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) -> int:
+def _scan_window(agent: AgentCore, messages: list[Message], last_n: Any) -> int:
     if not (
         (isinstance(last_n, (int, float)) and not isinstance(last_n, bool) and last_n >= 0)
         or last_n == "auto"
@@ -88,7 +90,9 @@ def _scan_window(agent: AgentCore, messages: list[dict[str, Any]], last_n: Any) 
     return n
 
 
-def _code_step(agent: Any, languages: list[str], code: list[str], executor: Any = None) -> Any:
+def _code_step(
+    agent: AgentCore, languages: list[str], code: list[str], executor: Any = None
+) -> Any:
     if not _events.listening():
         return _events.step("code_execution", "")
     kind = "legacy" if executor is None else type(executor).__name__
@@ -130,12 +134,12 @@ async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any])
 
 
 async def generate_code_execution_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some (legacy form)."""
     from ..code_utils import UNKNOWN, extract_code
 
-    own = agent._code_execution_config  # private-ok: AutoGen's attribute, extensions set it
+    own = agent.state.code_execution_config
     code_config = config if config is not None else own
     if code_config is False:
         return False, None
@@ -162,7 +166,7 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
     out = IOStream.get_default()
     logs_all = ""
     exit_code = 0
-    config = agent._code_execution_config  # private-ok: AutoGen's attribute, which extensions set
+    config = agent.state.code_execution_config
     assert config is not False
     run_config = {k: v for k, v in config.items() if k != "last_n_messages"}
     for i, (lang, code) in enumerate(code_blocks):
@@ -190,7 +194,7 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
 
 
 async def generate_code_execution_reply_using_executor(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, str | None]:
     """Run the code of the newest message that has some, through the agent's executor."""
     from ..io import IOStream
@@ -199,7 +203,7 @@ async def generate_code_execution_reply_using_executor(
         raise ValueError(
             "config is not supported for _generate_code_execution_reply_using_executor."
         )
-    code_config = agent._code_execution_config  # private-ok: AutoGen's attribute, extensions set it
+    code_config = agent.state.code_execution_config
     if code_config is False:
         return False, None
     if messages is None:

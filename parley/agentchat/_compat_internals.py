@@ -10,14 +10,13 @@ Each is written as the method it is on ``ConversableAgent`` (its first parameter
 ``_registry.match_trigger``, ``_tools.execution_wrapper``, ``_chat_flow.with_carryover``), so the
 rules exist once.
 
-**Overrides.** parley's own turn stores and prints messages through :func:`store_sent` and
-:func:`store_received`, which run the same steps without the method calls (they would cost
-every chat). A subclass that overrides one of
-``_overrides.HELPERS`` gets AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` ->
-``_message_to_dict``; ``a_receive`` -> ``_process_received_message`` -> ...), decided once per
-class by ``_overrides``, so only such classes pay for it. Their steps are user code that may block (``MultimodalConversableAgent``'s
-``_message_to_dict`` loads images), so the chain runs in a worker thread like any other sync
-override.
+**Overrides.** parley's own turn (``_turn``) stores and prints messages without these method
+calls (they would cost every chat). A subclass that overrides one of ``_overrides.HELPERS`` gets
+AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` -> ``_message_to_dict``;
+``a_receive`` -> ``_process_received_message`` -> ...), decided once per class by
+``_overrides``, so only such classes pay for it. Their steps are user code that may block
+(``MultimodalConversableAgent``'s ``_message_to_dict`` loads images), so the turn runs the chain
+in a worker thread like any other sync override.
 """
 
 from __future__ import annotations
@@ -25,14 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from .. import _events
-from .._runtime import to_thread
 from ..exceptions import InvalidCarryOverType
-from . import _overrides, _registry
+from . import _registry
 from ._chat_flow import with_carryover
 from ._message_check import check_message
-from ._messages import nothing_to_store, render_message
+from ._messages import nothing_to_store
 from ._tools import execution_wrapper
+from ._turn import is_silent, render
 
 __all__ = [
     "append_oai_message",
@@ -45,9 +43,6 @@ __all__ = [
     "process_multimodal_carryover",
     "process_received_message",
     "raise_exception_on_async_reply_functions",
-    "render",
-    "store_received",
-    "store_sent",
     "wrap_function",
 ]
 
@@ -86,55 +81,6 @@ def append_oai_message(
     return stored is not None
 
 
-async def store_sent(agent: Any, message: Any, recipient: Any) -> None:
-    """``send``'s storage step for a message ``check_message`` has passed: inline, or through
-    the agent's ``_append_oai_message`` (in a worker thread) when its class overrides a helper
-    of that chain."""
-    if _overrides.of(agent).send_chain:
-        await to_thread(_append_sent, agent, message, recipient)
-    elif (
-        agent.state.store(recipient, message, sending=True, own_name=agent.name, checked=True)
-        is None
-    ):
-        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
-
-
-def _append_sent(agent: Any, message: Any, recipient: Any) -> None:
-    append = agent._append_oai_message  # private-ok: the subclass's override (module docstring)
-    if not append(message, "assistant", recipient, True):
-        nothing_to_store(True, agent.name, getattr(recipient, "name", ""), message)
-
-
-async def store_received(agent: Any, message: Any, sender: Any, silent: Any) -> None:
-    """``receive``'s first step (store, then print unless silent): inline, or through the
-    agent's ``_process_received_message`` (in a worker thread) when its class overrides a
-    helper of that chain."""
-    if _overrides.of(agent).receive_chain:
-        process = agent._process_received_message  # private-ok: the subclass's override
-        await to_thread(process, message, sender, silent)
-    else:
-        _receive_inline(agent, message, sender, silent)
-    if _events.listening():
-        _events.emit(
-            "received_message",
-            agent,
-            message=message,
-            sender=getattr(sender, "name", None),
-            valid=True,
-        )
-
-
-def _receive_inline(agent: Any, message: Any, sender: Any, silent: Any) -> None:
-    # process_received_message without the method calls.
-    stored = agent.state.store(sender, message, sending=False, own_name=agent.name)
-    if stored is None:
-        nothing_to_store(False, agent.name, getattr(sender, "name", ""), message)
-    if not is_silent(sender, silent):
-        from ..io import IOStream
-
-        IOStream.get_default().print(render(agent, stored, sender), flush=True)
-
-
 def process_received_message(self: Any, message: Any, sender: Any, silent: Any) -> None:
     """``receive``'s first step: store (``InvalidMessageError``, a ValueError, if there is
     nothing to store), then print unless silent."""
@@ -157,20 +103,6 @@ def print_received_message(self: Any, message: Any, sender: Any, skip_head: bool
         quiet=True,  # stored (and warned about) already: here only what is printed is repaired
     )
     IOStream.get_default().print(render(self, shown, sender, skip_head), flush=True)
-
-
-def render(agent: Any, message: Mapping[str, Any], sender: Any, skip_head: bool = False) -> str:
-    """The console text of ``message`` received by ``agent`` from ``sender``."""
-    llm_config = agent.llm_config
-    allow = bool(llm_config and llm_config.get("allow_format_str_template"))
-    text = render_message(message, sender.name, agent.name, allow_format=allow)
-    return text.split("\n", 2)[2] if skip_head else text
-
-
-def is_silent(agent: Any, silent: bool | None = False) -> bool:
-    """Whether to print: ``agent.silent`` when it is not None, else ``silent``."""
-    own = getattr(agent, "silent", None)
-    return bool(own if own is not None else silent)
 
 
 def match_trigger(self: Any, trigger: Any, sender: Any) -> bool:

@@ -2,12 +2,14 @@
 
 :class:`AgentState` is everything an agent remembers of its conversations: the history with
 each partner, the consecutive auto-reply counters and limits, whether it answers what it
-receives, and what its human typed. ``ConversableAgent`` owns one (``agent.state``) and keeps
-AutoGen's attribute names (``_oai_messages``, ``_consecutive_auto_reply_counter``, ...) as
-views of it, since extensions written for AutoGen read them.
+receives, and what its human typed; and the settings the steps read (the system message, the
+code-execution config, the termination test, whether tool schemas go into requests).
+``ConversableAgent`` owns one (``agent.state``) and keeps AutoGen's attribute names
+(``_oai_messages``, ``_consecutive_auto_reply_counter``, ``_oai_system_message``, ...) as views
+of it, since extensions written for AutoGen read and set them.
 
-:class:`AgentCore` is the part of an agent that the step modules (``_human``, ``_replies``,
-``_code_execution``, ``_tools``, ``_chat_flow``, ``_nested``) use. They depend on this
+:class:`AgentCore` is the part of an agent that the step modules (``_turn``, ``_human``,
+``_replies``, ``_code_execution``, ``_tools``, ``_chat_flow``, ``_nested``) use. They depend on this
 Protocol, never on ``ConversableAgent`` itself, so the agent module imports them and nothing
 imports it back.
 """
@@ -15,20 +17,38 @@ imports it back.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
+from .._agent_protocol import Agent
+from ..types import Message
 from ._messages import RequestMemo, stored_message
 
 if TYPE_CHECKING:
     from ..io.base import OutputStream
 
-__all__ = ["AgentCore", "AgentState", "History", "StateView"]
+__all__ = ["AgentCore", "AgentState", "History", "StateView", "as_dicts", "as_messages"]
 
 T = TypeVar("T")
 
-History = list[dict[str, Any]] | None
+History = list[Message] | None
 """The messages a reply function answers (None: the history with the sender)."""
+
+
+def as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
+    """A history as AutoGen's public signatures type it: the same list (a ``Message`` is a
+    plain dict at run time), so what a caller changes in it changes the history."""
+    return cast("list[dict[str, Any]]", messages)
+
+
+def as_messages(messages: list[dict[str, Any]]) -> list[Message]:
+    """Messages a caller hands to a step as they are (``generate_reply``'s ``messages``, a
+    constructor's ``chat_messages``): unchecked, as in AutoGen, and read as ``Message`` s."""
+    return cast("list[Message]", messages)
+
+
+def _never(message: dict[str, Any]) -> bool:
+    return False
 
 
 class AgentState:
@@ -36,12 +56,17 @@ class AgentState:
 
     __slots__ = (
         "auto_reply_counter",
+        "code_execution_config",
         "human_input",
+        "human_review",
+        "is_termination_msg",
         "max_auto_reply",
         "max_auto_reply_per_sender",
         "messages",
         "reply_at_receive",
         "request_memos",
+        "system_message",
+        "tools_in_requests",
     )
 
     def __init__(
@@ -50,8 +75,10 @@ class AgentState:
         max_auto_reply: int,
         default_limit: Callable[[], int],
     ) -> None:
-        self.messages: dict[Any, list[dict[str, Any]]] = (
-            defaultdict(list) if messages is None else messages
+        self.messages: dict[Any, list[Message]] = (
+            defaultdict(list)
+            if messages is None
+            else cast("dict[Any, list[Message]]", messages)  # the caller's, as in AutoGen
         )
         self.max_auto_reply = max_auto_reply
         # A sender without its own limit gets ``default_limit()`` when first seen.
@@ -60,17 +87,25 @@ class AgentState:
         self.reply_at_receive: dict[Any, bool] = defaultdict(bool)
         self.human_input: list[str] = []
         self.request_memos: dict[Any, RequestMemo] = {}
+        # The settings the steps read; the agent sets them (AutoGen's ``_oai_system_message``,
+        # ``_code_execution_config`` and ``_is_termination_msg`` are views of the first three).
+        self.system_message: list[dict[str, Any]] = []
+        self.code_execution_config: dict[str, Any] | Literal[False] = False
+        self.is_termination_msg: Callable[[dict[str, Any]], Any] = _never
+        self.tools_in_requests = True
+        # What answers for the human (``register_human_review``; a ``_human.ReviewRequest`` in).
+        self.human_review: Callable[[Any], Any] | None = None
 
     def store(
         self,
         partner: Any,
-        message: Any,
+        message: str | Mapping[str, Any],
         *,
         sending: bool,
         own_name: str,
         role: str | None = None,
         checked: bool = False,
-    ) -> dict[str, Any] | None:
+    ) -> Message | None:
         """Append ``message`` to the history with ``partner`` in its stored form
         (``_messages.stored_message``, whose arguments these are) and return that; return None
         and store nothing if it has neither content nor a call. The one way a message enters a
@@ -94,7 +129,7 @@ class AgentState:
             memo = self.request_memos[sender] = RequestMemo()
         return memo
 
-    def last_message(self, agent: Any = None) -> dict[str, Any] | None:
+    def last_message(self, agent: Any = None) -> Message | None:
         if agent is None:
             n = len(self.messages)
             if n == 0:
@@ -188,13 +223,15 @@ class StateView(Generic[T]):
         setattr(agent.state, self.field, value)  # type: ignore[attr-defined]
 
 
-class AgentCore(Protocol):
+class AgentCore(Agent, Protocol):
     """What the step modules need of an agent (``ConversableAgent`` provides it).
 
-    The underscored members are AutoGen's own attribute and helper names, which extensions set
-    and override, so the steps must read them by those names (each read says so: a
-    ``private-ok`` mark for scripts/check_private_access.py). What the turn itself walks (the
-    reply functions, hooks, trigger test, default reply) the agent hands to ``_turn``.
+    AutoGen's settings that extensions set by their underscored names (``_oai_system_message``,
+    ``_code_execution_config``, ``_is_termination_msg``) the steps read from ``state``, of which
+    those names are views. AutoGen's overridable helpers the agent hands over where they are
+    used (``_turn.TurnSetup``, ``_chat_flow.ChatSetup``, ``register_for_execution``'s ``wrap``);
+    ``_wrap_function`` is declared here because the registration mixin, typed against this
+    Protocol, hands it over.
     """
 
     state: AgentState
@@ -204,9 +241,6 @@ class AgentCore(Protocol):
     llm_config: Any
     code_executor: Any
     use_docker: Any
-    _oai_system_message: list[dict[str, Any]]
-    _code_execution_config: Any
-    _is_termination_msg: Callable[[dict[str, Any]], Any]
 
     @property
     def name(self) -> str: ...
@@ -218,16 +252,15 @@ class AgentCore(Protocol):
     def human_input_mode(self) -> str: ...
 
     @property
-    def _tools_in_requests(self) -> bool: ...
-
-    @property
-    def _is_silent(self) -> Callable[[Any, bool | None], bool]: ...
-
-    @property
     def _wrap_function(self) -> Callable[[Any], Any]: ...
 
-    @property
-    def _prepare_chat(self) -> Callable[..., None]: ...
+    def get_human_input(self, prompt: str) -> str: ...
+
+    def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None: ...
+
+    def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]: ...
+
+    async def a_get_human_input(self, prompt: str) -> str: ...
 
     def execute_code_blocks(self, code_blocks: list[tuple[str, str]]) -> tuple[int, str]: ...
 

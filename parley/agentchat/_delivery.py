@@ -23,11 +23,17 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from .. import _journal
+from .._agent_protocol import Agent
 from .._runtime import to_thread
+from ..types import Message
 from . import _overrides
+
+if TYPE_CHECKING:
+    from ._core import AgentCore
 
 __all__ = [
     "generate_init_message",
@@ -45,7 +51,7 @@ def _uses_sync(obj: Any, step: str) -> bool:
     return step in _overrides.of(obj).sync_steps
 
 
-async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
+async def _run(agent: Agent, step: str, *args: Any, **kwargs: Any) -> Any:
     if _uses_sync(agent, step):
         # A cancelled chat returns at once; the token stops what the override started.
         return await to_thread(getattr(agent, step), *args, **kwargs)
@@ -53,7 +59,11 @@ async def _run(agent: Any, step: str, *args: Any, **kwargs: Any) -> Any:
 
 
 async def send(
-    agent: Any, message: Any, to: Any, request_reply: Any = None, silent: Any = False
+    agent: Agent,
+    message: Mapping[str, Any] | str,
+    to: Agent,
+    request_reply: bool | None = None,
+    silent: bool | None = False,
 ) -> None:
     if _journal.current() is not None:  # a durable chat: one contextvar read otherwise
         await _journal.check_message(agent.name, to.name, message)
@@ -61,24 +71,30 @@ async def send(
 
 
 async def receive(
-    agent: Any, message: Any, sender: Any, request_reply: Any = None, silent: Any = False
+    agent: Agent,
+    message: Mapping[str, Any] | str,
+    sender: Agent,
+    request_reply: bool | None = None,
+    silent: bool | None = False,
 ) -> None:
     await _run(agent, "receive", message, sender, request_reply, silent)
 
 
-async def generate_reply(agent: Any, messages: Any = None, sender: Any = None) -> Any:
+async def generate_reply(
+    agent: Agent, messages: list[Message] | None = None, sender: Agent | None = None
+) -> Any:
     return await _run(agent, "generate_reply", messages=messages, sender=sender)
 
 
-async def initiate_chat(agent: Any, **chat: Any) -> Any:
+async def initiate_chat(agent: Agent, **chat: Any) -> Any:
     return await _run(agent, "initiate_chat", **chat)
 
 
-async def generate_init_message(agent: Any, message: Any, **kwargs: Any) -> Any:
+async def generate_init_message(agent: Agent, message: Any, **kwargs: Any) -> Any:
     return await _run(agent, "generate_init_message", message, **kwargs)
 
 
-async def get_human_input(agent: Any, prompt: str) -> str:
+async def get_human_input(agent: AgentCore, prompt: str) -> str:
     if _uses_sync(agent, "get_human_input"):
         # Not run_in_thread: a terminal's input() cannot be interrupted, and a cancelled chat
         # must not wait for the human to press enter.
@@ -88,13 +104,15 @@ async def get_human_input(agent: Any, prompt: str) -> str:
 
 # -- delivery -----------------------------------------------------------------------------
 
-_Pending = tuple[Any, Any, Any, Any]  # (agent, message, recipient, silent)
+_Pending = tuple[Agent, Any, Agent, Any]  # (agent, message, recipient, silent)
 _driver: contextvars.ContextVar[deque[_Pending] | None] = contextvars.ContextVar(
     "parley_driver", default=None
 )
 
 
-async def send_reply(agent: Any, message: Any, recipient: Any, silent: Any) -> None:
+async def send_reply(
+    agent: Agent, message: Mapping[str, Any] | str, recipient: Agent, silent: bool | None
+) -> None:
     """Send ``message`` from ``agent`` as a reply: queued if an exchange is being driven, else
     driven here until the exchange ends."""
     queue = _driver.get()

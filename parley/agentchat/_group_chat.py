@@ -10,7 +10,7 @@ fields' types must be objects, not names, for ``typing.get_type_hints(GroupChat)
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
@@ -261,7 +261,7 @@ class GroupChat:
         """Forget the transcript (in place)."""
         self.messages.clear()
 
-    def append(self, message: dict[str, Any], speaker: Agent) -> None:
+    def append(self, message: Mapping[str, Any], speaker: Agent) -> None:
         """Add a copy of ``message`` to the transcript, named after ``speaker`` (unless it is a
         function result, whose name is the function's) and with text content."""
         checked = check_message(

@@ -25,6 +25,7 @@ from ._message_check import check_message
 from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._group_chat import GroupChat
 
 __all__ = ["clear_agents_history", "messages_from_string", "messages_to_string", "resume"]
@@ -63,7 +64,7 @@ def _load(messages: Any) -> list[dict[str, Any]]:
 
 def _check(
     manager: ConversableAgent, group: GroupChat, messages: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+) -> list[Message]:
     """The messages as they will be stored (lone surrogates repaired), or an error naming the
     first one that cannot be loaded."""
     if not messages:
@@ -143,11 +144,12 @@ async def resume(
     last_name = last.get("name") or manager.name
     # The admin's or the manager's own message: the manager speaks last.
     last_agent = group.agent_by_name(last_name) or manager
-    if remove_termination_string and isinstance(last.get("content"), str):
+    text = last.get("content")
+    if remove_termination_string and isinstance(text, str):
         if isinstance(remove_termination_string, str):
-            last["content"] = last["content"].replace(remove_termination_string, "")
+            last["content"] = text.replace(remove_termination_string, "")
         else:
-            last["content"] = remove_termination_string(last["content"])
+            last["content"] = remove_termination_string(text)
     if is_termination(terminates, last):
         logger.warning(
             "WARNING: Last message meets termination criteria and this may terminate the chat. "

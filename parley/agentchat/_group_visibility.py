@@ -120,7 +120,7 @@ class Audience:
 
     def of(
         self,
-        message: dict[str, Any],
+        message: Mapping[str, Any],
         sender: Agent | None,
         next_speaker: Agent | None,
         broadcast: bool,
@@ -154,7 +154,7 @@ class Audience:
 
     def _sees(
         self,
-        message: dict[str, Any],
+        message: Mapping[str, Any],
         sender: Agent | None,
         agent: Agent,
         next_speaker: Agent | None,

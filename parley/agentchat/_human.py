@@ -19,6 +19,7 @@ from . import _delivery
 from ._journaled import journaled_human
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
     from ._core import AgentCore, History
 
 __all__ = [
@@ -74,14 +75,18 @@ def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[
         return False
 
 
-async def ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
+async def ask_human(
+    agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Agent | None
+) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded)."""
     return await journaled_human(agent, prompt, lambda: _ask_human(agent, prompt, message, sender))
 
 
-async def _ask_human(agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Any) -> str:
-    review = getattr(agent, "_human_review", None)
+async def _ask_human(
+    agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Agent | None
+) -> str:
+    review = agent.state.human_review
     if review is not None:
         request = ReviewRequest(
             agent=agent.name,
@@ -120,7 +125,7 @@ def _why_exit(typed_exit: bool, terminating: bool) -> str:
 
 
 async def check_termination_and_human_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, str | dict[str, Any] | None]:
     """Terminate, let the human answer, or fall through to an automatic reply."""
     from ..io import IOStream
@@ -133,7 +138,7 @@ async def check_termination_and_human_reply(
     count = agent.state.auto_reply_counter[sender]
     limit = agent.state.max_auto_reply_per_sender[sender]
     sender_name = "the sender" if sender is None else sender.name
-    predicate = agent._is_termination_msg  # private-ok: AutoGen's attribute, which extensions set
+    predicate = agent.state.is_termination_msg
     terminating = bool(message) and is_termination(predicate, message)
     reply = ""
     asked = False

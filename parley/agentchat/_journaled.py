@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _journal
 from ..exceptions import ChatPaused
+
+if TYPE_CHECKING:
+    from ._core import AgentCore
 
 __all__ = [
     "durable_queue",
@@ -100,7 +103,7 @@ def _human_answer(record: Any) -> str:
     return record
 
 
-async def journaled_human(agent: Any, prompt: str, ask: Callable[[], Awaitable[str]]) -> str:
+async def journaled_human(agent: AgentCore, prompt: str, ask: Callable[[], Awaitable[str]]) -> str:
     """The human's answer, or the one recorded (kept in the agent's ``human_input`` again, as
     asking would have). The question is committed before it is asked, so a chat that stops
     while it waits (:class:`ChatPaused`, or a dead process) lists it as a pending input."""

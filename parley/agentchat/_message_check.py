@@ -16,9 +16,10 @@ import re
 import reprlib
 import warnings
 from collections.abc import Mapping
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 from ..exceptions import InvalidMessageError, MessageRepairedWarning
+from ..types import Message
 
 __all__ = ["MAX_NESTING", "STORED_KEYS", "check_message", "fail", "fill_template", "short_repr"]
 
@@ -210,15 +211,42 @@ class _Checker:
         return message if repaired is None else repaired
 
 
+@overload
 def check_message(
-    message: Any, *, sending: bool, own_name: str, partner_name: str, quiet: bool = False
-) -> Any:
+    message: str, *, sending: bool, own_name: str, partner_name: str, quiet: bool = False
+) -> str: ...
+
+
+@overload
+def check_message(
+    message: Mapping[str, Any],
+    *,
+    sending: bool,
+    own_name: str,
+    partner_name: str,
+    quiet: bool = False,
+) -> Message: ...
+
+
+@overload
+def check_message(
+    message: object, *, sending: bool, own_name: str, partner_name: str, quiet: bool = False
+) -> str | Message: ...
+
+
+def check_message(
+    message: object, *, sending: bool, own_name: str, partner_name: str, quiet: bool = False
+) -> str | Message:
     """``message`` if it can be stored as it is, or a copy with its lone surrogates replaced
     (with a :class:`MessageRepairedWarning`, unless ``quiet``: for a message already warned
     about); :class:`InvalidMessageError` if no model request could carry it. A message that is
-    neither a str nor a dict comes back as a dict."""
+    neither a str nor a dict comes back as a dict.
+
+    Where a message enters (``send``, a group chat's transcript, a resumed chat's history) this
+    is its one check; from there on it is a :class:`~parley.types.Message` (the keys an agent
+    reads have the types that type gives them)."""
     checker = _Checker(sending, own_name, partner_name)
-    checked = checker.message(message)
+    checked: str | Message = checker.message(message)
     if checker.repaired and not quiet:
         warnings.warn(
             MessageRepairedWarning(

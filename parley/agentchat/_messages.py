@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 from .._plain import NotPlain, SealedMessages, plain_copy
 from ..code_utils import content_text
 from ..exceptions import InvalidAgentNameError, InvalidMessageError
+from ..types import Message
 from ._message_check import (
     MAX_NESTING,
     STORED_KEYS,
@@ -47,14 +48,14 @@ _RULE = "-" * 80
 
 
 def stored_message(
-    message: Any,
+    message: str | Mapping[str, Any],
     *,
     sending: bool,
     own_name: str,
     partner_name: str,
     role: str | None = None,
     checked: bool = False,
-) -> dict[str, Any] | None:
+) -> Message | None:
     """The dict an agent stores for ``message``, or None when it has nothing to store (no
     content and no call); :class:`InvalidMessageError` (a ValueError) if no request could
     carry it.
@@ -90,7 +91,7 @@ def invalid_text(sending: bool) -> str:
     )
 
 
-def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> dict[str, Any] | None:
+def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> Message | None:
     """What an agent stores for the message dict ``message`` (AutoGen's rule, pinned by
     tests/agentchat/test_spec_messages.py), or None when it has neither content nor a call
     (nothing is stored then).
@@ -120,7 +121,8 @@ def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> dict[str
         stored["role"] = "assistant"
     elif "name" not in stored:
         stored["name"] = speaker
-    return stored
+    # The keys are STORED_KEYS, whose values check_message has checked: a Message.
+    return cast(Message, stored)
 
 
 _API_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call"})

@@ -21,6 +21,7 @@ from . import _queue
 from ._sync_chat import sync_of
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
     from ._core import AgentCore, History
 
 __all__ = [
@@ -37,7 +38,7 @@ Chats = list[dict[str, Any]]  # a chat queue: initiate_chat arguments per chat
 
 
 async def a_chats_to_run(
-    chat_queue: Chats, recipient: Any, messages: History, sender: Any, config: Any
+    chat_queue: Chats, recipient: AgentCore, messages: History, sender: Agent | None, config: Any
 ) -> list[dict[str, Any]]:
     """The chats to run for this trigger: copies of the entries, the owner as default sender,
     the trigger's last message as the first chat's default message; a callable message is
@@ -63,9 +64,9 @@ async def a_chats_to_run(
 
 async def summary_from_nested_chats(
     chat_queue: Chats,
-    recipient: Any,
+    recipient: AgentCore,
     messages: History = None,
-    sender: Any = None,
+    sender: Agent | None = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
     """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
@@ -77,9 +78,9 @@ async def summary_from_nested_chats(
 
 async def a_summary_from_nested_chats(
     chat_queue: Chats,
-    recipient: Any,
+    recipient: AgentCore,
     messages: History = None,
-    sender: Any = None,
+    sender: Agent | None = None,
     config: Any = None,
 ) -> tuple[bool, Any]:
     """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
@@ -125,7 +126,10 @@ def register_nested_chats(
     if is_async_callable(reply_func):
 
         async def a_wrapped(
-            recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+            recipient: AgentCore,
+            messages: History = None,
+            sender: Agent | None = None,
+            config: Any = None,
         ) -> Any:
             return await reply_func(chat_queue, recipient, messages, sender, config)
 
@@ -133,7 +137,10 @@ def register_nested_chats(
     else:
 
         def s_wrapped(
-            recipient: Any, messages: Any = None, sender: Any = None, config: Any = None
+            recipient: AgentCore,
+            messages: History = None,
+            sender: Agent | None = None,
+            config: Any = None,
         ) -> Any:
             return reply_func(chat_queue, recipient, messages, sender, config)
 

@@ -13,11 +13,16 @@ import copy
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._agent_protocol import is_agent as _is_agent
 from .._calls import call_user, is_async_callable
 from ..exceptions import SenderRequired
+
+if TYPE_CHECKING:
+    from .._agent_protocol import Agent as _Agent
+    from ..types import Message
+    from ._core import AgentCore
 
 __all__ = [
     "HOOKABLE",
@@ -114,7 +119,9 @@ class ReplyEntry:
         else:
             self.config = copy.copy(self.init_config)
 
-    async def run(self, agent: Any, messages: Any, sender: Any) -> tuple[bool, Any]:
+    async def run(
+        self, agent: AgentCore, messages: list[Message], sender: _Agent | None
+    ) -> tuple[bool, Any]:
         if self.builtin:
             result = await self.impl(agent, messages=messages, sender=sender, config=self.config)
         else:
@@ -193,7 +200,7 @@ class HookLists:
                 value = await _call_hook(hook, **kwargs)
         return value
 
-    async def before_reply(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def before_reply(self, messages: list[Message]) -> list[Message]:
         """What the reply functions see of ``messages``: the last message's content through the
         ``process_last_received_message`` hooks (skipped for function calls, templates,
         non-text content and ``"exit"``), then the whole list through the

@@ -24,6 +24,8 @@ from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
+    from .._agent_protocol import Agent
+    from ..types import Message
     from ._core import AgentCore, History
 
 __all__ = [
@@ -43,7 +45,7 @@ _API_MESSAGE_KEYS = frozenset(
 )
 
 
-def _last(agent: AgentCore, messages: list[dict[str, Any]] | None, sender: Any) -> dict[str, Any]:
+def _last(agent: AgentCore, messages: list[Message] | None, sender: Agent | None) -> Message:
     if messages is None:
         messages = agent.state.messages[sender]
     return messages[-1] if messages else {}
@@ -198,7 +200,7 @@ async def _call_tool(
 
 
 async def generate_function_call_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute a legacy ``function_call`` of the last message."""
     message = _last(agent, messages, sender)
@@ -210,7 +212,7 @@ async def generate_function_call_reply(
 
 
 async def generate_tool_calls_reply(
-    agent: AgentCore, messages: History = None, sender: Any = None, config: Any = None
+    agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, dict[str, Any] | None]:
     """Execute every tool call of the last message, concurrently; answers come back in order."""
     message = _last(agent, messages, sender)
@@ -251,12 +253,14 @@ def _normalize_reply(reply: Any) -> Any:
 Request = tuple[Any, Sequence[Mapping[str, Any]]]
 """A model request: the template context of the last message (or None) and the messages."""
 
-PrepareRequest = Callable[["AgentCore", list[dict[str, Any]], Any], Awaitable[Request]]
+PrepareRequest = Callable[["AgentCore", "list[Message]", Any], Awaitable[Request]]
 """How a reply turns the history into a request (:func:`prepare_request`, or an agent's own
 that builds on it, as the multimodal agent's encodes its images)."""
 
 
-async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], sender: Any) -> Request:
+async def prepare_request(
+    agent: AgentCore, messages: list[Message], sender: Agent | None
+) -> Request:
     """The request for a reply to ``messages``: the last message's context taken out (it goes
     with this request only) and its template filled, then the system message and the history
     as the API takes them, built by the conversation's memo."""
@@ -268,7 +272,7 @@ async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], send
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
     return context, agent.state.request_memo(sender).build(
-        agent._oai_system_message,  # private-ok: AutoGen's attribute, which extensions set
+        agent.state.system_message,
         messages,
     )
 
@@ -276,7 +280,7 @@ async def prepare_request(agent: AgentCore, messages: list[dict[str, Any]], send
 async def generate_oai_reply(
     agent: AgentCore,
     messages: History = None,
-    sender: Any = None,
+    sender: Agent | None = None,
     config: Any = None,
     *,
     prepare: PrepareRequest = prepare_request,

@@ -26,6 +26,7 @@ from ._auto_selection import ModelSelection
 from .agent import Agent
 
 if TYPE_CHECKING:
+    from ._core import AgentCore
     from ._group_chat import GroupChat
 
 __all__ = ["SPEAKER_SELECTION_METHODS", "SPEAKER_TRANSITIONS_TYPES", "SpeakerSelector"]
@@ -54,7 +55,7 @@ class SpeakerSelector:
             self._warned.add(key)
             logger.warning(message)
 
-    async def select(self, group: GroupChat, last_speaker: Agent, manager: Any) -> Agent:
+    async def select(self, group: GroupChat, last_speaker: Agent, manager: AgentCore) -> Agent:
         """The speaker after ``last_speaker``; ``NoEligibleSpeaker`` when nobody may speak.
         ``manager`` lends its model to "auto" selection."""
         chosen, eligible, method = await self._narrow(group, last_speaker)

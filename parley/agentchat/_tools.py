@@ -77,7 +77,7 @@ def build_client(llm_config: Any, tools_in_requests: bool) -> Any:
 
 def _rebuild_client(agent: AgentCore) -> None:
     old = agent.client
-    in_requests = agent._tools_in_requests  # private-ok: a class setting of the agent's kind
+    in_requests = agent.state.tools_in_requests
     agent.client = build_client(agent.llm_config, in_requests)
     if old is None or agent.client is None:
         return
@@ -133,9 +133,8 @@ def update_function_signature(
 
 def _name_of(func: Any, name: str | None) -> str:
     # AutoGen marks a tool function with its name (func._name) and description.
-    if not name and hasattr(func, "_name"):
-        return str(func._name)  # private-ok: AutoGen's marker on a tool function
-    func._name = name or func.__name__  # private-ok: AutoGen's marker on a tool function
+    if name or not hasattr(func, "_name"):
+        func._name = name or func.__name__  # private-ok: AutoGen's marker on a tool function
     return str(func._name)  # private-ok: AutoGen's marker on a tool function
 
 
@@ -210,15 +209,18 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def register_for_execution(
-    agent: AgentCore, name: str | None = None, idempotent: bool | None = None
+    agent: AgentCore,
+    wrap: Callable[[Any], Any],
+    name: str | None = None,
+    idempotent: bool | None = None,
 ) -> Callable[[F], F]:
-    """A decorator registering ``func``, wrapped by the agent's ``_wrap_function``, in the
-    agent's function map; it returns ``func`` itself. ``idempotent=False`` marks a tool a
-    resumed durable chat must not rerun by itself (``parley.durable``)."""
+    """A decorator registering ``func``, wrapped by ``wrap`` (the agent's ``_wrap_function``),
+    in the agent's function map; it returns ``func`` itself. ``idempotent=False`` marks a tool
+    a resumed durable chat must not rerun by itself (``parley.durable``)."""
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
-        wrapped = agent._wrap_function(func)  # private-ok: AutoGen's helper, overridable
+        wrapped = wrap(func)
         if idempotent is not None:
             wrapped._parley_idempotent = idempotent
         merge_functions(agent.function_map, {tool_name: wrapped})

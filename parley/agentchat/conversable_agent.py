@@ -1,13 +1,15 @@
 """``ConversableAgent`` (AutoGen's ``autogen.agentchat.conversable_agent``).
 
-The class is the agent's public face; its conversation state is one :class:`AgentState`
-(``agent.state``, see ``_core``). A turn reads top to bottom here: ``a_send`` stores and
-delivers the message, the recipient's ``a_receive`` stores it and asks ``a_generate_reply``,
-which walks the reply-function list (``_registry``); the built-in reply functions live in
-``_human`` (termination and human input), ``_replies`` (tools, functions, the model) and
-``_code_execution``. Other agents' steps are reached through ``_delivery``, which also honours
-subclasses that override only a sync step (decided once per class by ``_overrides``). Every step is written once, as a coroutine; each
-sync method is its ``sync_face`` (``_sync_chat``).
+The class is the agent's public face; its conversation state and the settings its steps read
+are one :class:`AgentState` (``agent.state``, see ``_core``). The turn reads top to bottom in
+``_turn``: ``a_send`` (``_turn.send``) stores and delivers the message, the recipient's
+``a_receive`` (``_turn.receive``) stores and prints it and asks ``a_generate_reply``
+(``_turn.reply``), which walks the reply-function list (``_registry``); the built-in reply
+functions live in ``_human`` (termination and human input), ``_replies`` (tools, functions, the
+model) and ``_code_execution``. The agent hands the turn what it walks and the AutoGen helpers
+its class overrides (decided once per class by ``_overrides``); other agents' steps are reached
+through ``_delivery``, which also honours subclasses that override only a sync step. Every step
+is written once, as a coroutine; each sync method is its ``sync_face`` (``_sync_chat``).
 """
 
 from __future__ import annotations
@@ -15,15 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 from .. import _events
 from ..code_utils import content_str
-from ..oai._streaming import echo_silenced
 from . import (
     _chat_flow,
     _code_execution,
-    _delivery,
     _human,
     _overrides,
     _replies,
@@ -34,9 +34,7 @@ from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._agent_registration import ChatQueues, Registration
 from ._chat_result import ChatResult
-from ._core import AgentState, StateView
-from ._delivery import no_driver, send_reply
-from ._messages import check_message
+from ._core import AgentState, StateView, as_dicts, as_messages
 from ._registry import (
     HookLists,
     ReplyEntry,
@@ -89,8 +87,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         chat_messages: dict[Agent, list[dict[str, Any]]] | None = None,
         silent: bool | None = None,
     ) -> None:
-        self._code_execution_config = check_code_execution_config(code_execution_config)
-        self._name = name
         self.state = AgentState(
             chat_messages,
             max_consecutive_auto_reply
@@ -98,6 +94,9 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             else self.MAX_CONSECUTIVE_AUTO_REPLY,
             self.max_consecutive_auto_reply,
         )
+        self.state.tools_in_requests = self._tools_in_requests
+        self._code_execution_config = check_code_execution_config(code_execution_config)
+        self._name = name
         self._oai_system_message = [{"content": system_message, "role": "system"}]
         self._description = description if description is not None else system_message
         self._is_termination_msg = is_termination_msg or _default_termination
@@ -110,7 +109,6 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         if function_map:
             self.register_function(function_map)
         self._default_auto_reply = default_auto_reply
-        self._human_review: Callable[[_human.ReviewRequest], Any] | None = None
         self.code_executor: Any = None
         self.use_docker: Any = None
         self._reply_func_list: list[ReplyEntry] = [
@@ -129,7 +127,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     def _init_llm(self, llm_config: Any) -> None:
         self.llm_config = copy_llm_config(self.DEFAULT_CONFIG if llm_config is None else llm_config)
-        self.client: Any = _tools.build_client(self.llm_config, self._tools_in_requests)
+        self.client: Any = _tools.build_client(self.llm_config, self.state.tools_in_requests)
 
     def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
         """(public method, implementation) of each built-in reply, first tried first."""
@@ -164,14 +162,15 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     @property
     def system_message(self) -> str:
-        return self._oai_system_message[0]["content"]  # type: ignore[return-value]
+        content: str = self._oai_system_message[0]["content"]  # a list for multimodal agents
+        return content
 
     def update_system_message(self, system_message: str) -> None:
         self._oai_system_message[0]["content"] = system_message
 
     @property
     def chat_messages(self) -> dict[Any, list[dict[str, Any]]]:
-        return self.state.messages
+        return cast("dict[Any, list[dict[str, Any]]]", self.state.messages)
 
     # AutoGen's attribute names for the conversation state, which extensions read.
     _oai_messages: StateView[dict[Any, list[dict[str, Any]]]] = StateView("messages")
@@ -182,6 +181,14 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     _max_consecutive_auto_reply: StateView[int] = StateView("max_auto_reply")
     reply_at_receive: StateView[dict[Any, bool]] = StateView("reply_at_receive")
     _human_input: StateView[list[str]] = StateView("human_input")
+    # ... and for the settings the steps read, which extensions set.
+    _oai_system_message: StateView[list[dict[str, Any]]] = StateView("system_message")
+    _code_execution_config: StateView[dict[str, Any] | Literal[False]] = StateView(
+        "code_execution_config"
+    )
+    _is_termination_msg: StateView[Callable[[dict[str, Any]], Any]] = StateView(
+        "is_termination_msg"
+    )
 
     @property
     def function_map(self) -> dict[str, Callable[..., Any]]:
@@ -205,7 +212,20 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     _wrap_function = _compat.wrap_function
     _raise_exception_on_async_reply_functions = _compat.raise_exception_on_async_reply_functions
 
-    # -- the turn: send -> receive -> generate_reply -> reply functions --------------------
+    # -- the turn (``_turn``): send -> receive -> generate_reply -> reply functions ---------
+
+    def _parley_turn_setup(self) -> _turn.TurnSetup:
+        """What this agent's turn walks, and the helpers of AutoGen's its class overrides."""
+        decided = _overrides.of(self)
+        return _turn.TurnSetup(
+            self._reply_func_list,
+            self._hooks,
+            self._match_trigger if decided.match_chain else match_trigger,
+            self._default_auto_reply,
+            self._is_silent,
+            append=self._append_oai_message if decided.send_chain else None,
+            process_received=self._process_received_message if decided.receive_chain else None,
+        )
 
     async def a_send(
         self,
@@ -214,22 +234,9 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        """Store ``message`` as sent to ``recipient`` and deliver it."""
-        if self._hooks.at("process_message_before_send"):
-            with no_driver():
-                message = await self._hooks.run(
-                    "process_message_before_send",
-                    sender=self,
-                    message=message,
-                    recipient=recipient,
-                    silent=self._is_silent(self, silent),
-                )
-        # Checked once here, so that a message no request could carry is refused before either
-        # side stores it, and a repaired one is what the recipient gets (one warning, not two).
-        partner = getattr(recipient, "name", "")
-        message = check_message(message, sending=True, own_name=self._name, partner_name=partner)
-        await _compat.store_sent(self, message, recipient)
-        await _delivery.receive(recipient, message, self, request_reply, silent)
+        """Store ``message`` as sent to ``recipient`` and deliver it (``_turn.send``)."""
+        setup = self._parley_turn_setup()
+        await _turn.send(self, setup, message, recipient, request_reply, silent)
 
     async def a_receive(
         self,
@@ -238,18 +245,10 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         request_reply: bool | None = None,
         silent: bool | None = False,
     ) -> None:
-        """Store ``message`` from ``sender``, show it, and answer it if a reply is wanted."""
-        await _compat.store_received(self, message, sender, silent)
-        history = self.state.messages[sender]
-        if request_reply is False or (
-            request_reply is None and not self.state.reply_at_receive[sender]
-        ):
-            return
-        # The reply is printed (when this agent sends it) as this silence says: so is its stream.
-        with echo_silenced(self._is_silent(self, silent)):
-            reply = await _delivery.generate_reply(self, history, sender)
-        if reply is not None:
-            await send_reply(self, reply, sender, silent)
+        """Store ``message`` from ``sender``, show it, and answer it if a reply is wanted
+        (``_turn.receive``)."""
+        setup = self._parley_turn_setup()
+        await _turn.receive(self, setup, message, sender, request_reply, silent)
 
     async def a_generate_reply(
         self,
@@ -258,17 +257,13 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         **kwargs: Any,
     ) -> str | dict[str, Any] | None:
         """The first final answer of the reply functions that match ``sender``, else the
-        default auto-reply."""
+        default auto-reply (``_turn.reply``)."""
         if messages is None and sender is None:
             raise AssertionError("Either messages or sender must be provided.")
-        if messages is None:
-            messages = self.state.messages[sender]
-        match = self._match_trigger if _overrides.of(self).match_chain else match_trigger
-        setup = _turn.ReplySetup(
-            self._reply_func_list, self._hooks, match, self._default_auto_reply
-        )
+        history = self.state.messages[sender] if messages is None else as_messages(messages)
+        setup = self._parley_turn_setup()
         exclude = kwargs.get("exclude") or ()
-        return await _turn.take_turn(self, setup, messages, sender, exclude)  # type: ignore[no-any-return]
+        return await _turn.reply(self, setup, history, sender, exclude)  # type: ignore[no-any-return]
 
     send = sync_face(a_send)
     receive = sync_face(a_receive)
@@ -368,10 +363,10 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         self.state.stop_reply_at_receive(sender)
 
     def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
-        return self.state.last_message(agent)
+        return cast("dict[str, Any] | None", self.state.last_message(agent))
 
     def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
-        return self.state.messages[agent]
+        return as_dicts(self.state.messages[agent])
 
     def clear_history(
         self, recipient: Agent | None = None, nr_messages_to_preserve: int | None = None
@@ -450,8 +445,10 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         """Start a chat with ``recipient`` and run it to its end: the first message (``message``,
         a callable making it, or the human's), then turns until a termination, a limit, or
         ``max_turns``; returns the history, the summary, the cost and the human's input."""
+        setup = _chat_flow.ChatSetup(self._prepare_chat, self._is_silent(self, silent))
         return await _chat_flow.run_chat(
             self,
+            setup,
             recipient,
             clear_history=clear_history,
             silent=silent,

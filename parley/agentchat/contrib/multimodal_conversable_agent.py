@@ -28,6 +28,8 @@ from typing import Any
 from ..._runtime import to_thread
 from ...code_utils import content_str
 from ...io import IOStream
+from ...types import Message
+from .._core import as_dicts
 from .._messages import nothing_to_store
 from .._replies import Request, generate_oai_reply, prepare_request
 from .._sync_chat import sync_face
@@ -85,7 +87,7 @@ class MultimodalConversableAgent(ConversableAgent):
     @property
     def system_message(self) -> list[Any]:  # type: ignore[override]
         """The system message, as content parts."""
-        content: list[Any] = self._oai_system_message[0]["content"]  # type: ignore[assignment]
+        content: list[Any] = self._oai_system_message[0]["content"]
         return content
 
     @staticmethod
@@ -129,7 +131,7 @@ class MultimodalConversableAgent(ConversableAgent):
     def chat_messages_for_summary(self, agent: Any) -> list[dict[str, Any]]:
         """The history with ``agent`` for a ``reflection_with_llm`` summary, its images as PNG
         data URIs (a request cannot carry a PIL image)."""
-        return message_formatter_pil_to_b64(self.state.messages[agent])
+        return message_formatter_pil_to_b64(as_dicts(self.state.messages[agent]))
 
     async def a_generate_oai_reply(
         self, messages: Any = None, sender: Any = None, config: Any = None
@@ -140,7 +142,7 @@ class MultimodalConversableAgent(ConversableAgent):
     generate_oai_reply = sync_face(a_generate_oai_reply)
 
 
-async def _multimodal_request(agent: Any, messages: list[dict[str, Any]], sender: Any) -> Request:
+async def _multimodal_request(agent: Any, messages: list[Message], sender: Any) -> Request:
     # The base agent's request (template filled, built by the memo), its images then encoded;
     # encoding images as PNG takes CPU time: not on the event loop.
     context, request = await prepare_request(agent, messages, sender)

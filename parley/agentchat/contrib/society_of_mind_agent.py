@@ -142,9 +142,9 @@ class SocietyOfMindAgent(ConversableAgent):
         code_public: Callable[..., Any] = base.generate_code_execution_reply
         code_impl: Callable[..., Any] = _code_execution.generate_code_execution_reply
         for public, impl in builtins.items():
-            if public in (
-                base.generate_code_execution_reply,
-                base._generate_code_execution_reply_using_executor,
+            if impl in (
+                _code_execution.generate_code_execution_reply,
+                _code_execution.generate_code_execution_reply_using_executor,
             ):
                 code_public, code_impl = public, impl
         entries: list[ReplyEntry] = [
