@@ -26,6 +26,8 @@ graph_broken=0
 "$venv/bin/lint-imports" --no-cache || graph_broken=1
 "$py" scripts/check_import_cycles.py || graph_broken=1
 [ "$graph_broken" -eq 0 ]
+# No module reads or writes a private name that another module owns.
+"$py" scripts/check_private_access.py
 # The docs site, built once with --strict (a warning fails); tests/docs/test_site.py looks at it
 # in a browser (PARLEY_SITE_DIR).
 NO_MKDOCS_2_WARNING=1 "$venv/bin/mkdocs" build --strict -q -f website/mkdocs.yml -d "$PWD/site"

@@ -18,9 +18,15 @@ if TYPE_CHECKING:
     from ._chat_result import ChatResult
     from ._core import AgentCore, AgentState
 
-__all__ = ["ChatQueues", "Registration"]
+__all__ = ["ChatQueues", "Registration", "reply_configs"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reply_configs(agent: Registration) -> list[Any]:
+    """The ``config`` of each reply function ``agent`` has, in order: how AutoGen's
+    SocietyOfMindAgent finds the GroupChat a manager runs."""
+    return [entry.config for entry in agent._reply_func_list]
 
 
 class Registration:

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from ..._calls import call_user
 from .. import _code_execution, _human, _replies
+from .._agent_registration import reply_configs
 from .._registry import ReplyEntry, builtin_reply, insert_reply
 from .._sync_chat import sync_face
 from ..agent import Agent
@@ -180,9 +181,9 @@ class SocietyOfMindAgent(ConversableAgent):
         self._group_chat = None
         if chat_manager is None:
             return
-        for entry in chat_manager._reply_func_list:
-            if isinstance(entry.config, GroupChat):
-                self._group_chat = entry.config
+        for config in reply_configs(chat_manager):
+            if isinstance(config, GroupChat):
+                self._group_chat = config
                 break
 
     def _inner_group(self) -> GroupChat:
