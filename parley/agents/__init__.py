@@ -10,6 +10,10 @@ Each is a ``ConversableAgent``: sent a task in a chat (two-agent, group, nested)
 loop and replies with the result; ``agent.run(task)`` runs the loop directly. They need only a
 chat-completions model (tools are described in the prompt), so they work with small local
 models and with :class:`parley.testing.FakeLLMServer`.
+
+A loop of your own (a planner, a reflection loop) subclasses :class:`LoopAgent` and writes
+``async def a_run(self, task) -> str``, asking the model with :func:`ask_model` and the human
+with :func:`ask_human`; it then works in every kind of chat, with its cost in its usage.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ __all__ = [
     "AutonomousPrompts",
     "CycleRecord",
     "LLMJudge",
+    "LoopAgent",
     "PromptVersion",
     "PythonTool",
     "ReActAgent",
@@ -31,11 +36,14 @@ __all__ = [
     "TagPrompts",
     "Tool",
     "Transcript",
+    "ask_human",
+    "ask_model",
     "optimize",
 ]
 
 if TYPE_CHECKING:
     from .autonomous import AutonomousAgent, AutonomousPrompts, CycleRecord
+    from .loop_agent import LoopAgent, ask_human, ask_model
     from .optimization import LLMJudge, PromptVersion, optimize
     from .react import PythonTool, ReActAgent, ReActStep, Tool
     from .tag import TagAgent, TagPrompts, Transcript
@@ -46,6 +54,9 @@ else:
             "AutonomousAgent": ".autonomous",
             "AutonomousPrompts": ".autonomous",
             "CycleRecord": ".autonomous",
+            "LoopAgent": ".loop_agent",
+            "ask_human": ".loop_agent",
+            "ask_model": ".loop_agent",
             "ReActStep": ".react",
             "Transcript": ".tag",
             "ReActAgent": ".react",

@@ -7,9 +7,9 @@ import re
 from typing import Any
 
 from ..agentchat.conversable_agent import ConversableAgent
-from ._loop_agent import ask_model
 from ._optimize_prompt import clip
 from ._tag_loop import Transcript
+from .loop_agent import ask_model
 
 __all__ = ["DEFAULT_RUBRIC", "LLMJudge", "parse_score"]
 

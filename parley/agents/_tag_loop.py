@@ -11,7 +11,6 @@ from typing import Any, Literal
 
 from ..agentchat.conversable_agent import ConversableAgent
 from ..code_utils import content_str
-from ._loop_agent import ask_model
 from ._tag_prompts import TagPrompts
 from ._tag_tools import (
     BUILTINS,
@@ -24,6 +23,7 @@ from ._tag_tools import (
     run_tool,
     tell_user,
 )
+from .loop_agent import ask_model
 
 __all__ = ["LoopSetup", "StopReason", "Transcript", "run_loop", "system_text"]
 

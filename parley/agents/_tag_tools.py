@@ -14,8 +14,8 @@ from .._calls import call_user
 from .._runtime import run_in_thread
 from ..agentchat.conversable_agent import ConversableAgent
 from ..io import IOStream
-from ._loop_agent import ask_human
 from ._tag_prompts import TagPrompts
+from .loop_agent import ask_human
 
 __all__ = [
     "BUILTINS",

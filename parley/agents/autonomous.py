@@ -65,7 +65,7 @@ from ._autonomous_prompt import (
 )
 from ._autonomous_setup import check_goals, check_limits, make_executor, make_memory
 from ._json_repair import ReplyFormatError
-from ._loop_agent import LoopAgent, ask_human, ask_model
+from .loop_agent import LoopAgent, ask_human, ask_model
 
 if TYPE_CHECKING:
     from ..memory import LongTermMemory

@@ -29,11 +29,11 @@ from .._calls import call_user
 from ..agentchat._sync_chat import sync_of
 from ..agentchat.conversable_agent import ConversableAgent
 from ..oai._gather import gather_bounded
-from ._loop_agent import ask_model
 from ._optimize_judge import LLMJudge
 from ._optimize_prompt import OPTIMIZER_SYSTEM, optimizer_messages, parse_prompt_tags
 from ._tag_loop import LoopSetup, Transcript, run_loop
 from ._tag_prompts import TagPrompts
+from .loop_agent import ask_model
 from .tag import TagAgent
 
 __all__ = ["Judge", "LLMJudge", "PromptVersion", "Transcript", "a_optimize", "optimize"]

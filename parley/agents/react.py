@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from .._runtime import run_in_thread
 from ..coding.base import CodeBlock, CodeExecutor
 from . import _react_parse, _react_prompt, _react_tools
-from ._loop_agent import LoopAgent, ask_model
+from .loop_agent import LoopAgent, ask_model
 
 __all__ = ["STOP_SEQUENCES", "PythonTool", "ReActAgent", "ReActStep", "StopReason", "Tool"]
 

@@ -25,10 +25,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ._loop_agent import LoopAgent
 from ._tag_loop import LoopSetup, StopReason, Transcript, run_loop, system_text
 from ._tag_prompts import TagPrompts
 from ._tag_tools import BUILTINS, Tool, check_readme, check_tools
+from .loop_agent import LoopAgent
 
 __all__ = ["BUILTIN_TOOLS", "TagAgent", "TagPrompts", "Transcript"]
 
