@@ -36,26 +36,12 @@ from ._base import (
     require,
     tool_call,
 )
+from ._prices import provider_prices
 from ._sdk_calls import call_kwargs, per_loop, stainless_error
 
 __all__ = ["AnthropicClient"]
 
-# USD per 1k (input, output) tokens, from Anthropic's pricing page (anthropic.com/pricing,
-# "API" models, 2025): base input rates; prompt-cache writes and reads are not priced apart.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-3-haiku": (0.00025, 0.00125),
-    "claude-3-sonnet": (0.003, 0.015),
-    "claude-3-opus": (0.015, 0.075),
-    "claude-3-5-haiku": (0.0008, 0.004),
-    "claude-3-5-sonnet": (0.003, 0.015),
-    "claude-3-7-sonnet": (0.003, 0.015),
-    "claude-haiku-4-5": (0.001, 0.005),
-    "claude-sonnet-4": (0.003, 0.015),
-    "claude-opus-4": (0.015, 0.075),
-    "claude-opus-4-5": (0.005, 0.025),
-    "claude-2": (0.008, 0.024),
-    "claude-instant-1": (0.0008, 0.0024),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("anthropic")  # prices.json
 
 _FINISH = {
     "end_turn": "stop",

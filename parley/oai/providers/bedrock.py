@@ -36,53 +36,11 @@ from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
+from ._prices import provider_prices
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
-# USD per 1k (input, output) tokens: Bedrock's on-demand list prices in us-east-1, from
-# https://aws.amazon.com/bedrock/pricing/ (2025). Cross-region inference profiles cost the same.
-PRICES: dict[str, tuple[float, float]] = {
-    "anthropic.claude-instant": (0.0008, 0.0024),
-    "anthropic.claude-v2": (0.008, 0.024),
-    "anthropic.claude-3-haiku": (0.00025, 0.00125),
-    "anthropic.claude-3-sonnet": (0.003, 0.015),
-    "anthropic.claude-3-opus": (0.015, 0.075),
-    "anthropic.claude-3-5-haiku": (0.0008, 0.004),
-    "anthropic.claude-3-5-sonnet": (0.003, 0.015),
-    "anthropic.claude-3-7-sonnet": (0.003, 0.015),
-    "anthropic.claude-sonnet-4": (0.003, 0.015),
-    "anthropic.claude-opus-4": (0.015, 0.075),
-    "anthropic.claude-opus-4-5": (0.005, 0.025),
-    "anthropic.claude-haiku-4-5": (0.001, 0.005),
-    "meta.llama2-13b-chat": (0.00075, 0.001),
-    "meta.llama2-70b-chat": (0.00195, 0.00256),
-    "meta.llama3-8b-instruct": (0.0003, 0.0006),
-    "meta.llama3-70b-instruct": (0.00265, 0.0035),
-    "meta.llama3-1-8b-instruct": (0.00022, 0.00022),
-    "meta.llama3-1-70b-instruct": (0.00072, 0.00072),
-    "meta.llama3-1-405b-instruct": (0.0024, 0.0024),
-    "meta.llama3-2-1b-instruct": (0.0001, 0.0001),
-    "meta.llama3-2-3b-instruct": (0.00015, 0.00015),
-    "meta.llama3-2-11b-instruct": (0.00016, 0.00016),
-    "meta.llama3-2-90b-instruct": (0.00072, 0.00072),
-    "meta.llama3-3-70b-instruct": (0.00072, 0.00072),
-    "mistral.mistral-7b-instruct": (0.00015, 0.0002),
-    "mistral.mixtral-8x7b-instruct": (0.00045, 0.0007),
-    "mistral.mistral-small-2402": (0.001, 0.003),
-    "mistral.mistral-large-2402": (0.004, 0.012),
-    "mistral.mistral-large-2407": (0.002, 0.006),
-    "amazon.nova-micro": (0.000035, 0.00014),
-    "amazon.nova-lite": (0.00006, 0.00024),
-    "amazon.nova-pro": (0.0008, 0.0032),
-    "amazon.nova-premier": (0.0025, 0.0125),
-    "amazon.titan-text-lite": (0.00015, 0.0002),
-    "amazon.titan-text-express": (0.0002, 0.0006),
-    "amazon.titan-text-premier": (0.0005, 0.0015),
-    "cohere.command-text": (0.0015, 0.002),
-    "cohere.command-light-text": (0.0003, 0.0006),
-    "cohere.command-r-plus": (0.003, 0.015),
-    "cohere.command-r": (0.0005, 0.0015),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("bedrock")  # prices.json
 
 # The geography of a cross-region inference profile's id ("us.anthropic.claude-...").
 _REGION_PREFIX = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")

@@ -17,17 +17,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
+from ._prices import provider_prices
 
 __all__ = ["CerebrasClient"]
 
-# USD per 1k (input, output) tokens, from cerebras.ai/pricing (2024-2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "llama3.1-8b": (0.0001, 0.0001),
-    "llama3.1-70b": (0.0006, 0.0006),
-    "llama-3.3-70b": (0.00085, 0.0012),
-    "llama-4-scout-17b-16e-instruct": (0.00065, 0.00085),
-    "qwen-3-32b": (0.0004, 0.0008),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("cerebras")  # prices.json
 
 
 class CerebrasClient(OpenAICompatibleClient):

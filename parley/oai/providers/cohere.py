@@ -25,19 +25,12 @@ from ._base import (
     tool_call,
 )
 from ._messages import content_parts, content_text, function_specs
+from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["CohereClient"]
 
-# USD per 1k (input, output) tokens, from https://cohere.com/pricing (2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "command-a": (0.0025, 0.01),
-    "command-r-plus": (0.0025, 0.01),
-    "command-r": (0.00015, 0.0006),
-    "command-r7b": (0.0000375, 0.00015),
-    "command": (0.001, 0.002),
-    "command-light": (0.0003, 0.0006),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("cohere")  # prices.json
 
 # AutoGen's names -> chat v2's.
 _PARAMS = {

@@ -36,23 +36,13 @@ from ._gemini_messages import (
     made_up_call_id,
     to_contents,
 )
+from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["GeminiClient"]
 
 
-# USD per 1k (input, output) tokens, prompts up to 200k tokens (128k for 1.5), from
-# https://ai.google.dev/gemini-api/docs/pricing (paid tier, 2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "gemini-2.5-pro": (0.00125, 0.01),
-    "gemini-2.5-flash": (0.0003, 0.0025),
-    "gemini-2.5-flash-lite": (0.0001, 0.0004),
-    "gemini-2.0-flash": (0.0001, 0.0004),
-    "gemini-2.0-flash-lite": (0.000075, 0.0003),
-    "gemini-1.5-pro": (0.00125, 0.005),
-    "gemini-1.5-flash": (0.000075, 0.0003),
-    "gemini-1.5-flash-8b": (0.0000375, 0.00015),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("gemini")  # prices.json
 
 _VERTEX_KEYS = ("vertexai", "project_id", "location")
 _CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]

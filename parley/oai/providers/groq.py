@@ -18,20 +18,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
+from ._prices import provider_prices
 
 __all__ = ["GroqClient"]
 
-# USD per 1k (input, output) tokens, from groq.com/pricing (2024-2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "llama3-8b-8192": (0.00005, 0.00008),
-    "llama3-70b-8192": (0.00059, 0.00079),
-    "llama-3.1-8b-instant": (0.00005, 0.00008),
-    "llama-3.1-70b-versatile": (0.00059, 0.00079),
-    "llama-3.3-70b-versatile": (0.00059, 0.00079),
-    "mixtral-8x7b-32768": (0.00024, 0.00024),
-    "gemma-7b-it": (0.00007, 0.00007),
-    "gemma2-9b-it": (0.0002, 0.0002),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("groq")  # prices.json
 
 
 class GroqClient(OpenAICompatibleClient):

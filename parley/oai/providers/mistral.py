@@ -26,25 +26,12 @@ from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
 from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
+from ._prices import provider_prices
 from ._sdk_calls import aclose, per_loop, root_url
 
 __all__ = ["MistralAIClient"]
 
-# USD per 1k (input, output) tokens, from mistral.ai/pricing (late 2024).
-PRICES: dict[str, tuple[float, float]] = {
-    "open-mistral-7b": (0.00025, 0.00025),
-    "open-mixtral-8x7b": (0.0007, 0.0007),
-    "open-mixtral-8x22b": (0.002, 0.006),
-    "open-mistral-nemo": (0.00015, 0.00015),
-    "mistral-small": (0.0002, 0.0006),
-    "mistral-medium": (0.00275, 0.0081),
-    "mistral-large": (0.002, 0.006),
-    "codestral": (0.0002, 0.0006),
-    "ministral-3b": (0.00004, 0.00004),
-    "ministral-8b": (0.0001, 0.0001),
-    "pixtral-12b": (0.00015, 0.00015),
-    "pixtral-large": (0.002, 0.006),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("mistral")  # prices.json
 
 _PARAMS: dict[str, Any] = {
     "temperature": 0.7,

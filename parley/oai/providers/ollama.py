@@ -32,12 +32,12 @@ from ._base import (
 from ._messages import FunctionSpec, function_specs
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
+from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["OllamaClient"]
 
-# Local models cost nothing; a config's ``price`` still applies.
-PRICES: dict[str, tuple[float, float]] = {}
+PRICES: dict[str, tuple[float, float]] = provider_prices("ollama")  # prices.json
 
 _FINISH = {"stop": "stop", "length": "length"}
 

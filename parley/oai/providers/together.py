@@ -21,25 +21,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
+from ._prices import provider_prices
 
 __all__ = ["TogetherClient"]
 
-# USD per 1k (input, output) tokens, from together.ai/pricing (2024-2025). AutoGen priced by
-# model size; listing the models is exact where it matters and the config's price covers others.
-PRICES: dict[str, tuple[float, float]] = {
-    "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo": (0.00018, 0.00018),
-    "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": (0.00088, 0.00088),
-    "meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo": (0.0035, 0.0035),
-    "meta-llama/Llama-3.3-70B-Instruct-Turbo": (0.00088, 0.00088),
-    "meta-llama/Llama-3-8b-chat-hf": (0.0002, 0.0002),
-    "meta-llama/Llama-3-70b-chat-hf": (0.0009, 0.0009),
-    "mistralai/Mistral-7B-Instruct": (0.0002, 0.0002),
-    "mistralai/Mixtral-8x7B-Instruct-v0.1": (0.0006, 0.0006),
-    "mistralai/Mixtral-8x22B-Instruct-v0.1": (0.0012, 0.0012),
-    "Qwen/Qwen2.5-7B-Instruct-Turbo": (0.0003, 0.0003),
-    "Qwen/Qwen2.5-72B-Instruct-Turbo": (0.0012, 0.0012),
-    "deepseek-ai/DeepSeek-V3": (0.00125, 0.00125),
-}
+PRICES: dict[str, tuple[float, float]] = provider_prices("together")  # prices.json
 
 
 class TogetherClient(OpenAICompatibleClient):
