@@ -1,15 +1,15 @@
 """The ``with`` block of objects that hold a resource: one ``__enter__``/``__exit__`` pair for
-every server, store and executor of parley instead of one written in each class.
+every server, store, cache and executor of parley instead of one written in each class.
 
 - :class:`StopsOnExit`: ``with obj:`` uses the object as it is and calls ``stop()`` at the end
   (executors, Jupyter servers, which start when made).
-- :class:`ClosesOnExit`: the same with ``close()`` (stores, the web page's server).
+- :class:`ClosesOnExit`: the same with ``close()`` (stores, caches, the web page's server).
 - :class:`Serving`: ``with server:`` calls ``start()`` first, and ``stop()`` at the end.
 """
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 __all__ = ["ClosesOnExit", "Serving", "StopsOnExit"]
 
@@ -17,30 +17,27 @@ _T = TypeVar("_T")
 _ServingT = TypeVar("_ServingT", bound="Serving")
 
 
-class StopsOnExit:
+class _ReleasedOnExit:
+    # The name of the method that releases the resource: the classes below differ only in it.
+    _RELEASE: ClassVar[str]
+
+    def __enter__(self: _T) -> _T:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        getattr(self, self._RELEASE)()
+
+
+class StopsOnExit(_ReleasedOnExit):
     """``with obj:`` calls ``obj.stop()`` when the block ends, however it ends."""
 
-    def stop(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self: _T) -> _T:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    _RELEASE = "stop"
 
 
-class ClosesOnExit:
+class ClosesOnExit(_ReleasedOnExit):
     """``with obj:`` calls ``obj.close()`` when the block ends, however it ends."""
 
-    def close(self) -> None:
-        raise NotImplementedError
-
-    def __enter__(self: _T) -> _T:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    _RELEASE = "close"
 
 
 class Serving(StopsOnExit):
