@@ -20,7 +20,8 @@ def _table() -> dict[str, Any]:
 
 
 def provider_prices(provider: str) -> dict[str, tuple[float, float]]:
-    """USD per 1k (input, output) tokens of ``provider``'s models, a new dict on each call (a
-    module's ``PRICES`` may be changed by its user without touching another's)."""
-    prices = _table()[provider]["prices"]
+    """USD per 1k (input, output) tokens of ``provider``'s models (none for a provider the
+    table does not list), a new dict on each call: a client's ``PRICES`` may be changed by its
+    user without touching another's."""
+    prices = _table().get(provider, {}).get("prices", {})
     return {model: (float(pair[0]), float(pair[1])) for model, pair in prices.items()}

@@ -36,12 +36,10 @@ from ._base import (
     require,
     tool_call,
 )
-from ._prices import provider_prices
 from ._sdk_calls import call_kwargs, per_loop, stainless_error
 
 __all__ = ["AnthropicClient"]
 
-PRICES: dict[str, tuple[float, float]] = provider_prices("anthropic")  # prices.json
 
 _FINISH = {
     "end_turn": "stop",
@@ -68,7 +66,6 @@ class AnthropicClient(ProviderClient):
     """The ModelClient of ``api_type: "anthropic"``."""
 
     PROVIDER: ClassVar[str] = "anthropic"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -230,3 +227,6 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
             reason = _FINISH.get(str(event.delta.stop_reason), "stop")
             yield chunk(**head, finish_reason=reason)
     yield chunk(**head, usage=(prompt, done))
+
+
+PRICES = AnthropicClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -36,11 +36,9 @@ from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
-from ._prices import provider_prices
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
-PRICES: dict[str, tuple[float, float]] = provider_prices("bedrock")  # prices.json
 
 # The geography of a cross-region inference profile's id ("us.anthropic.claude-...").
 _REGION_PREFIX = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")
@@ -59,7 +57,6 @@ class BedrockClient(ProviderClient):
     answers as ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = PROVIDER
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -165,3 +162,6 @@ async def _chunks(response: Mapping[str, Any], model: str, events: Any) -> Async
     while (event := await to_thread(next, events, end)) is not end:
         for piece in reader.read(event):
             yield piece
+
+
+PRICES = BedrockClient.PRICES  # the table of prices.json the client uses

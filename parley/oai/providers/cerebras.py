@@ -17,21 +17,20 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
-from ._prices import provider_prices
 
 __all__ = ["CerebrasClient"]
-
-PRICES: dict[str, tuple[float, float]] = provider_prices("cerebras")  # prices.json
 
 
 class CerebrasClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "cerebras"``."""
 
     PROVIDER: ClassVar[str] = "cerebras"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "cerebras.cloud.sdk"
     CLIENT: ClassVar[str] = "AsyncCerebras"
     API_KEY_ENV: ClassVar[str] = "CEREBRAS_API_KEY"
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys((*COMMON_PARAMS, "parallel_tool_calls"))
+
+
+PRICES = CerebrasClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -25,12 +25,10 @@ from ._base import (
     tool_call,
 )
 from ._messages import content_parts, content_text, function_specs
-from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["CohereClient"]
 
-PRICES: dict[str, tuple[float, float]] = provider_prices("cohere")  # prices.json
 
 # AutoGen's names -> chat v2's.
 _PARAMS = {
@@ -126,7 +124,6 @@ class CohereClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "cohere"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -228,3 +225,6 @@ def _tokens(usage: Any) -> tuple[int, int]:
         if counts is not None and counts.input_tokens is not None:
             return int(counts.input_tokens), int(counts.output_tokens or 0)
     return 0, 0
+
+
+PRICES = CohereClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -36,13 +36,10 @@ from ._gemini_messages import (
     made_up_call_id,
     to_contents,
 )
-from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["GeminiClient"]
 
-
-PRICES: dict[str, tuple[float, float]] = provider_prices("gemini")  # prices.json
 
 _VERTEX_KEYS = ("vertexai", "project_id", "location")
 _CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
@@ -53,7 +50,6 @@ class GeminiClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "google"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -243,3 +239,6 @@ def _read_candidate(answer: Any, first_call: int = 0) -> tuple[str, list[dict[st
             call_id = call.id or made_up_call_id(answer.response_id, index, call.name, args)
             calls.append(tool_call(call_id, str(call.name), json.dumps(args)))
     return "".join(texts), calls, candidate.finish_reason
+
+
+PRICES = GeminiClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -18,18 +18,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
-from ._prices import provider_prices
 
 __all__ = ["GroqClient"]
-
-PRICES: dict[str, tuple[float, float]] = provider_prices("groq")  # prices.json
 
 
 class GroqClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "groq"``."""
 
     PROVIDER: ClassVar[str] = "groq"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "groq"
     CLIENT: ClassVar[str] = "AsyncGroq"
     API_KEY_ENV: ClassVar[str] = "GROQ_API_KEY"
@@ -37,3 +33,6 @@ class GroqClient(OpenAICompatibleClient):
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys(
         (*COMMON_PARAMS, "frequency_penalty", "presence_penalty", "parallel_tool_calls")
     )
+
+
+PRICES = GroqClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -26,12 +26,10 @@ from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
 from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
-from ._prices import provider_prices
 from ._sdk_calls import aclose, per_loop, root_url
 
 __all__ = ["MistralAIClient"]
 
-PRICES: dict[str, tuple[float, float]] = provider_prices("mistral")  # prices.json
 
 _PARAMS: dict[str, Any] = {
     "temperature": 0.7,
@@ -90,7 +88,6 @@ class MistralAIClient(ProviderClient):
     """The ModelClient of ``api_type: "mistral"``."""
 
     PROVIDER: ClassVar[str] = "mistral"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -163,3 +160,6 @@ class MistralAIClient(ProviderClient):
         if problem is None and type(error).__name__ == "NoResponseError":
             problem = f"no response: {error}"
         return None if problem is None else api_error("mistral", problem, status=None)
+
+
+PRICES = MistralAIClient.PRICES  # its table in prices.json, at AutoGen's module path too

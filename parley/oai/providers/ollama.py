@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 from ...exceptions import ModelAPIError
@@ -32,12 +32,10 @@ from ._base import (
 from ._messages import FunctionSpec, function_specs
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
-from ._prices import provider_prices
 from ._sdk_calls import PooledClient
 
 __all__ = ["OllamaClient"]
 
-PRICES: dict[str, tuple[float, float]] = provider_prices("ollama")  # prices.json
 
 _FINISH = {"stop": "stop", "length": "length"}
 
@@ -47,7 +45,6 @@ class OllamaClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "ollama"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -204,3 +201,6 @@ def _emulated_calls(answer: Any, specs: list[FunctionSpec]) -> Any:
         response_id=answer.id,
         created=answer.created,
     )
+
+
+PRICES = OllamaClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -21,18 +21,14 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
-from ._prices import provider_prices
 
 __all__ = ["TogetherClient"]
-
-PRICES: dict[str, tuple[float, float]] = provider_prices("together")  # prices.json
 
 
 class TogetherClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "together"``."""
 
     PROVIDER: ClassVar[str] = "together"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "together"
     CLIENT: ClassVar[str] = "AsyncTogether"
     API_KEY_ENV: ClassVar[str] = "TOGETHER_API_KEY"
@@ -44,3 +40,6 @@ class TogetherClient(OpenAICompatibleClient):
         ),
         "safety_model": None,
     }
+
+
+PRICES = TogetherClient.PRICES  # its table in prices.json, at AutoGen's module path too
