@@ -35,6 +35,7 @@ from ._retrieve_helpers import (
 from ._retrieve_prompts import PROMPT_CODE, PROMPT_DEFAULT, PROMPT_QA, UPDATE_CONTEXT_IN_PROMPT
 from ._retrieve_store import (
     ChromaClientPlan,
+    Chunking,
     CollectionPlan,
     fill_collection,
     index_with_chroma_client,
@@ -179,13 +180,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
                 get_or_create=self._get_or_create,
                 overwrite=self._overwrite,
                 new_docs=self._new_docs,
-                chunk_token_size=self._chunk_token_size,
-                chunk_mode=self._chunk_mode,
-                must_break_at_empty_line=self._must_break_at_empty_line,
-                custom_text_split_function=self.custom_text_split_function,
-                custom_text_types=self._custom_text_types,
-                recursive=self._recursive,
-                limits=self._read_limits,
+                chunking=self._chunking(),
             ),
         )
 
@@ -233,15 +228,21 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             docs_path=self._docs_path,
             get_or_create=self._get_or_create,
             extra_docs=self._extra_docs,
+            chunking=self._chunking(),
+            embedding_model=self._embedding_model,
+            embedding_function=self._embedding_function,
+            distance_threshold=self._distance_threshold,
+        )
+
+    def _chunking(self) -> Chunking:
+        # Read from the attributes each time: AutoGen's subclasses may change them.
+        return Chunking(
             chunk_token_size=self._chunk_token_size,
             chunk_mode=self._chunk_mode,
             must_break_at_empty_line=self._must_break_at_empty_line,
             custom_text_split_function=self.custom_text_split_function,
             custom_text_types=self._custom_text_types,
             recursive=self._recursive,
-            embedding_model=self._embedding_model,
-            embedding_function=self._embedding_function,
-            distance_threshold=self._distance_threshold,
             limits=self._read_limits,
         )
 
