@@ -87,7 +87,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             is_termination_msg=is_termination_msg,
             **kwargs,
         )
-        config = dict(retrieve_config or {})
+        config = self._read_retrieve_config(retrieve_config)
         self._retrieve_config = config
         self._task = config.get("task", "default")
         self._vector_db: Any = config.get("vector_db", "chroma")
@@ -150,6 +150,11 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             self._is_termination_msg = self._is_termination_msg_retrievechat
         self.register_reply(Agent, RetrieveUserProxyAgent._generate_retrieve_user_reply, position=2)
         self.register_hook("process_message_before_send", self._check_update_context_before_send)
+
+    def _read_retrieve_config(self, retrieve_config: dict[str, Any] | None) -> dict[str, Any]:
+        """The retrieve_config this agent works from: a copy of the caller's (a subclass that
+        takes older keys turns them into today's here)."""
+        return dict(retrieve_config or {})
 
     @staticmethod
     def get_max_tokens(model: str = "gpt-3.5-turbo") -> int:
