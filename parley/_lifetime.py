@@ -5,13 +5,16 @@ every server, store, cache and executor of parley instead of one written in each
   (executors, Jupyter servers, which start when made).
 - :class:`ClosesOnExit`: the same with ``close()`` (stores, caches, the web page's server).
 - :class:`Serving`: ``with server:`` calls ``start()`` first, and ``stop()`` at the end.
+- :class:`Bound`: ``with Bound(var, value):`` the context variable ``var`` is ``value`` inside
+  the block. A class, not a generator: the core enters one on every turn.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeVar
+from contextvars import ContextVar, Token
+from typing import ClassVar, Generic, TypeVar
 
-__all__ = ["ClosesOnExit", "Serving", "StopsOnExit"]
+__all__ = ["Bound", "ClosesOnExit", "Serving", "StopsOnExit"]
 
 _T = TypeVar("_T")
 _ServingT = TypeVar("_ServingT", bound="Serving")
@@ -48,3 +51,19 @@ class Serving(StopsOnExit):
 
     def __enter__(self: _ServingT) -> _ServingT:
         return self.start()
+
+
+class Bound(Generic[_T]):
+    """``with Bound(var, value):`` sets the context variable ``var`` to ``value`` for the block
+    and resets it afterwards, however the block ends."""
+
+    __slots__ = ("_token", "_value", "_var")
+
+    def __init__(self, var: ContextVar[_T], value: _T) -> None:
+        self._var, self._value = var, value
+
+    def __enter__(self) -> None:
+        self._token: Token[_T] = self._var.set(self._value)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._var.reset(self._token)
