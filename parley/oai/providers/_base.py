@@ -224,12 +224,18 @@ class ProviderClient:
 
     PROVIDER: ClassVar[str] = ""
     PRICES: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    # The SDK's module, imported as each client is made (ImportError naming the parley extra,
+    # EXTRA or else PROVIDER, when it is missing); "" for a client that imports its own.
+    SDK: ClassVar[str] = ""
+    EXTRA: ClassVar[str] = ""
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(self, **config: Any) -> None:
         self._config = dict(config)
         remember_in(self._config)  # its keys are scrubbed from every error text from now on
         remember_environment()  # and the keys its SDK may read from the environment
+        self._module: Any = require(self.SDK, self.EXTRA or self.PROVIDER) if self.SDK else None
+        self._own_key = object()  # this client's SDK clients apart from others' (see per_loop)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -73,10 +73,6 @@ class PooledClient(ProviderClient):
     ``self._config`` and close it in :meth:`_close_sdk`; :meth:`_sdk` is the running loop's
     (see :func:`per_loop`)."""
 
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._own_key = object()
-
     def _sdk(self) -> Any:
         return per_loop(self.PROVIDER, self._config, self._new_sdk, self._own_key, self._close_sdk)
 

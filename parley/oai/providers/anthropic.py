@@ -33,7 +33,6 @@ from ._base import (
     chunk,
     collect,
     completion,
-    require,
     tool_call,
 )
 from ._sdk_calls import call_kwargs, per_loop, stainless_error
@@ -66,11 +65,10 @@ class AnthropicClient(ProviderClient):
     """The ModelClient of ``api_type: "anthropic"``."""
 
     PROVIDER: ClassVar[str] = "anthropic"
+    SDK: ClassVar[str] = "anthropic"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._sdk = require("anthropic", "anthropic")
-        self._own_key = object()
         config = self._config
         api_key = config.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
         settings: dict[str, Any] = {k: config[k] for k in _SHARED if config.get(k) is not None}
@@ -83,7 +81,7 @@ class AnthropicClient(ProviderClient):
             if config.get("aws_profile_name"):
                 settings["aws_profile"] = config["aws_profile_name"]
         elif config.get("gcp_project_id") and config.get("gcp_region"):
-            if not hasattr(self._sdk, "AsyncAnthropicVertex"):
+            if not hasattr(self._module, "AsyncAnthropicVertex"):
                 raise ConfigError("this anthropic SDK has no Vertex AI client: upgrade anthropic")
             self._cls = "AsyncAnthropicVertex"
             settings.update(project_id=config["gcp_project_id"], region=config["gcp_region"])
@@ -98,7 +96,7 @@ class AnthropicClient(ProviderClient):
 
     def _client(self) -> Any:
         def make() -> Any:
-            return getattr(self._sdk, self._cls)(**self._settings)
+            return getattr(self._module, self._cls)(**self._settings)
 
         return per_loop(f"anthropic:{self._cls}", self._settings, make, self._own_key)
 
@@ -149,8 +147,8 @@ class AnthropicClient(ProviderClient):
                     return await collect(_chunks(answer), params)
                 finally:
                     await answer.close()
-        except self._sdk.AnthropicError as e:
-            error = stainless_error("anthropic", self._sdk, e)
+        except self._module.AnthropicError as e:
+            error = stainless_error("anthropic", self._module, e)
             if error is None:
                 raise
             raise error from e

@@ -57,10 +57,10 @@ class BedrockClient(ProviderClient):
     answers as ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = PROVIDER
+    SDK: ClassVar[str] = "boto3"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._boto3 = require("boto3", "bedrock")
         self._lock = threading.Lock()
         self._runtime: Any = None
 
@@ -76,7 +76,7 @@ class BedrockClient(ProviderClient):
     def _new_client(self) -> Any:
         config = require("botocore.config", "bedrock")
         c = self._config
-        session = self._boto3.Session(
+        session = self._module.Session(
             aws_access_key_id=c.get("aws_access_key") or None,
             aws_secret_access_key=c.get("aws_secret_key") or None,
             aws_session_token=c.get("aws_session_token") or None,

@@ -124,10 +124,7 @@ class CohereClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "cohere"
-
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._cohere = require("cohere", "cohere")
+    SDK: ClassVar[str] = "cohere"
 
     async def _close_sdk(self, client: Any) -> None:
         # The SDK closes its HTTP client only as an async context manager, on leaving it.
@@ -140,7 +137,7 @@ class CohereClient(PooledClient):
             kwargs["base_url"] = str(config["base_url"])
         if config.get("timeout") is not None:
             kwargs["timeout"] = float(config["timeout"])
-        return self._cohere.AsyncClientV2(**kwargs)
+        return self._module.AsyncClientV2(**kwargs)
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = request_of(params)

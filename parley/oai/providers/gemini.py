@@ -50,10 +50,11 @@ class GeminiClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "google"
+    SDK: ClassVar[str] = "google.genai"
+    EXTRA: ClassVar[str] = "gemini"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._genai = require("google.genai", "gemini")
         self._types = require("google.genai.types", "gemini")
 
     async def _close_sdk(self, client: Any) -> None:
@@ -84,7 +85,7 @@ class GeminiClient(PooledClient):
             )
         else:
             kwargs["api_key"] = config.get("api_key")
-        return self._genai.Client(**kwargs)
+        return self._module.Client(**kwargs)
 
     @staticmethod
     def _credentials(config: Mapping[str, Any]) -> Any:

@@ -88,11 +88,10 @@ class MistralAIClient(ProviderClient):
     """The ModelClient of ``api_type: "mistral"``."""
 
     PROVIDER: ClassVar[str] = "mistral"
+    SDK: ClassVar[str] = "mistralai"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._sdk = require("mistralai", "mistral")
-        self._own_key = object()
         api_key = self._config.get("api_key") or os.environ.get("MISTRAL_API_KEY")
         if not api_key:
             raise ConfigError("the mistral config has no api_key and MISTRAL_API_KEY is not set")
@@ -106,7 +105,7 @@ class MistralAIClient(ProviderClient):
     def _client(self) -> Any:
         def make() -> Any:
             # mistralai 1.x exports Mistral at the top; 2.x and later from mistralai.client.
-            cls = getattr(self._sdk, "Mistral", None)
+            cls = getattr(self._module, "Mistral", None)
             if cls is None:
                 cls = require("mistralai.client", "mistral").Mistral
             return cls(**self._settings)

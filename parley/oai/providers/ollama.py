@@ -26,7 +26,6 @@ from ._base import (
     collect,
     completion,
     new_id,
-    require,
     tool_call,
 )
 from ._messages import FunctionSpec, function_specs
@@ -45,10 +44,7 @@ class OllamaClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "ollama"
-
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._ollama = require("ollama", "ollama")
+    SDK: ClassVar[str] = "ollama"
 
     async def _close_sdk(self, client: Any) -> None:
         await client.close()
@@ -56,7 +52,7 @@ class OllamaClient(PooledClient):
     def _new_sdk(self) -> Any:
         config = self._config
         headers = {"authorization": f"Bearer {config['api_key']}"} if config.get("api_key") else {}
-        return self._ollama.AsyncClient(
+        return self._module.AsyncClient(
             host=config.get("client_host") or config.get("base_url"),
             timeout=config.get("timeout"),
             headers=headers,
@@ -144,7 +140,7 @@ class OllamaClient(PooledClient):
                 yield chunk(**head, usage=(piece.prompt_eval_count or 0, piece.eval_count or 0))
 
     def _error(self, error: Exception) -> Exception:
-        if isinstance(error, self._ollama.ResponseError):
+        if isinstance(error, self._module.ResponseError):
             status = error.status_code if error.status_code > 0 else 500
             return api_error(self.PROVIDER, str(error.error), status=status)
         if is_connection_failure(error):
