@@ -19,9 +19,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
-from .._reply_checks import reading_reply
-from ._base import ProviderClient, chunk, collect, completion, tool_call
-from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_error
+from ._base import ProviderClient, chunk, completion, tool_call
+from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_reply
 
 __all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
 
@@ -212,18 +211,6 @@ class OpenAICompatibleClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         body = self._body(params)
         create = self._client().chat.completions.create
-        try:
-            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
-                reply = await create(**call_kwargs(create, body))
-            with reading_reply(self.PROVIDER):
-                if not body.get("stream"):
-                    return answer(reply)
-                try:
-                    return await collect(chunks(reply), params)
-                finally:
-                    await reply.close()
-        except self._module.APIError as e:
-            error = stainless_error(self.PROVIDER, self._module, e)
-            if error is None:
-                raise
-            raise error from e
+        call = create(**call_kwargs(create, body))
+        pieces = chunks if body.get("stream") else None
+        return await stainless_reply(self.PROVIDER, self._module, call, answer, pieces, params)

@@ -26,16 +26,14 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
-from .._reply_checks import reading_reply
 from . import _anthropic_messages as translate
 from ._base import (
     ProviderClient,
     chunk,
-    collect,
     completion,
     tool_call,
 )
-from ._sdk_calls import call_kwargs, per_loop, stainless_error
+from ._sdk_calls import call_kwargs, per_loop, stainless_reply
 
 __all__ = ["AnthropicClient"]
 
@@ -137,21 +135,10 @@ class AnthropicClient(ProviderClient):
             kwargs["timeout"] = params["timeout"]
         if params.get("stream"):
             kwargs["stream"] = True
-        try:
-            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
-                answer = await create(**kwargs)
-            with reading_reply(self.PROVIDER):
-                if not params.get("stream"):
-                    return _response(answer)
-                try:
-                    return await collect(_chunks(answer), params)
-                finally:
-                    await answer.close()
-        except self._module.AnthropicError as e:
-            error = stainless_error("anthropic", self._module, e)
-            if error is None:
-                raise
-            raise error from e
+        pieces = _chunks if params.get("stream") else None
+        return await stainless_reply(
+            self.PROVIDER, self._module, create(**kwargs), _response, pieces, params
+        )
 
     @staticmethod
     def price_name(model: str) -> str:
