@@ -18,7 +18,7 @@ from ...._retrieve_embed import (
     import_chromadb,
     offline_settings,
 )
-from ._doc_store import DocStore
+from ._doc_store import DocStore, Lookup
 from .base import HASH_LENGTH, Document, ItemID, QueryResults, chunk_ids
 from .utils import chroma_results_to_query_results
 
@@ -136,17 +136,14 @@ class ChromaVectorDB(DocStore):
         columns["contents"] = columns.pop("documents", None)
         return chroma_results_to_query_results(columns)
 
-    def get_docs_by_ids(
-        self,
-        ids: list[ItemID] | None = None,
-        collection_name: str | None = None,
-        include: list[str] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        collection = self.get_collection(collection_name)
+    def _get(self, lookup: Lookup) -> list[Document]:
+        ids, include = lookup.ids, lookup.include
+        collection = self.get_collection(lookup.collection_name)
         include = list(include) if include is not None else ["metadatas", "documents"]
         found = collection.get(
-            ids=[str(i) for i in ids] if ids is not None else None, include=include, **kwargs
+            ids=[str(i) for i in ids] if ids is not None else None,
+            include=include,
+            **lookup.options,
         )
         docs: list[Document] = []
         for i, item_id in enumerate(found["ids"]):

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...._retrieve_embed import EmbedFunction, default_embedding, embed, install_hint
-from ._doc_store import DocStore
+from ._doc_store import DocStore, Lookup
 from .base import HASH_LENGTH, Document, ItemID, QueryResults
 
 __all__ = ["QdrantVectorDB"]
@@ -177,14 +177,9 @@ class QdrantVectorDB(DocStore):
             results.append([(self._document(p), 1.0 - float(p.score)) for p in found.points])
         return results
 
-    def get_docs_by_ids(
-        self,
-        ids: list[ItemID] | None = None,
-        collection_name: str | None = None,
-        include: list[str] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        name = self._name(collection_name)
+    def _get(self, lookup: Lookup) -> list[Document]:
+        ids, include = lookup.ids, lookup.include
+        name = self._name(lookup.collection_name)
         with_vectors = include is not None and any(i.startswith("embedding") for i in include)
         if ids is not None:
             points = self.client.retrieve(
