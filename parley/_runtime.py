@@ -32,6 +32,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any, TypeVar
 
+from ._lifetime import Bound
 from ._loop_scope import LoopScope
 from ._worker import Worker
 
@@ -325,22 +326,12 @@ def loop_resource(
     return scope.get((key, shard) if shard else key, make, close)
 
 
-class resource_shard:
+def resource_shard(shard: int) -> Bound[int]:
     """``with resource_shard(n):`` the code inside uses the loop resources of shard ``n`` (0:
     the loop's own). A batch of hundreds of concurrent chats spreads them over several
     connection pools this way: httpcore's pool scans every connection it holds at each
     request, so one pool of 400 connections cost a quarter of such a batch's CPU time."""
-
-    __slots__ = ("_shard", "_token")
-
-    def __init__(self, shard: int) -> None:
-        self._shard = shard
-
-    def __enter__(self) -> None:
-        self._token = _shard.set(self._shard)
-
-    def __exit__(self, *exc: object) -> None:
-        _shard.reset(self._token)
+    return Bound(_shard, shard)
 
 
 def _open_scope(loop: asyncio.AbstractEventLoop) -> LoopScope:

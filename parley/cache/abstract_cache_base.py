@@ -9,11 +9,12 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from .._lifetime import ClosesOnExit
+
 __all__ = ["AbstractCache", "ClosingCache"]
 
 # typing.Self is 3.11+; a self-bound TypeVar says the same on 3.10.
 _CacheT = TypeVar("_CacheT", bound="AbstractCache")
-_SelfT = TypeVar("_SelfT", bound="ClosingCache")
 
 
 @runtime_checkable
@@ -48,14 +49,8 @@ class AbstractCache(Protocol):
         ...
 
 
-class ClosingCache:
+class ClosingCache(ClosesOnExit):
     """Base of parley's backends: a context manager that gives itself and closes on exit."""
 
     def close(self) -> None:
         raise NotImplementedError
-
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

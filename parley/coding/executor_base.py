@@ -47,8 +47,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
+from .._lifetime import StopsOnExit
 from .._renamed import mirror_renamed
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
 from ._code_file import write_regular_file
@@ -62,7 +63,6 @@ from .markdown_code_extractor import MarkdownCodeExtractor
 
 __all__ = ["DEFAULT_POLICY", "CommandLineExecutorBase", "RunOutcome", "silence_pip"]
 
-_SelfT = TypeVar("_SelfT", bound="CommandLineExecutorBase")
 
 RunOutcome = tuple[int, str, bool]
 """What running one file gave: exit code, output, whether it ran out of time."""
@@ -96,7 +96,7 @@ def silence_pip(code: str, lang: str) -> str:
     return "\n".join(lines)
 
 
-class CommandLineExecutorBase:
+class CommandLineExecutorBase(StopsOnExit):
     """Base of the local and Docker executors; a context manager that calls :meth:`stop`.
 
     **Writing an executor.** Subclass it, call ``__init__`` with the timeout, the work dir and
@@ -260,12 +260,6 @@ class CommandLineExecutorBase:
 
     def stop(self) -> None:
         """Release what the executor holds (nothing, by default)."""
-
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 # The steps' names before they were public; kept working (parley._renamed).

@@ -31,9 +31,9 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
+from .._lifetime import Serving
 from ..testing import FakeLLMServer
 from ..testing._validation import prompt_texts
 from .client import LocalLlamaClient
@@ -62,7 +62,7 @@ def serve_local_model(
     return LocalModelServer(client, model, host, port).start()
 
 
-class LocalModelServer:
+class LocalModelServer(Serving):
     """A started :func:`serve_local_model` endpoint: ``base_url``, ``config_list()``,
     ``stop()``."""
 
@@ -78,17 +78,6 @@ class LocalModelServer:
     def stop(self) -> None:
         """Stop serving and close every connection (idempotent)."""
         self._http.stop()
-
-    def __enter__(self) -> LocalModelServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def port(self) -> int:

@@ -23,6 +23,14 @@ from .logger_utils import format_ts
 
 __all__ = ["Reporter"]
 
+# The step attributes each event carries under their own names (None when a step has none).
+_CHAT_START = ("chat_id", "parent_chat_id", "sender", "recipient", "message", "max_turns")
+_CODE_EXECUTION = ("executor", "languages", "code", "exit_code", "output")
+
+
+def _picked(attrs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    return {name: attrs.get(name) for name in names}
+
 
 class _Named:
     """A stand-in for a tool whose function cannot be found (loggers read ``__name__``)."""
@@ -75,12 +83,7 @@ class Reporter(Listener):
             self.logger.log_event(
                 step.agent if step.agent is not None else attrs.get("sender") or "",
                 "chat_start",
-                chat_id=attrs.get("chat_id"),
-                parent_chat_id=attrs.get("parent_chat_id"),
-                sender=attrs.get("sender"),
-                recipient=attrs.get("recipient"),
-                message=attrs.get("message"),
-                max_turns=attrs.get("max_turns"),
+                **_picked(attrs, _CHAT_START),
                 start_time=format_ts(step.start_time),
             )
         finally:
@@ -150,11 +153,7 @@ class Reporter(Listener):
         self.logger.log_event(
             step.agent,
             "code_execution",
-            executor=attrs.get("executor"),
-            languages=attrs.get("languages"),
-            code=attrs.get("code"),
-            exit_code=attrs.get("exit_code"),
-            output=attrs.get("output"),
+            **_picked(attrs, _CODE_EXECUTION),
             error=repr(step.error) if step.error is not None else None,
             start_time=format_ts(step.start_time),
             duration=step.duration,

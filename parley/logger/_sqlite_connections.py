@@ -68,22 +68,25 @@ class Database:
 
 
 class ReaderConnection(sqlite3.Connection):
-    """The connection ``get_connection()`` hands out: waits for queued records first."""
+    """The connection ``get_connection()`` hands out: waits for queued records first (before
+    each of the methods that read, :data:`_READING`)."""
 
     flush: Callable[[], object] = staticmethod(lambda: None)
 
-    def cursor(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().cursor(*args, **kwargs)
 
-    def execute(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().execute(*args, **kwargs)
+_READING = ("cursor", "execute", "executemany", "executescript")
 
-    def executemany(self, *args: Any, **kwargs: Any) -> Any:
-        self.flush()
-        return super().executemany(*args, **kwargs)
 
-    def executescript(self, *args: Any, **kwargs: Any) -> Any:
+def _flushing_first(name: str) -> Callable[..., Any]:
+    read = getattr(sqlite3.Connection, name)
+
+    def method(self: ReaderConnection, *args: Any, **kwargs: Any) -> Any:
         self.flush()
-        return super().executescript(*args, **kwargs)
+        return read(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in _READING:
+    setattr(ReaderConnection, _name, _flushing_first(_name))

@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from .._protected_paths import protect
 from . import _records
+from ._completion import Completion, CompletionLogger
 from ._records import (
     agent_class,
     dumps,
@@ -34,7 +35,6 @@ from ._records import (
 )
 from ._secrets import remember_environment, scrub
 from ._writer import Writer
-from .base_logger import BaseLogger
 from .logger_utils import format_ts
 
 __all__ = ["FileLogger"]
@@ -77,7 +77,7 @@ def _text(obj: Any) -> str:
     return f"<<non-serializable: {type(obj).__qualname__}>>"
 
 
-class FileLogger(BaseLogger):
+class FileLogger(CompletionLogger):
     """Logs JSON lines to ``./autogen_logs/<config.get("filename", "runtime.log")>``."""
 
     def __init__(self, config: dict[str, Any]) -> None:
@@ -135,33 +135,22 @@ class FileLogger(BaseLogger):
             fragments[key] = json.dumps(text) if as_text else text
         self._file.write(record, fragments)
 
-    def log_chat_completion(
-        self,
-        invocation_id: uuid.UUID,
-        client_id: int,
-        wrapper_id: int,
-        source: Any,
-        request: dict[str, Any],
-        response: Any,
-        is_cached: int,
-        cost: float,
-        start_time: str,
-    ) -> None:
+    def _log_completion(self, completion: Completion) -> None:
         now = time.time()
         self._record(
             {
-                "invocation_id": str(invocation_id),
-                "client_id": client_id,
-                "wrapper_id": wrapper_id,
-                "is_cached": is_cached,
-                "cost": cost,
-                "start_time": start_time,
+                "invocation_id": str(completion.invocation_id),
+                "client_id": completion.client_id,
+                "wrapper_id": completion.wrapper_id,
+                "is_cached": completion.is_cached,
+                "cost": completion.cost,
+                "start_time": completion.start_time,
                 "end_time": format_ts(now),
-                "source_name": source_name(source),
+                "source_name": source_name(completion.source),
             },
             now,
-            request=(dumps_request, snapshot_request(request), False),
-            response=(dumps_response, response, False),
+            request=(dumps_request, snapshot_request(completion.request), False),
+            response=(dumps_response, completion.response, False),
         )
 
     def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:

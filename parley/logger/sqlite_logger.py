@@ -26,6 +26,7 @@ from typing import Any
 from .._protected_paths import protect
 from . import _records
 from . import _statements as sql
+from ._completion import Completion, CompletionLogger
 from ._records import (
     agent_class,
     dumps,
@@ -39,7 +40,6 @@ from ._records import (
 from ._secrets import remember_environment, scrub
 from ._sqlite_connections import Database, ReaderConnection
 from ._writer import Writer
-from .base_logger import BaseLogger
 from .logger_utils import format_ts
 
 __all__ = ["SqliteLogger"]
@@ -59,7 +59,7 @@ _EXCLUDE = (
 )
 
 
-class SqliteLogger(BaseLogger):
+class SqliteLogger(CompletionLogger):
     """Logs to the SQLite database ``config["dbname"]`` (default ``"logs.db"``)."""
 
     schema_version = 1
@@ -132,39 +132,28 @@ class SqliteLogger(BaseLogger):
     ) -> None:
         self._db.run(statement, build(*args))
 
-    def log_chat_completion(
-        self,
-        invocation_id: uuid.UUID,
-        client_id: int,
-        wrapper_id: int,
-        source: Any,
-        request: dict[str, Any],
-        response: Any,
-        is_cached: int,
-        cost: float,
-        start_time: str,
-    ) -> None:
+    def _log_completion(self, completion: Completion) -> None:
         # Encoded here, queued as a row of text (see _writer): a response and a request's
         # objects waiting for their batch would be promoted by the garbage collector.
-        request_json, transcript, count = encode_request(request)
-        usage = getattr(response, "usage", None)
-        model = getattr(response, "model", None) or (
-            request.get("model") if isinstance(request, dict) else None
+        request_json, transcript, count = encode_request(completion.request)
+        usage = getattr(completion.response, "usage", None)
+        model = getattr(completion.response, "model", None) or (
+            completion.request.get("model") if isinstance(completion.request, dict) else None
         )
         self._writer.put_row(
             (
                 _COMPLETION,
-                str(invocation_id),
-                client_id,
-                wrapper_id,
-                source_name(source),
+                str(completion.invocation_id),
+                completion.client_id,
+                completion.wrapper_id,
+                source_name(completion.source),
                 request_json,
                 transcript,
                 count,
-                encode_response(response),
-                int(is_cached),
-                cost,
-                start_time,
+                encode_response(completion.response),
+                int(completion.is_cached),
+                completion.cost,
+                completion.start_time,
                 time.time(),
                 _records.chat_id(),
                 model if isinstance(model, str) else None,

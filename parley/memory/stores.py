@@ -15,10 +15,11 @@ import json
 import sqlite3
 import threading
 from collections.abc import Mapping, Sequence, Sized
+from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._lifetime import ClosesOnExit
 from .base import MemoryHit
 
 if TYPE_CHECKING:
@@ -61,8 +62,21 @@ def _check_lengths(ids: Sequence[str], *others: Sized | None) -> None:
         raise ValueError("ids must be unique within one add()")
 
 
-class InMemoryVectorStore:
-    """Records in process memory, searched exactly by cosine similarity."""
+@dataclass(frozen=True)
+class _Batch:
+    """Records being added: their ids, unit-length rows, texts and metadatas, in one order."""
+
+    ids: Sequence[str]
+    rows: Any
+    texts: Sequence[str]
+    metadatas: Sequence[Mapping[str, Any]] | None
+
+
+class _CosineStore:
+    """The records in one numpy matrix, searched exactly by cosine similarity: both stores'
+    search. A store that also keeps the records elsewhere writes them there in the hooks
+    (``_stored``, ``_removed``, ``_cleared``), called under the lock before the matrix changes:
+    a hook that fails leaves the searched copy as it was."""
 
     def __init__(self) -> None:
         self._np = _numpy()
@@ -92,16 +106,23 @@ class InMemoryVectorStore:
         _check_lengths(ids, embeddings, texts, metadatas)
         if not ids:
             return
-        rows = _unit_rows(embeddings, self._np)
+        batch = _Batch(ids, _unit_rows(embeddings, self._np), texts, metadatas)
         with self._lock:
-            if self.dim is not None and rows.shape[1] != self.dim:
-                raise ValueError(
-                    f"embeddings have {rows.shape[1]} dimensions but this store holds "
-                    f"{self.dim}-dimensional vectors (use one embedding function per store)"
-                )
-            for i, record_id in enumerate(ids):
-                metadata = dict(metadatas[i]) if metadatas is not None else {}
-                self._put(str(record_id), rows[i], str(texts[i]), metadata)
+            self._check_dim(batch.rows)
+            self._stored(batch)
+            self._insert(batch)
+
+    def _check_dim(self, rows: Any) -> None:
+        if self.dim is not None and rows.shape[1] != self.dim:
+            raise ValueError(
+                f"embeddings have {rows.shape[1]} dimensions but this store holds "
+                f"{self.dim}-dimensional vectors (use one embedding function per store)"
+            )
+
+    def _insert(self, batch: _Batch) -> None:
+        for i, record_id in enumerate(batch.ids):
+            metadata = dict(batch.metadatas[i]) if batch.metadatas is not None else {}
+            self._put(str(record_id), batch.rows[i], str(batch.texts[i]), metadata)
 
     def _put(self, record_id: str, row: Any, text: str, metadata: dict[str, Any]) -> None:
         at = self._index.get(record_id)
@@ -154,6 +175,7 @@ class InMemoryVectorStore:
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the records with these ids (unknown ids are ignored)."""
         with self._lock:
+            self._removed(ids)
             for record_id in ids:
                 at = self._index.pop(str(record_id), None)
                 if at is None:
@@ -173,11 +195,27 @@ class InMemoryVectorStore:
     def clear(self) -> None:
         """Remove every record."""
         with self._lock:
+            self._cleared()
             self._matrix = None
             self._ids.clear()
             self._texts.clear()
             self._metadatas.clear()
             self._index.clear()
+
+    # Hooks of a store that keeps the records elsewhere too (see the class).
+
+    def _stored(self, batch: _Batch) -> None:
+        pass
+
+    def _removed(self, ids: Sequence[str]) -> None:
+        pass
+
+    def _cleared(self) -> None:
+        pass
+
+
+class InMemoryVectorStore(_CosineStore):
+    """Records in process memory, searched exactly by cosine similarity."""
 
 
 _SCHEMA = """
@@ -190,19 +228,17 @@ CREATE TABLE IF NOT EXISTS records (
 """
 
 
-class SQLiteVectorStore:
+class SQLiteVectorStore(_CosineStore, ClosesOnExit):
     """Records persisted in a SQLite file (a new file is created), searched like
     :class:`InMemoryVectorStore` over a copy loaded when the store opens.
 
     Metadata must be JSON-serialisable. Close the store (or use it as a context manager) to
-    release the file.
+    release the file. Each change is committed to the file before it returns.
     """
 
     def __init__(self, path: str | Path) -> None:
+        super().__init__()
         self.path = Path(path)
-        self._memory = InMemoryVectorStore()
-        self._np = self._memory._np
-        self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute(_SCHEMA)
@@ -217,71 +253,34 @@ class SQLiteVectorStore:
             metadatas.append(json.loads(metadata))
             vectors.append(self._np.frombuffer(blob, dtype=self._np.float32))
         if ids:
-            self._memory.add(ids, vectors, texts, metadatas)
+            with self._lock:
+                self._insert(_Batch(ids, _unit_rows(vectors, self._np), texts, metadatas))
 
-    @property
-    def dim(self) -> int | None:
-        return self._memory.dim
-
-    def __len__(self) -> int:
-        return len(self._memory)
-
-    def add(
-        self,
-        ids: Sequence[str],
-        embeddings: Vectors,
-        texts: Sequence[str],
-        metadatas: Sequence[Mapping[str, Any]] | None = None,
-    ) -> None:
-        """Add records (committed to the file before this returns); an id present is replaced."""
-        _check_lengths(ids, embeddings, texts, metadatas)
-        if not ids:
-            return
-        rows = _unit_rows(embeddings, self._np)
-        encoded = [json.dumps(dict(m)) for m in metadatas] if metadatas else ["{}"] * len(ids)
-        with self._lock, self._db:
+    def _stored(self, batch: _Batch) -> None:
+        metadatas = batch.metadatas or [{}] * len(batch.ids)
+        with self._db:
             self._db.execute("BEGIN")
             self._db.executemany(
                 "INSERT OR REPLACE INTO records (id, text, metadata, vector) VALUES (?, ?, ?, ?)",
                 [
-                    (str(ids[i]), str(texts[i]), encoded[i], rows[i].tobytes())
-                    for i in range(len(ids))
+                    (str(record_id), str(text), json.dumps(dict(metadata)), row.tobytes())
+                    for record_id, text, metadata, row in zip(
+                        batch.ids, batch.texts, metadatas, batch.rows, strict=True
+                    )
                 ],
             )
-            # Last, inside the transaction: a refusal here (other dimensions) rolls the file
-            # back, so the file and the searched copy never disagree.
-            self._memory.add(ids, rows, texts, metadatas)
 
-    def query(self, embedding: Sequence[float], k: int) -> list[MemoryHit]:
-        """The ``k`` records nearest to ``embedding``, nearest first."""
-        return self._memory.query(embedding, k)
-
-    def delete(self, ids: Sequence[str]) -> None:
-        """Remove the records with these ids (unknown ids are ignored)."""
-        with self._lock, self._db:
+    def _removed(self, ids: Sequence[str]) -> None:
+        with self._db:
             self._db.execute("BEGIN")
             self._db.executemany("DELETE FROM records WHERE id = ?", [(str(i),) for i in ids])
-            self._memory.delete(ids)
 
-    def clear(self) -> None:
-        """Remove every record (from the file too)."""
-        with self._lock, self._db:
+    def _cleared(self) -> None:
+        with self._db:
             self._db.execute("BEGIN")
             self._db.execute("DELETE FROM records")
-            self._memory.clear()
 
     def close(self) -> None:
         """Close the file; the store cannot be used afterwards."""
         with self._lock:
             self._db.close()
-
-    def __enter__(self) -> SQLiteVectorStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

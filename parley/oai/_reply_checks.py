@@ -17,7 +17,7 @@ their own ways; either way the caller would get a raw ``TypeError``, ``Attribute
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -133,6 +133,18 @@ def _finish_problem(choice: Any, i: int) -> str | None:
     return None
 
 
+def _choices_problem(
+    choices: list[Any], own_problem: Callable[[Any, int], str | None], usage: Any
+) -> str | None:
+    """The first problem of a reply's (or chunk's) choices, each checked by ``own_problem``
+    (its message, delta or text) then for its finish reason, else of its ``usage``."""
+    for i, choice in enumerate(choices):
+        problem = own_problem(choice, i) or _finish_problem(choice, i)
+        if problem is not None:
+            return problem
+    return _usage_problem(usage)
+
+
 def _completion_problem(response: Any, cls: type) -> str | None:
     """What is wrong with a non-streamed answer built (unchecked) as ``cls``, or None."""
     from openai.types.chat import ChatCompletion, ChatCompletionMessage
@@ -149,19 +161,16 @@ def _completion_problem(response: Any, cls: type) -> str | None:
     if not _optional(getattr(response, "model", None), str):
         return "'model' is not a string"
     choice_cls = Choice if cls is ChatCompletion else CompletionChoice
-    for i, choice in enumerate(choices):
+
+    def message_problem(choice: Any, i: int) -> str | None:
         if not isinstance(choice, choice_cls):
             return f"'choices[{i}]' is {json_kind(choice)}, not an object"
-        if cls is ChatCompletion:
-            problem = _message_problem(
-                getattr(choice, "message", None), f"choices[{i}].message", ChatCompletionMessage
-            )
-        else:
-            problem = _text_problem(choice, i)
-        problem = problem or _finish_problem(choice, i)
-        if problem is not None:
-            return problem
-    return _usage_problem(getattr(response, "usage", None))
+        if cls is not ChatCompletion:
+            return _text_problem(choice, i)
+        message = getattr(choice, "message", None)
+        return _message_problem(message, f"choices[{i}].message", ChatCompletionMessage)
+
+    return _choices_problem(choices, message_problem, getattr(response, "usage", None))
 
 
 def check_reply(response: Any, cls: type, provider: str) -> Any:
@@ -186,22 +195,21 @@ def _chunk_problem(chunk: Any, cls: type, first: bool) -> str | None:
     choices = getattr(chunk, "choices", None)
     if not isinstance(choices, list):
         return f"'choices' is {json_kind(choices)}, not an array"
-    for i, choice in enumerate(choices):
+
+    def delta_problem(choice: Any, i: int) -> str | None:
         if not isinstance(getattr(choice, "index", None), int):
             return f"'choices[{i}].index' is missing or not a number"
-        if cls is ChatCompletionChunk:
-            problem = _message_problem(
-                getattr(choice, "delta", None), f"choices[{i}].delta", ChoiceDelta
-            )
-            for j, call in enumerate(getattr(choice.delta, "tool_calls", None) or ()):
-                if problem is None and not isinstance(getattr(call, "index", None), int):
-                    problem = f"'choices[{i}].delta.tool_calls[{j}].index' is not a number"
-        else:
-            problem = _text_problem(choice, i)
-        problem = problem or _finish_problem(choice, i)
-        if problem is not None:
-            return problem
-    return _usage_problem(getattr(chunk, "usage", None))
+        if cls is not ChatCompletionChunk:
+            return _text_problem(choice, i)
+        problem = _message_problem(
+            getattr(choice, "delta", None), f"choices[{i}].delta", ChoiceDelta
+        )
+        for j, call in enumerate(getattr(choice.delta, "tool_calls", None) or ()):
+            if problem is None and not isinstance(getattr(call, "index", None), int):
+                problem = f"'choices[{i}].delta.tool_calls[{j}].index' is not a number"
+        return problem
+
+    return _choices_problem(choices, delta_problem, getattr(chunk, "usage", None))
 
 
 async def checked_chunks(

@@ -128,6 +128,20 @@ class _Drained:
             "total_tokens": prompt + self.chunks,
         }
 
+    def reply(self, kind: str, choices: list[dict[str, Any]], prompt: int) -> dict[str, Any]:
+        """The whole reply's JSON, of ``object`` ``kind``: the first chunk's id, time and model,
+        the collected ``choices`` and the usage (see :meth:`usage_dict`)."""
+        head = self.head
+        return {
+            "id": head.id,
+            "object": kind,
+            "created": head.created,
+            "model": head.model,
+            "system_fingerprint": getattr(head, "system_fingerprint", None),
+            "choices": choices,
+            "usage": self.usage_dict(prompt),
+        }
+
 
 async def _drain(stream: AsyncIterable[Any], add: Callable[[Any], str | None]) -> _Drained:
     """Feed each choice of each chunk to ``add``, which returns the new text to echo (printed
@@ -182,28 +196,17 @@ async def collect_stream(stream: AsyncIterable[Any], params: Mapping[str, Any]) 
     drained = await _drain(stream, add)
     if not choices:  # each client's guard (oai._reply_checks) names the provider
         raise ValueError("the model's stream ended without a reply: no chunk had a choice")
-    head = drained.head
-    return ChatCompletion.model_validate(
+    answers = [
         {
-            "id": head.id,
-            "object": "chat.completion",
-            "created": head.created,
-            "model": head.model,
-            "system_fingerprint": getattr(head, "system_fingerprint", None),
-            "choices": [
-                {
-                    "index": i,
-                    "message": choices[i].message(),
-                    "finish_reason": choices[i].finish_reason or "stop",
-                    "logprobs": None,
-                }
-                for i in sorted(choices)
-            ],
-            "usage": drained.usage_dict(
-                estimate_tokens(_prompt_text(params.get("messages") or []))
-            ),
+            "index": i,
+            "message": choices[i].message(),
+            "finish_reason": choices[i].finish_reason or "stop",
+            "logprobs": None,
         }
-    )
+        for i in sorted(choices)
+    ]
+    prompt = estimate_tokens(_prompt_text(params.get("messages") or []))
+    return ChatCompletion.model_validate(drained.reply("chat.completion", answers, prompt))
 
 
 class _TextChoice:
@@ -258,15 +261,6 @@ async def collect_text_stream(stream: AsyncIterable[Any], params: Mapping[str, A
         return c.text  # type: ignore[no-any-return]
 
     drained = await _drain(stream, add)
-    head = drained.head
-    return Completion.model_validate(
-        {
-            "id": head.id,
-            "object": "text_completion",
-            "created": head.created,
-            "model": head.model,
-            "system_fingerprint": getattr(head, "system_fingerprint", None),
-            "choices": [choices[i].choice(i) for i in sorted(choices)],
-            "usage": drained.usage_dict(_prompt_tokens(params.get("prompt"))),
-        }
-    )
+    answers = [choices[i].choice(i) for i in sorted(choices)]
+    prompt = _prompt_tokens(params.get("prompt"))
+    return Completion.model_validate(drained.reply("text_completion", answers, prompt))

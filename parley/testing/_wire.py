@@ -21,16 +21,17 @@ from ._validation import RequestError
 
 __all__ = [
     "Answer",
+    "OpenAIMessage",
     "RequestError",
     "Wire",
     "answer",
     "arguments_object",
     "bearer",
-    "chat_messages",
     "data_uri",
     "first_stop",
     "function_tool",
     "json_bytes",
+    "openai_chat",
     "renamed",
     "sse_event",
     "text_of",
@@ -71,23 +72,62 @@ def renamed(source: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict
     return {ours: source[theirs] for theirs, ours in names if theirs in source}
 
 
-def chat_messages(
-    role: Any,
-    parts: list[dict[str, Any]],
-    calls: list[dict[str, Any]],
-    results: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
-    """One provider message as OpenAI messages: its tool results (``tool`` messages) first,
-    then its text/image ``parts`` and tool ``calls`` as one message (a string content when it
-    is all text), unless the provider message held only tool results."""
-    if parts or calls or not results:
-        text_only = all(p["type"] == "text" for p in parts)
-        content: Any = "".join(p["text"] for p in parts) if text_only else parts
-        message: dict[str, Any] = {"role": role, "content": content if parts or not calls else None}
-        if calls:
-            message["tool_calls"] = calls
-        results = [*results, message]
-    return results
+class OpenAIMessage:
+    """One provider message being read as OpenAI messages: its text and image parts, tool
+    calls and tool results, added as the provider's blocks come (see :meth:`messages`)."""
+
+    def __init__(self, role: Any) -> None:
+        self.role = role
+        self.parts: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self.results: list[dict[str, Any]] = []
+
+    def text(self, text: Any) -> None:
+        self.parts.append({"type": "text", "text": text})
+
+    def image(self, url: Any) -> None:
+        self.parts.append({"type": "image_url", "image_url": {"url": url}})
+
+    def call(self, call_id: Any, name: Any, arguments: Any) -> None:
+        """A tool call; ``arguments`` is the provider's object, sent on as OpenAI's JSON text."""
+        function = {"name": name, "arguments": json.dumps(arguments)}
+        self.calls.append({"id": call_id, "type": "function", "function": function})
+
+    def result(self, call_id: Any, content: str) -> None:
+        self.results.append({"role": "tool", "tool_call_id": call_id, "content": content})
+
+    def messages(self) -> list[dict[str, Any]]:
+        """Its tool results (``tool`` messages) first, then its parts and calls as one message
+        (a string content when it is all text), unless it held only tool results."""
+        if not (self.parts or self.calls or not self.results):
+            return list(self.results)
+        text_only = all(p["type"] == "text" for p in self.parts)
+        content: Any = "".join(p["text"] for p in self.parts) if text_only else self.parts
+        message: dict[str, Any] = {
+            "role": self.role,
+            "content": content if self.parts or not self.calls else None,
+        }
+        if self.calls:
+            message["tool_calls"] = self.calls
+        return [*self.results, message]
+
+
+def openai_chat(
+    model: Any,
+    system: str | None,
+    messages: Iterable[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    **options: Any,
+) -> dict[str, Any]:
+    """The OpenAI chat request a provider's request stands for (what responders receive): its
+    system text as the first message, its tools when it has any, then ``options`` (``stream``,
+    ``temperature``, ... already under OpenAI's names)."""
+    first = [{"role": "system", "content": system}] if system else []
+    chat: dict[str, Any] = {"model": model, "messages": [*first, *messages]}
+    if tools:
+        chat["tools"] = tools
+    chat.update(options)
+    return chat
 
 
 def function_tool(name: Any, description: Any, parameters: Any) -> dict[str, Any]:
@@ -146,6 +186,9 @@ class Wire:
     stream_type: ClassVar[str] = "text/event-stream"
     paths: ClassVar[tuple[str, ...]] = ()
     pattern: ClassVar[re.Pattern[str] | None] = None
+    # A provider whose path says that a call streams (Bedrock's converse-stream, Gemini's
+    # streamGenerateContent) names that path action here.
+    stream_action: ClassVar[str | None] = None
 
     def match(self, path: str) -> dict[str, str] | None:
         """The path's parameters (e.g. the model) if this wire answers ``path``, else None."""
@@ -166,6 +209,8 @@ class Wire:
         return dict(body)
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
+        if self.stream_action is not None:
+            return params.get("action") == self.stream_action
         return isinstance(body, Mapping) and body.get("stream") is True
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:

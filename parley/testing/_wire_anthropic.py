@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
@@ -12,14 +11,16 @@ from ._script import ErrorReply, Reply
 from ._validation import RequestError
 from ._wire import (
     Answer,
+    OpenAIMessage,
     Wire,
     answer,
     arguments_object,
     bearer,
-    chat_messages,
     data_uri,
     function_tool,
     json_bytes,
+    openai_chat,
+    renamed,
     sse_event,
 )
 
@@ -34,6 +35,11 @@ _ERROR_TYPES = {
     429: "rate_limit_error",
     529: "overloaded_error",
 }
+# Anthropic's request options and OpenAI's names for them (the stream flag included).
+_OPTIONS = (
+    ("stop_sequences", "stop"),
+    *((same, same) for same in ("max_tokens", "temperature", "top_p", "stream")),
+)
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 _ARG_PIECE = 16
 
@@ -48,12 +54,6 @@ def _blocks(content: Any) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
 
 
-def _image(block: Mapping[str, Any]) -> dict[str, Any]:
-    source = block.get("source") or {}
-    url = source.get("url") or data_uri(source.get("media_type"), source.get("data"))
-    return {"type": "image_url", "image_url": {"url": url}}
-
-
 def _result_text(content: Any) -> str:
     return (
         content
@@ -64,26 +64,19 @@ def _result_text(content: Any) -> str:
 
 def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One Anthropic message as OpenAI messages: tool results become ``tool`` messages."""
-    role = message.get("role")
-    out: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
+    out = OpenAIMessage(message.get("role"))
     for block in _blocks(message.get("content")):
         kind = block.get("type")
         if kind == "text":
-            parts.append({"type": "text", "text": block.get("text", "")})
+            out.text(block.get("text", ""))
         elif kind == "image":
-            parts.append(_image(block))
+            source = block.get("source") or {}
+            out.image(source.get("url") or data_uri(source.get("media_type"), source.get("data")))
         elif kind == "tool_use":
-            arguments = json.dumps(block.get("input", {}))
-            function = {"name": block.get("name"), "arguments": arguments}
-            calls.append({"id": block.get("id"), "type": "function", "function": function})
+            out.call(block.get("id"), block.get("name"), block.get("input", {}))
         elif kind == "tool_result":
-            result = _result_text(block.get("content", ""))
-            out.append(
-                {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": result}
-            )
-    return chat_messages(role, parts, calls, out)
+            out.result(block.get("tool_use_id"), _result_text(block.get("content", "")))
+    return out.messages()
 
 
 class Anthropic(Wire):
@@ -112,27 +105,18 @@ class Anthropic(Wire):
             _check_messages(messages)
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
         system = body.get("system")
-        if system:
-            text = system if isinstance(system, str) else _result_text(system)
-            messages.append({"role": "system", "content": text})
-        for message in body["messages"]:
-            messages.extend(_chat_messages(message))
-        chat: dict[str, Any] = {"model": body.get("model"), "messages": messages}
-        tools = body.get("tools")
-        if tools:
-            chat["tools"] = [
-                function_tool(t.get("name"), t.get("description"), t.get("input_schema"))
-                for t in tools
-            ]
-        for ours, theirs in (("max_tokens", "max_tokens"), ("stop", "stop_sequences")):
-            if theirs in body:
-                chat[ours] = body[theirs]
-        for key in ("temperature", "top_p", "stream"):
-            if key in body:
-                chat[key] = body[key]
-        return chat
+        tools = [
+            function_tool(t.get("name"), t.get("description"), t.get("input_schema"))
+            for t in body.get("tools") or ()
+        ]
+        return openai_chat(
+            body.get("model"),
+            system if isinstance(system, str) else _result_text(system),
+            (m for message in body["messages"] for m in _chat_messages(message)),
+            tools,
+            **renamed(body, _OPTIONS),
+        )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)

@@ -16,13 +16,14 @@ from ._script import ErrorReply, Reply, make_error
 from ._validation import RequestError
 from ._wire import (
     Answer,
+    OpenAIMessage,
     Wire,
     answer,
     arguments_object,
-    chat_messages,
     data_uri,
     function_tool,
     json_bytes,
+    openai_chat,
     renamed,
 )
 
@@ -59,31 +60,27 @@ def _result_text(content: Any) -> str:
 
 
 def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
+    out = OpenAIMessage(message.get("role"))
     for block in message.get("content") or ():
         if "text" in block:
-            parts.append({"type": "text", "text": block["text"]})
+            out.text(block["text"])
         elif "image" in block:
             image = block["image"]
-            url = data_uri(f"image/{image.get('format')}", image.get("source", {}).get("bytes"))
-            parts.append({"type": "image_url", "image_url": {"url": url}})
+            out.image(
+                data_uri(f"image/{image.get('format')}", image.get("source", {}).get("bytes"))
+            )
         elif "toolUse" in block:
             use = block["toolUse"]
-            function = {"name": use.get("name"), "arguments": json.dumps(use.get("input", {}))}
-            calls.append({"id": use.get("toolUseId"), "type": "function", "function": function})
+            out.call(use.get("toolUseId"), use.get("name"), use.get("input", {}))
         elif "toolResult" in block:
             result = block["toolResult"]
-            content = _result_text(result.get("content"))
-            out.append(
-                {"role": "tool", "tool_call_id": result.get("toolUseId"), "content": content}
-            )
-    return chat_messages(message.get("role"), parts, calls, out)
+            out.result(result.get("toolUseId"), _result_text(result.get("content")))
+    return out.messages()
 
 
 class Bedrock(Wire):
     protocol: ClassVar[str] = "bedrock"
+    stream_action: ClassVar[str | None] = "converse-stream"
     what: ClassVar[str] = "Bedrock Converse"
     stream_type: ClassVar[str] = "application/vnd.amazon.eventstream"
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
@@ -133,35 +130,25 @@ class Bedrock(Wire):
             previous_role = role
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
-        system = _result_text(body.get("system"))
-        if system:
-            messages.append({"role": "system", "content": system})
-        for message in body["messages"]:
-            messages.extend(_chat_messages(message))
-        chat: dict[str, Any] = {
-            "model": params["model"],
-            "messages": messages,
-            "stream": params["action"] == "converse-stream",
-        }
         specs = [
             t["toolSpec"]
             for t in (body.get("toolConfig") or {}).get("tools", ())
             if "toolSpec" in t
         ]
-        if specs:
-            chat["tools"] = [
-                function_tool(
-                    s.get("name"), s.get("description"), (s.get("inputSchema") or {}).get("json")
-                )
-                for s in specs
-            ]
-        config = body.get("inferenceConfig") or {}
-        chat.update(renamed(config, _CONFIG))
-        return chat
-
-    def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
-        return params["action"] == "converse-stream"
+        tools = [
+            function_tool(
+                s.get("name"), s.get("description"), (s.get("inputSchema") or {}).get("json")
+            )
+            for s in specs
+        ]
+        return openai_chat(
+            params["model"],
+            _result_text(body.get("system")),
+            (m for message in body["messages"] for m in _chat_messages(message)),
+            tools,
+            stream=self.streams(body, params, {}),
+            **renamed(body.get("inferenceConfig") or {}, _CONFIG),
+        )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)

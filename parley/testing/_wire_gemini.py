@@ -15,13 +15,14 @@ from ._script import ErrorReply, Reply
 from ._validation import RequestError
 from ._wire import (
     Answer,
+    OpenAIMessage,
     Wire,
     answer,
     arguments_object,
-    chat_messages,
     data_uri,
     function_tool,
     json_bytes,
+    openai_chat,
     renamed,
 )
 
@@ -54,36 +55,28 @@ def _text(parts: Any) -> str:
 
 
 def _chat_messages(content: Mapping[str, Any]) -> list[dict[str, Any]]:
-    role = "assistant" if content.get("role") == "model" else "user"
-    out: list[dict[str, Any]] = []
-    parts: list[dict[str, Any]] = []
-    calls: list[dict[str, Any]] = []
+    out = OpenAIMessage("assistant" if content.get("role") == "model" else "user")
     for part in content.get("parts") or ():
         if "text" in part:
-            parts.append({"type": "text", "text": part["text"]})
+            out.text(part["text"])
         elif "inlineData" in part:
             data = part["inlineData"]
-            url = data_uri(data.get("mimeType"), data.get("data"))
-            parts.append({"type": "image_url", "image_url": {"url": url}})
+            out.image(data_uri(data.get("mimeType"), data.get("data")))
         elif "functionCall" in part:
             call = part["functionCall"]
-            function = {"name": call.get("name"), "arguments": json.dumps(call.get("args", {}))}
-            call_id = call.get("id") or call.get("name")
-            calls.append({"id": call_id, "type": "function", "function": function})
+            out.call(call.get("id") or call.get("name"), call.get("name"), call.get("args", {}))
         elif "functionResponse" in part:
             response = part["functionResponse"]
-            out.append(
-                {
-                    "role": "tool",
-                    "tool_call_id": response.get("id") or response.get("name"),
-                    "content": json.dumps(response.get("response", {})),
-                }
+            out.result(
+                response.get("id") or response.get("name"),
+                json.dumps(response.get("response", {})),
             )
-    return chat_messages(role, parts, calls, out)
+    return out.messages()
 
 
 class Gemini(Wire):
     protocol: ClassVar[str] = "gemini"
+    stream_action: ClassVar[str | None] = "streamGenerateContent"
     what: ClassVar[str] = "Gemini generateContent"
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
         r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):(?P<action>generateContent|streamGenerateContent)$"
@@ -122,36 +115,28 @@ class Gemini(Wire):
             pending = role == "model" and any("functionCall" in p for p in parts)
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
-        messages: list[dict[str, Any]] = []
         system = body.get("systemInstruction")
-        if system:
-            text = system if isinstance(system, str) else _text(system.get("parts"))
-            messages.append({"role": "system", "content": text})
-        for content in body["contents"]:
-            messages.extend(_chat_messages(content))
-        chat: dict[str, Any] = {
-            "model": params["model"],
-            "messages": messages,
-            "stream": params["action"] == "streamGenerateContent",
-        }
+        if system and not isinstance(system, str):
+            system = _text(system.get("parts"))
         functions = [
             f for t in body.get("tools") or () for f in t.get("functionDeclarations") or ()
         ]
-        if functions:
-            chat["tools"] = [
-                function_tool(
-                    f.get("name"),
-                    f.get("description"),
-                    f.get("parameters") or f.get("parametersJsonSchema"),
-                )
-                for f in functions
-            ]
-        config = body.get("generationConfig") or {}
-        chat.update(renamed(config, _CONFIG))
-        return chat
-
-    def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
-        return params["action"] == "streamGenerateContent"
+        tools = [
+            function_tool(
+                f.get("name"),
+                f.get("description"),
+                f.get("parameters") or f.get("parametersJsonSchema"),
+            )
+            for f in functions
+        ]
+        return openai_chat(
+            params["model"],
+            system,
+            (m for content in body["contents"] for m in _chat_messages(content)),
+            tools,
+            stream=self.streams(body, params, {}),
+            **renamed(body.get("generationConfig") or {}, _CONFIG),
+        )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)

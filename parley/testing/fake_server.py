@@ -97,6 +97,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
+from .._lifetime import Serving
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog
@@ -119,7 +120,7 @@ DEFAULT_API_KEY = "sk-parley-fake"
 _START_TIMEOUT = 10.0
 
 
-class FakeLLMServer:
+class FakeLLMServer(Serving):
     """A scripted OpenAI-compatible server of chat (and legacy text) completions on ``host``
     (loopback by default).
 
@@ -219,17 +220,6 @@ class FakeLLMServer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(_START_TIMEOUT)
         self._thread = self._loop = self._http = None
-
-    def __enter__(self) -> FakeLLMServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     async def __aenter__(self) -> FakeLLMServer:
         return await asyncio.to_thread(self.start)

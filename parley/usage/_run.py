@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+from .._lifetime import Bound
 from ._budget import Budget, Spent, exhausted
 
 __all__ = [
@@ -220,21 +221,9 @@ def watch_budget(budget: Budget | None) -> Iterator[None]:
         run.watches.remove(watch)
 
 
-class reply_scope:
-    """Charge calls made in the block (by tools, hooks, reply functions) to ``agent``.
-
-    A class, not a generator: every turn of every chat enters one."""
-
-    __slots__ = ("_agent", "_token")
-
-    def __init__(self, agent: Any) -> None:
-        self._agent = agent
-
-    def __enter__(self) -> None:
-        self._token = _replying.set(self._agent)
-
-    def __exit__(self, *exc: object) -> None:
-        _replying.reset(self._token)
+def reply_scope(agent: Any) -> Bound[Any]:
+    """Charge calls made in the block (by tools, hooks, reply functions) to ``agent``."""
+    return Bound(_replying, agent)
 
 
 @contextmanager

@@ -8,11 +8,11 @@ import logging
 import secrets
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from types import TracebackType
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from .. import _events
+from .._lifetime import ClosesOnExit
 from ..io import IOStream
 from ..usage._run import current_run
 from ._app import build_app
@@ -31,7 +31,7 @@ __all__ = ["WebHuman", "serve"]
 logger = logging.getLogger(__name__)
 
 
-class WebHuman:
+class WebHuman(ClosesOnExit):
     """A local web page where a person watches this process's chats and answers them.
 
     Made by :func:`serve`. While it is open, every chat the process starts shows on the page
@@ -155,17 +155,6 @@ class WebHuman:
         _events.remove_listener(self._listener)
         self._hub.close()
         self._server.stop()
-
-    def __enter__(self) -> WebHuman:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"

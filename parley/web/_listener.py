@@ -114,28 +114,27 @@ class WebListener(_events.Listener):
             cost = 0.0 if attrs.get("cached") else _float(attrs.get("cost"))
             self._hub.spent(current_run(), cost, _tokens(attrs.get("usage")))
         elif kind == "tool_call":
-            failed = step.error is not None or step.attrs.get("success") is False
-            result = step.attrs.get("result")
-            if step.error is not None:
-                result = error_text(step.error)
-            self._hub.update_item(
-                current_run(),
-                step.slots.get(self),
-                status="failed" if failed else "done",
-                result=capped(str(result if result is not None else "")),
-            )
+            self._item_done(step, "result", step.attrs.get("success") is False)
         elif kind == "code_execution":
             exit_code = step.attrs.get("exit_code")
-            output = step.attrs.get("output")
-            if step.error is not None:
-                output = error_text(step.error)
-            self._hub.update_item(
-                current_run(),
-                step.slots.get(self),
-                status="done" if exit_code == 0 and step.error is None else "failed",
+            self._item_done(
+                step,
+                "output",
+                exit_code != 0,
                 exit_code=exit_code if isinstance(exit_code, int) else None,
-                output=capped(str(output if output is not None else "")),
             )
+
+    def _item_done(self, step: _events.Step, shown: str, failed: bool, **fields: Any) -> None:
+        """The page's item of a finished tool call or code run: its ``shown`` attribute (the
+        error's text when the step raised), failed if it raised or ``failed``."""
+        text = error_text(step.error) if step.error is not None else step.attrs.get(shown)
+        self._hub.update_item(
+            current_run(),
+            step.slots.get(self),
+            status="failed" if failed or step.error is not None else "done",
+            **fields,
+            **{shown: capped(str(text if text is not None else ""))},
+        )
 
     def _chat_ended(self, step: _events.Step) -> None:
         run = current_run()

@@ -25,6 +25,7 @@ from .vectordb.utils import chroma_results_to_query_results, filter_results_by_d
 
 __all__ = [
     "ChromaClientPlan",
+    "Chunking",
     "CollectionPlan",
     "fill_collection",
     "index_with_chroma_client",
@@ -32,6 +33,19 @@ __all__ = [
 ]
 
 logger = logging.getLogger("parley.agentchat.contrib.retrieve_user_proxy_agent")
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """How the retrieve_config reads the documents and cuts them into chunks (both paths)."""
+
+    chunk_token_size: int
+    chunk_mode: str
+    must_break_at_empty_line: bool
+    custom_text_split_function: Callable[[str], list[str]] | None
+    custom_text_types: list[str]
+    recursive: bool
+    limits: ReadLimits = DEFAULT_LIMITS
 
 
 @dataclass
@@ -43,13 +57,7 @@ class CollectionPlan:
     get_or_create: bool
     overwrite: bool
     new_docs: bool
-    chunk_token_size: int
-    chunk_mode: str
-    must_break_at_empty_line: bool
-    custom_text_split_function: Callable[[str], list[str]] | None
-    custom_text_types: list[str]
-    recursive: bool
-    limits: ReadLimits = DEFAULT_LIMITS
+    chunking: Chunking
 
 
 def chunk_id(chunk: str, db_type: str) -> str:
@@ -88,16 +96,17 @@ def fill_collection(db: VectorDB, plan: CollectionPlan) -> None:
     )
     if not must_chunk:
         return
+    how = plan.chunking
     files = get_files_from_dir(
-        plan.docs_path, plan.custom_text_types, plan.recursive, limits=plan.limits
+        plan.docs_path, how.custom_text_types, how.recursive, limits=how.limits
     )
     chunks, sources = split_files_to_chunks(
         files,
-        plan.chunk_token_size,
-        plan.chunk_mode,
-        plan.must_break_at_empty_line,
-        plan.custom_text_split_function,
-        limits=plan.limits,
+        how.chunk_token_size,
+        how.chunk_mode,
+        how.must_break_at_empty_line,
+        how.custom_text_split_function,
+        limits=how.limits,
     )
     logger.info("Found %d chunks.", len(chunks))
     stored: set[Any] = set()
@@ -125,16 +134,10 @@ class ChromaClientPlan:
     docs_path: Any
     get_or_create: bool
     extra_docs: bool
-    chunk_token_size: int
-    chunk_mode: str
-    must_break_at_empty_line: bool
-    custom_text_split_function: Callable[[str], list[str]] | None
-    custom_text_types: list[str]
-    recursive: bool
+    chunking: Chunking
     embedding_model: str
     embedding_function: Any
     distance_threshold: float
-    limits: ReadLimits = DEFAULT_LIMITS
 
 
 def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
@@ -144,21 +147,22 @@ def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
 
         chromadb = import_chromadb()
         client = chromadb.EphemeralClient(settings=offline_settings(chromadb))
+    how = plan.chunking
     return create_vector_db_from_dir(
         dir_path=plan.docs_path,
-        max_tokens=plan.chunk_token_size,
+        max_tokens=how.chunk_token_size,
         client=client,
         collection_name=plan.name,
-        chunk_mode=plan.chunk_mode,
-        must_break_at_empty_line=plan.must_break_at_empty_line,
+        chunk_mode=how.chunk_mode,
+        must_break_at_empty_line=how.must_break_at_empty_line,
         embedding_model=plan.embedding_model,
         get_or_create=plan.get_or_create,
         embedding_function=plan.embedding_function,
-        custom_text_split_function=plan.custom_text_split_function,
-        custom_text_types=plan.custom_text_types,
-        recursive=plan.recursive,
+        custom_text_split_function=how.custom_text_split_function,
+        custom_text_types=how.custom_text_types,
+        recursive=how.recursive,
         extra_docs=plan.extra_docs,
-        limits=plan.limits,
+        limits=how.limits,
     )
 
 

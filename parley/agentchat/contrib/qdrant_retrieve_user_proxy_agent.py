@@ -11,8 +11,7 @@ keys: ``client`` (a ``QdrantClient``; in memory when absent), ``hnsw_config``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 from .retrieve_user_proxy_agent import RetrieveUserProxyAgent
 from .vectordb.qdrant import QdrantVectorDB
@@ -23,14 +22,7 @@ __all__ = ["QdrantRetrieveUserProxyAgent"]
 class QdrantRetrieveUserProxyAgent(RetrieveUserProxyAgent):
     """RetrieveChat over Qdrant, configured as AutoGen's older class was."""
 
-    def __init__(
-        self,
-        name: str = "RetrieveChatAgent",
-        human_input_mode: Literal["ALWAYS", "NEVER", "TERMINATE"] = "ALWAYS",
-        is_termination_msg: Callable[[dict[str, Any]], bool] | None = None,
-        retrieve_config: dict[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def _read_retrieve_config(self, retrieve_config: dict[str, Any] | None) -> dict[str, Any]:
         config = dict(retrieve_config or {})
         options: dict[str, Any] = {}
         for key, option in (
@@ -45,10 +37,4 @@ class QdrantRetrieveUserProxyAgent(RetrieveUserProxyAgent):
             embedding_function=config.get("embedding_function"),
             collection_options=options,
         )
-        super().__init__(
-            name=name,
-            human_input_mode=human_input_mode,
-            is_termination_msg=is_termination_msg,
-            retrieve_config=config,
-            **kwargs,
-        )
+        return config

@@ -35,6 +35,7 @@ from ._retrieve_helpers import (
 from ._retrieve_prompts import PROMPT_CODE, PROMPT_DEFAULT, PROMPT_QA, UPDATE_CONTEXT_IN_PROMPT
 from ._retrieve_store import (
     ChromaClientPlan,
+    Chunking,
     CollectionPlan,
     fill_collection,
     index_with_chroma_client,
@@ -86,7 +87,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             is_termination_msg=is_termination_msg,
             **kwargs,
         )
-        config = dict(retrieve_config or {})
+        config = self._read_retrieve_config(retrieve_config)
         self._retrieve_config = config
         self._task = config.get("task", "default")
         self._vector_db: Any = config.get("vector_db", "chroma")
@@ -150,6 +151,11 @@ class RetrieveUserProxyAgent(UserProxyAgent):
         self.register_reply(Agent, RetrieveUserProxyAgent._generate_retrieve_user_reply, position=2)
         self.register_hook("process_message_before_send", self._check_update_context_before_send)
 
+    def _read_retrieve_config(self, retrieve_config: dict[str, Any] | None) -> dict[str, Any]:
+        """The retrieve_config this agent works from: a copy of the caller's (a subclass that
+        takes older keys turns them into today's here)."""
+        return dict(retrieve_config or {})
+
     @staticmethod
     def get_max_tokens(model: str = "gpt-3.5-turbo") -> int:
         if "32k" in model:
@@ -179,13 +185,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
                 get_or_create=self._get_or_create,
                 overwrite=self._overwrite,
                 new_docs=self._new_docs,
-                chunk_token_size=self._chunk_token_size,
-                chunk_mode=self._chunk_mode,
-                must_break_at_empty_line=self._must_break_at_empty_line,
-                custom_text_split_function=self.custom_text_split_function,
-                custom_text_types=self._custom_text_types,
-                recursive=self._recursive,
-                limits=self._read_limits,
+                chunking=self._chunking(),
             ),
         )
 
@@ -233,15 +233,21 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             docs_path=self._docs_path,
             get_or_create=self._get_or_create,
             extra_docs=self._extra_docs,
+            chunking=self._chunking(),
+            embedding_model=self._embedding_model,
+            embedding_function=self._embedding_function,
+            distance_threshold=self._distance_threshold,
+        )
+
+    def _chunking(self) -> Chunking:
+        # Read from the attributes each time: AutoGen's subclasses may change them.
+        return Chunking(
             chunk_token_size=self._chunk_token_size,
             chunk_mode=self._chunk_mode,
             must_break_at_empty_line=self._must_break_at_empty_line,
             custom_text_split_function=self.custom_text_split_function,
             custom_text_types=self._custom_text_types,
             recursive=self._recursive,
-            embedding_model=self._embedding_model,
-            embedding_function=self._embedding_function,
-            distance_threshold=self._distance_threshold,
             limits=self._read_limits,
         )
 

@@ -20,8 +20,9 @@ import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
+from ..._lifetime import StopsOnExit
 from .._process import while_code_runs
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult
@@ -33,10 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KernelExecutor"]
 
-_SelfT = TypeVar("_SelfT", bound="KernelExecutor")
 
-
-class KernelExecutor:
+class KernelExecutor(StopsOnExit):
     """The shared part of the Jupyter executors (the module's docs)."""
 
     if TYPE_CHECKING:
@@ -75,12 +74,6 @@ class KernelExecutor:
                 self._shutdown()
             finally:
                 self._code_running.close()
-
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def _launch(self, start: Callable[[], None]) -> None:
         """Run the executor's ``start`` step with the kernel's lifetime around it."""

@@ -41,9 +41,9 @@ import uuid
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from ..._lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from .._code_user import choose_user, prepare_work_dir
 from .._work_dir import check_work_dir
@@ -63,7 +63,7 @@ _READY_SECONDS = 60.0
 _LOG = "/tmp/kernel-gateway.log"
 
 
-class DockerJupyterServer:
+class DockerJupyterServer(StopsOnExit):
     """A Jupyter Kernel Gateway in a container; a :class:`JupyterConnectable`."""
 
     class GenerateToken:
@@ -160,17 +160,6 @@ class DockerJupyterServer:
     def stop(self) -> None:
         """Stop the gateway and its kernels and remove the container (its own work dir too)."""
         self._finalizer()
-
-    def __enter__(self) -> DockerJupyterServer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_val: BaseException | None,
-        exc_tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     # -- starting -------------------------------------------------------------------------------
 

@@ -34,8 +34,9 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, cast
 
+from ..._lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from ._kernel_messages import ExecutionResult as _ExecutionResult
 from ._kernel_messages import new_message, run_cell, wait_until_ready
@@ -43,7 +44,6 @@ from .base import JupyterConnectionInfo
 
 __all__ = ["JupyterClient", "JupyterKernelClient"]
 
-_SelfT = TypeVar("_SelfT", bound="JupyterKernelClient")
 
 _RETRIES = 5
 _BACKOFF_SECONDS = 0.1
@@ -209,7 +209,7 @@ class JupyterClient:
         return JupyterKernelClient(websocket, interrupt=lambda: self.interrupt_kernel(kernel_id))
 
 
-class JupyterKernelClient:
+class JupyterKernelClient(StopsOnExit):
     """One kernel's websocket: run code (:meth:`execute`), check it is up
     (:meth:`wait_for_ready`). A context manager that closes the socket."""
 
@@ -224,12 +224,6 @@ class JupyterKernelClient:
         self._interrupt = interrupt
         self._session_id = uuid.uuid4().hex
         self._closed = _import("websockets.exceptions").ConnectionClosed
-
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def stop(self) -> None:
         """Close the websocket (the kernel keeps running)."""

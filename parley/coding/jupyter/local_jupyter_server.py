@@ -52,8 +52,9 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
+from ..._lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from .._process import safe_env, while_code_runs
 from ._gateway_process import GatewayProcess
@@ -62,7 +63,6 @@ from .jupyter_client import INSTALL_HINT, JupyterClient
 
 __all__ = ["LocalJupyterServer"]
 
-_SelfT = TypeVar("_SelfT", bound="LocalJupyterServer")
 
 _POLL_SECONDS = 0.1
 _PORT_ATTEMPTS = 3  # a free port can be taken between choosing it and the gateway binding it
@@ -100,7 +100,7 @@ def _is_loopback(ip: str) -> bool:
         return False
 
 
-class LocalJupyterServer:
+class LocalJupyterServer(StopsOnExit):
     """A kernel gateway process on this machine; a :class:`JupyterConnectable`, and a context
     manager that stops it."""
 
@@ -185,12 +185,6 @@ class LocalJupyterServer:
             self._process.stop()
         finally:
             self._cleanup()
-
-    def __enter__(self: _SelfT) -> _SelfT:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # -- starting -------------------------------------------------------------------------------
 

@@ -144,7 +144,8 @@ def _qualified_name(func: Any) -> str:
 
 
 def tune(
-    cls: Any,
+    cls: type[Any],
+    /,
     data: Sequence[Mapping[str, Any]],
     metric: str,
     mode: str,
@@ -159,8 +160,16 @@ def tune(
     max_concurrency: int = 8,
     **config: Any,
 ) -> tuple[dict[str, Any], Any]:
-    """Tune ``cls``'s (``Completion`` or ``ChatCompletion``) inference settings; see
-    ``Completion.tune``. Returns ``(best config, flaml's ExperimentAnalysis)``."""
+    """Search inference settings for the best ``metric`` on ``data``; returns
+    ``(best config, flaml's analysis)`` (``Completion.tune`` and ``ChatCompletion.tune``: ``cls``
+    is the class). See :mod:`parley.oai.legacy._tune`.
+
+    ``config`` overrides :attr:`default_search_space` (constants or ``flaml.tune``
+    domains; a list of prompts, messages or stops is a choice). parley's additions:
+    ``search_seed`` (the same call proposes the same trials), ``max_concurrency``
+    (requests in flight within a trial); ``log_file_name`` is a JSON-lines trial log
+    from which an interrupted run resumes.
+    """
     flaml = flaml_modules()
     samples = 1 if num_samples is None else num_samples
     instances, inference, optimization = check_arguments(

@@ -43,6 +43,7 @@ from .._cost import compute_cost
 from .._gather import gather_bounded
 from . import _call, _evaluate, _history
 from ._params import CHAT_MODELS, PRICE_1K, build_request, looks_like_chat_model
+from ._tune import tune as tune_settings
 
 __all__ = ["ChatCompletion", "Completion"]
 
@@ -410,49 +411,7 @@ class Completion(metaclass=_CompletionType):
             return summary, results, texts
         return summary
 
-    @classmethod
-    def tune(
-        cls,
-        data: list[dict[str, Any]],
-        metric: str,
-        mode: str,
-        eval_func: Callable[..., Mapping[str, Any]],
-        log_file_name: str | None = None,
-        inference_budget: float | None = None,
-        optimization_budget: float | None = None,
-        num_samples: int | None = 1,
-        logging_level: int | None = logging.WARNING,
-        *,
-        search_seed: int = 20,
-        max_concurrency: int = 8,
-        **config: Any,
-    ) -> tuple[dict[str, Any], Any]:
-        """Search inference settings for the best ``metric`` on ``data``; returns
-        ``(best config, flaml's analysis)``. See :mod:`parley.oai.legacy._tune`.
-
-        ``config`` overrides :attr:`default_search_space` (constants or ``flaml.tune``
-        domains; a list of prompts, messages or stops is a choice). parley's additions:
-        ``search_seed`` (the same call proposes the same trials), ``max_concurrency``
-        (requests in flight within a trial); ``log_file_name`` is a JSON-lines trial log
-        from which an interrupted run resumes.
-        """
-        from ._tune import tune
-
-        return tune(
-            cls,
-            data,
-            metric,
-            mode,
-            eval_func,
-            log_file_name=log_file_name,
-            inference_budget=inference_budget,
-            optimization_budget=optimization_budget,
-            num_samples=num_samples,
-            logging_level=logging_level,
-            search_seed=search_seed,
-            max_concurrency=max_concurrency,
-            **config,
-        )
+    tune = classmethod(tune_settings)  # AutoGen's signature, with the class as first argument
 
 
 class ChatCompletion(Completion):

@@ -41,6 +41,7 @@ from ...exceptions import (
 from .._cost import USAGE_KEYS, response_usage
 from .._retry import parse_retry_after
 from .._streaming import collect_stream
+from ._prices import provider_prices
 
 __all__ = [
     "ProviderClient",
@@ -215,24 +216,33 @@ def price_per_1k(
 
 
 class ProviderClient:
-    """Base of the native clients: subclasses set ``PROVIDER`` and ``PRICES`` and implement
+    """Base of the native clients: subclasses set ``PROVIDER`` (their ``PRICES`` are that
+    provider's table in ``prices.json`` unless they set their own) and implement
     :meth:`a_create`. Constructed as AutoGen's are, ``cls(**config)`` with the config entry's
     model, client settings and credentials (``parley.oai.providers._registry`` sorts them out); the
     caller's dict is never changed. SDK retries must be off: parley's retry policy retries."""
 
     PROVIDER: ClassVar[str] = ""
     PRICES: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    # The SDK's module, imported as each client is made (ImportError naming the parley extra,
+    # EXTRA or else PROVIDER, when it is missing); "" for a client that imports its own.
+    SDK: ClassVar[str] = ""
+    EXTRA: ClassVar[str] = ""
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(self, **config: Any) -> None:
         self._config = dict(config)
         remember_in(self._config)  # its keys are scrubbed from every error text from now on
         remember_environment()  # and the keys its SDK may read from the environment
+        self._module: Any = require(self.SDK, self.EXTRA or self.PROVIDER) if self.SDK else None
+        self._own_key = object()  # this client's SDK clients apart from others' (see per_loop)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "PROVIDER" in cls.__dict__ and "PRICES" not in cls.__dict__:
+            cls.PRICES = provider_prices(cls.PROVIDER)
         # Every provider's a_create: whatever error leaves it (a ModelAPIError, the SDK's
         # error chained to it, an error of the SDK's own) is scrubbed of credentials first.
-        super().__init_subclass__(**kwargs)
         own = cls.__dict__.get("a_create")
         if own is not None and not getattr(own, "_scrubs_errors", False):
             cls.a_create = scrubbing_errors(own)  # type: ignore[method-assign,assignment]

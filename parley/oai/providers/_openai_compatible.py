@@ -19,9 +19,8 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
-from .._reply_checks import reading_reply
-from ._base import ProviderClient, chunk, collect, completion, require, tool_call
-from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_error
+from ._base import ProviderClient, chunk, completion, tool_call
+from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_reply
 
 __all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
 
@@ -171,7 +170,6 @@ class OpenAICompatibleClient(ProviderClient):
     SDK appends to its base URL: removed from a configured ``base_url`` ending with it) and
     ``PARAMS`` (AutoGen's parameter names for the provider, with AutoGen's default or None)."""
 
-    SDK: ClassVar[str] = ""
     CLIENT: ClassVar[str] = ""
     API_KEY_ENV: ClassVar[str] = ""
     PATH: ClassVar[tuple[str, ...]] = ("/v1",)
@@ -180,8 +178,6 @@ class OpenAICompatibleClient(ProviderClient):
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._sdk = require(self.SDK, self.PROVIDER)
-        self._own_key = object()
         api_key = self._config.get("api_key") or os.environ.get(self.API_KEY_ENV)
         if not api_key:
             raise ConfigError(
@@ -197,7 +193,7 @@ class OpenAICompatibleClient(ProviderClient):
 
     def _client(self) -> Any:
         def make() -> Any:
-            return getattr(self._sdk, self.CLIENT)(**self._settings)
+            return getattr(self._module, self.CLIENT)(**self._settings)
 
         return per_loop(self.PROVIDER, self._settings, make, self._own_key)
 
@@ -215,18 +211,6 @@ class OpenAICompatibleClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         body = self._body(params)
         create = self._client().chat.completions.create
-        try:
-            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
-                reply = await create(**call_kwargs(create, body))
-            with reading_reply(self.PROVIDER):
-                if not body.get("stream"):
-                    return answer(reply)
-                try:
-                    return await collect(chunks(reply), params)
-                finally:
-                    await reply.close()
-        except self._sdk.APIError as e:
-            error = stainless_error(self.PROVIDER, self._sdk, e)
-            if error is None:
-                raise
-            raise error from e
+        call = create(**call_kwargs(create, body))
+        pieces = chunks if body.get("stream") else None
+        return await stainless_reply(self.PROVIDER, self._module, call, answer, pieces, params)

@@ -22,13 +22,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
 from typing import Any
 
 from ..._runtime import loop_resource
 from ...exceptions import ModelAPIError
+from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
-from ._base import ProviderClient, api_error
+from ._base import ProviderClient, api_error, collect
 
 __all__ = [
     "PooledClient",
@@ -37,6 +38,7 @@ __all__ = [
     "per_loop",
     "root_url",
     "stainless_error",
+    "stainless_reply",
 ]
 
 
@@ -72,10 +74,6 @@ class PooledClient(ProviderClient):
     """A native client over an async SDK client: subclasses build one in :meth:`_new_sdk` from
     ``self._config`` and close it in :meth:`_close_sdk`; :meth:`_sdk` is the running loop's
     (see :func:`per_loop`)."""
-
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._own_key = object()
 
     def _sdk(self) -> Any:
         return per_loop(self.PROVIDER, self._config, self._new_sdk, self._own_key, self._close_sdk)
@@ -130,6 +128,35 @@ def _error_code(body: Any) -> str | None:
         code = error.get("code") or error.get("type")
         return str(code) if code is not None else None
     return None
+
+
+async def stainless_reply(
+    provider: str,
+    sdk: Any,
+    call: Awaitable[Any],
+    whole: Callable[[Any], Any],
+    pieces: Callable[[Any], AsyncIterable[Any]] | None,
+    params: Mapping[str, Any],
+) -> Any:
+    """The reply of a Stainless SDK's request ``call``: ``whole(reply)``, or with ``pieces`` the
+    stream's chunks (``pieces(reply)``) collected and the stream closed. The SDK checks the
+    request, parley the reply (:func:`reading_reply`); the SDK's API errors become parley's
+    (:func:`stainless_error`)."""
+    try:
+        with reading_reply(provider, shapes=False):
+            reply = await call
+        with reading_reply(provider):
+            if pieces is None:
+                return whole(reply)
+            try:
+                return await collect(pieces(reply), params)
+            finally:
+                await reply.close()
+    except Exception as e:
+        error = stainless_error(provider, sdk, e)
+        if error is None:
+            raise
+        raise error from e
 
 
 def stainless_error(provider: str, sdk: Any, error: Exception) -> ModelAPIError | None:

@@ -26,36 +26,17 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
-from .._reply_checks import reading_reply
 from . import _anthropic_messages as translate
 from ._base import (
     ProviderClient,
     chunk,
-    collect,
     completion,
-    require,
     tool_call,
 )
-from ._sdk_calls import call_kwargs, per_loop, stainless_error
+from ._sdk_calls import call_kwargs, per_loop, stainless_reply
 
 __all__ = ["AnthropicClient"]
 
-# USD per 1k (input, output) tokens, from Anthropic's pricing page (anthropic.com/pricing,
-# "API" models, 2025): base input rates; prompt-cache writes and reads are not priced apart.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-3-haiku": (0.00025, 0.00125),
-    "claude-3-sonnet": (0.003, 0.015),
-    "claude-3-opus": (0.015, 0.075),
-    "claude-3-5-haiku": (0.0008, 0.004),
-    "claude-3-5-sonnet": (0.003, 0.015),
-    "claude-3-7-sonnet": (0.003, 0.015),
-    "claude-haiku-4-5": (0.001, 0.005),
-    "claude-sonnet-4": (0.003, 0.015),
-    "claude-opus-4": (0.015, 0.075),
-    "claude-opus-4-5": (0.005, 0.025),
-    "claude-2": (0.008, 0.024),
-    "claude-instant-1": (0.0008, 0.0024),
-}
 
 _FINISH = {
     "end_turn": "stop",
@@ -82,12 +63,10 @@ class AnthropicClient(ProviderClient):
     """The ModelClient of ``api_type: "anthropic"``."""
 
     PROVIDER: ClassVar[str] = "anthropic"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+    SDK: ClassVar[str] = "anthropic"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._sdk = require("anthropic", "anthropic")
-        self._own_key = object()
         config = self._config
         api_key = config.get("api_key") or os.environ.get("ANTHROPIC_API_KEY")
         settings: dict[str, Any] = {k: config[k] for k in _SHARED if config.get(k) is not None}
@@ -100,7 +79,7 @@ class AnthropicClient(ProviderClient):
             if config.get("aws_profile_name"):
                 settings["aws_profile"] = config["aws_profile_name"]
         elif config.get("gcp_project_id") and config.get("gcp_region"):
-            if not hasattr(self._sdk, "AsyncAnthropicVertex"):
+            if not hasattr(self._module, "AsyncAnthropicVertex"):
                 raise ConfigError("this anthropic SDK has no Vertex AI client: upgrade anthropic")
             self._cls = "AsyncAnthropicVertex"
             settings.update(project_id=config["gcp_project_id"], region=config["gcp_region"])
@@ -115,7 +94,7 @@ class AnthropicClient(ProviderClient):
 
     def _client(self) -> Any:
         def make() -> Any:
-            return getattr(self._sdk, self._cls)(**self._settings)
+            return getattr(self._module, self._cls)(**self._settings)
 
         return per_loop(f"anthropic:{self._cls}", self._settings, make, self._own_key)
 
@@ -156,21 +135,10 @@ class AnthropicClient(ProviderClient):
             kwargs["timeout"] = params["timeout"]
         if params.get("stream"):
             kwargs["stream"] = True
-        try:
-            with reading_reply(self.PROVIDER, shapes=False):  # the SDK checks the request
-                answer = await create(**kwargs)
-            with reading_reply(self.PROVIDER):
-                if not params.get("stream"):
-                    return _response(answer)
-                try:
-                    return await collect(_chunks(answer), params)
-                finally:
-                    await answer.close()
-        except self._sdk.AnthropicError as e:
-            error = stainless_error("anthropic", self._sdk, e)
-            if error is None:
-                raise
-            raise error from e
+        pieces = _chunks if params.get("stream") else None
+        return await stainless_reply(
+            self.PROVIDER, self._module, create(**kwargs), _response, pieces, params
+        )
 
     @staticmethod
     def price_name(model: str) -> str:
@@ -244,3 +212,6 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
             reason = _FINISH.get(str(event.delta.stop_reason), "stop")
             yield chunk(**head, finish_reason=reason)
     yield chunk(**head, usage=(prompt, done))
+
+
+PRICES = AnthropicClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -39,50 +39,6 @@ from ._bedrock_replies import StreamReader, read_response
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
-# USD per 1k (input, output) tokens: Bedrock's on-demand list prices in us-east-1, from
-# https://aws.amazon.com/bedrock/pricing/ (2025). Cross-region inference profiles cost the same.
-PRICES: dict[str, tuple[float, float]] = {
-    "anthropic.claude-instant": (0.0008, 0.0024),
-    "anthropic.claude-v2": (0.008, 0.024),
-    "anthropic.claude-3-haiku": (0.00025, 0.00125),
-    "anthropic.claude-3-sonnet": (0.003, 0.015),
-    "anthropic.claude-3-opus": (0.015, 0.075),
-    "anthropic.claude-3-5-haiku": (0.0008, 0.004),
-    "anthropic.claude-3-5-sonnet": (0.003, 0.015),
-    "anthropic.claude-3-7-sonnet": (0.003, 0.015),
-    "anthropic.claude-sonnet-4": (0.003, 0.015),
-    "anthropic.claude-opus-4": (0.015, 0.075),
-    "anthropic.claude-opus-4-5": (0.005, 0.025),
-    "anthropic.claude-haiku-4-5": (0.001, 0.005),
-    "meta.llama2-13b-chat": (0.00075, 0.001),
-    "meta.llama2-70b-chat": (0.00195, 0.00256),
-    "meta.llama3-8b-instruct": (0.0003, 0.0006),
-    "meta.llama3-70b-instruct": (0.00265, 0.0035),
-    "meta.llama3-1-8b-instruct": (0.00022, 0.00022),
-    "meta.llama3-1-70b-instruct": (0.00072, 0.00072),
-    "meta.llama3-1-405b-instruct": (0.0024, 0.0024),
-    "meta.llama3-2-1b-instruct": (0.0001, 0.0001),
-    "meta.llama3-2-3b-instruct": (0.00015, 0.00015),
-    "meta.llama3-2-11b-instruct": (0.00016, 0.00016),
-    "meta.llama3-2-90b-instruct": (0.00072, 0.00072),
-    "meta.llama3-3-70b-instruct": (0.00072, 0.00072),
-    "mistral.mistral-7b-instruct": (0.00015, 0.0002),
-    "mistral.mixtral-8x7b-instruct": (0.00045, 0.0007),
-    "mistral.mistral-small-2402": (0.001, 0.003),
-    "mistral.mistral-large-2402": (0.004, 0.012),
-    "mistral.mistral-large-2407": (0.002, 0.006),
-    "amazon.nova-micro": (0.000035, 0.00014),
-    "amazon.nova-lite": (0.00006, 0.00024),
-    "amazon.nova-pro": (0.0008, 0.0032),
-    "amazon.nova-premier": (0.0025, 0.0125),
-    "amazon.titan-text-lite": (0.00015, 0.0002),
-    "amazon.titan-text-express": (0.0002, 0.0006),
-    "amazon.titan-text-premier": (0.0005, 0.0015),
-    "cohere.command-text": (0.0015, 0.002),
-    "cohere.command-light-text": (0.0003, 0.0006),
-    "cohere.command-r-plus": (0.003, 0.015),
-    "cohere.command-r": (0.0005, 0.0015),
-}
 
 # The geography of a cross-region inference profile's id ("us.anthropic.claude-...").
 _REGION_PREFIX = re.compile(r"^(?:us|us-gov|eu|apac|jp|au|ca|global)\.")
@@ -101,11 +57,10 @@ class BedrockClient(ProviderClient):
     answers as ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = PROVIDER
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+    SDK: ClassVar[str] = "boto3"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._boto3 = require("boto3", "bedrock")
         self._lock = threading.Lock()
         self._runtime: Any = None
 
@@ -121,7 +76,7 @@ class BedrockClient(ProviderClient):
     def _new_client(self) -> Any:
         config = require("botocore.config", "bedrock")
         c = self._config
-        session = self._boto3.Session(
+        session = self._module.Session(
             aws_access_key_id=c.get("aws_access_key") or None,
             aws_secret_access_key=c.get("aws_secret_key") or None,
             aws_session_token=c.get("aws_session_token") or None,
@@ -207,3 +162,6 @@ async def _chunks(response: Mapping[str, Any], model: str, events: Any) -> Async
     while (event := await to_thread(next, events, end)) is not end:
         for piece in reader.read(event):
             yield piece
+
+
+PRICES = BedrockClient.PRICES  # the table of prices.json the client uses

@@ -20,24 +20,17 @@ from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["CerebrasClient"]
 
-# USD per 1k (input, output) tokens, from cerebras.ai/pricing (2024-2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "llama3.1-8b": (0.0001, 0.0001),
-    "llama3.1-70b": (0.0006, 0.0006),
-    "llama-3.3-70b": (0.00085, 0.0012),
-    "llama-4-scout-17b-16e-instruct": (0.00065, 0.00085),
-    "qwen-3-32b": (0.0004, 0.0008),
-}
-
 
 class CerebrasClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "cerebras"``."""
 
     PROVIDER: ClassVar[str] = "cerebras"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "cerebras.cloud.sdk"
     CLIENT: ClassVar[str] = "AsyncCerebras"
     API_KEY_ENV: ClassVar[str] = "CEREBRAS_API_KEY"
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys((*COMMON_PARAMS, "parallel_tool_calls"))
+
+
+PRICES = CerebrasClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -29,15 +29,6 @@ from ._sdk_calls import PooledClient
 
 __all__ = ["CohereClient"]
 
-# USD per 1k (input, output) tokens, from https://cohere.com/pricing (2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "command-a": (0.0025, 0.01),
-    "command-r-plus": (0.0025, 0.01),
-    "command-r": (0.00015, 0.0006),
-    "command-r7b": (0.0000375, 0.00015),
-    "command": (0.001, 0.002),
-    "command-light": (0.0003, 0.0006),
-}
 
 # AutoGen's names -> chat v2's.
 _PARAMS = {
@@ -133,11 +124,7 @@ class CohereClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "cohere"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
-
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._cohere = require("cohere", "cohere")
+    SDK: ClassVar[str] = "cohere"
 
     async def _close_sdk(self, client: Any) -> None:
         # The SDK closes its HTTP client only as an async context manager, on leaving it.
@@ -150,7 +137,7 @@ class CohereClient(PooledClient):
             kwargs["base_url"] = str(config["base_url"])
         if config.get("timeout") is not None:
             kwargs["timeout"] = float(config["timeout"])
-        return self._cohere.AsyncClientV2(**kwargs)
+        return self._module.AsyncClientV2(**kwargs)
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = request_of(params)
@@ -235,3 +222,6 @@ def _tokens(usage: Any) -> tuple[int, int]:
         if counts is not None and counts.input_tokens is not None:
             return int(counts.input_tokens), int(counts.output_tokens or 0)
     return 0, 0
+
+
+PRICES = CohereClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -41,19 +41,6 @@ from ._sdk_calls import PooledClient
 __all__ = ["GeminiClient"]
 
 
-# USD per 1k (input, output) tokens, prompts up to 200k tokens (128k for 1.5), from
-# https://ai.google.dev/gemini-api/docs/pricing (paid tier, 2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "gemini-2.5-pro": (0.00125, 0.01),
-    "gemini-2.5-flash": (0.0003, 0.0025),
-    "gemini-2.5-flash-lite": (0.0001, 0.0004),
-    "gemini-2.0-flash": (0.0001, 0.0004),
-    "gemini-2.0-flash-lite": (0.000075, 0.0003),
-    "gemini-1.5-pro": (0.00125, 0.005),
-    "gemini-1.5-flash": (0.000075, 0.0003),
-    "gemini-1.5-flash-8b": (0.0000375, 0.00015),
-}
-
 _VERTEX_KEYS = ("vertexai", "project_id", "location")
 _CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
@@ -63,11 +50,11 @@ class GeminiClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "google"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+    SDK: ClassVar[str] = "google.genai"
+    EXTRA: ClassVar[str] = "gemini"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._genai = require("google.genai", "gemini")
         self._types = require("google.genai.types", "gemini")
 
     async def _close_sdk(self, client: Any) -> None:
@@ -98,7 +85,7 @@ class GeminiClient(PooledClient):
             )
         else:
             kwargs["api_key"] = config.get("api_key")
-        return self._genai.Client(**kwargs)
+        return self._module.Client(**kwargs)
 
     @staticmethod
     def _credentials(config: Mapping[str, Any]) -> Any:
@@ -253,3 +240,6 @@ def _read_candidate(answer: Any, first_call: int = 0) -> tuple[str, list[dict[st
             call_id = call.id or made_up_call_id(answer.response_id, index, call.name, args)
             calls.append(tool_call(call_id, str(call.name), json.dumps(args)))
     return "".join(texts), calls, candidate.finish_reason
+
+
+PRICES = GeminiClient.PRICES  # its table in prices.json, at AutoGen's module path too

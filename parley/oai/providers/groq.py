@@ -21,24 +21,11 @@ from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["GroqClient"]
 
-# USD per 1k (input, output) tokens, from groq.com/pricing (2024-2025).
-PRICES: dict[str, tuple[float, float]] = {
-    "llama3-8b-8192": (0.00005, 0.00008),
-    "llama3-70b-8192": (0.00059, 0.00079),
-    "llama-3.1-8b-instant": (0.00005, 0.00008),
-    "llama-3.1-70b-versatile": (0.00059, 0.00079),
-    "llama-3.3-70b-versatile": (0.00059, 0.00079),
-    "mixtral-8x7b-32768": (0.00024, 0.00024),
-    "gemma-7b-it": (0.00007, 0.00007),
-    "gemma2-9b-it": (0.0002, 0.0002),
-}
-
 
 class GroqClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "groq"``."""
 
     PROVIDER: ClassVar[str] = "groq"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "groq"
     CLIENT: ClassVar[str] = "AsyncGroq"
     API_KEY_ENV: ClassVar[str] = "GROQ_API_KEY"
@@ -46,3 +33,6 @@ class GroqClient(OpenAICompatibleClient):
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys(
         (*COMMON_PARAMS, "frequency_penalty", "presence_penalty", "parallel_tool_calls")
     )
+
+
+PRICES = GroqClient.PRICES  # its table in prices.json, at AutoGen's module path too

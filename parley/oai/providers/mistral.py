@@ -30,21 +30,6 @@ from ._sdk_calls import aclose, per_loop, root_url
 
 __all__ = ["MistralAIClient"]
 
-# USD per 1k (input, output) tokens, from mistral.ai/pricing (late 2024).
-PRICES: dict[str, tuple[float, float]] = {
-    "open-mistral-7b": (0.00025, 0.00025),
-    "open-mixtral-8x7b": (0.0007, 0.0007),
-    "open-mixtral-8x22b": (0.002, 0.006),
-    "open-mistral-nemo": (0.00015, 0.00015),
-    "mistral-small": (0.0002, 0.0006),
-    "mistral-medium": (0.00275, 0.0081),
-    "mistral-large": (0.002, 0.006),
-    "codestral": (0.0002, 0.0006),
-    "ministral-3b": (0.00004, 0.00004),
-    "ministral-8b": (0.0001, 0.0001),
-    "pixtral-12b": (0.00015, 0.00015),
-    "pixtral-large": (0.002, 0.006),
-}
 
 _PARAMS: dict[str, Any] = {
     "temperature": 0.7,
@@ -103,12 +88,10 @@ class MistralAIClient(ProviderClient):
     """The ModelClient of ``api_type: "mistral"``."""
 
     PROVIDER: ClassVar[str] = "mistral"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
+    SDK: ClassVar[str] = "mistralai"
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
-        self._sdk = require("mistralai", "mistral")
-        self._own_key = object()
         api_key = self._config.get("api_key") or os.environ.get("MISTRAL_API_KEY")
         if not api_key:
             raise ConfigError("the mistral config has no api_key and MISTRAL_API_KEY is not set")
@@ -122,7 +105,7 @@ class MistralAIClient(ProviderClient):
     def _client(self) -> Any:
         def make() -> Any:
             # mistralai 1.x exports Mistral at the top; 2.x and later from mistralai.client.
-            cls = getattr(self._sdk, "Mistral", None)
+            cls = getattr(self._module, "Mistral", None)
             if cls is None:
                 cls = require("mistralai.client", "mistral").Mistral
             return cls(**self._settings)
@@ -176,3 +159,6 @@ class MistralAIClient(ProviderClient):
         if problem is None and type(error).__name__ == "NoResponseError":
             problem = f"no response: {error}"
         return None if problem is None else api_error("mistral", problem, status=None)
+
+
+PRICES = MistralAIClient.PRICES  # its table in prices.json, at AutoGen's module path too

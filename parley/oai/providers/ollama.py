@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
 from ...exceptions import ModelAPIError
@@ -26,7 +26,6 @@ from ._base import (
     collect,
     completion,
     new_id,
-    require,
     tool_call,
 )
 from ._messages import FunctionSpec, function_specs
@@ -36,8 +35,6 @@ from ._sdk_calls import PooledClient
 
 __all__ = ["OllamaClient"]
 
-# Local models cost nothing; a config's ``price`` still applies.
-PRICES: dict[str, tuple[float, float]] = {}
 
 _FINISH = {"stop": "stop", "length": "length"}
 
@@ -47,11 +44,7 @@ class OllamaClient(PooledClient):
     ``ChatCompletion``s."""
 
     PROVIDER: ClassVar[str] = "ollama"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
-
-    def __init__(self, **config: Any) -> None:
-        super().__init__(**config)
-        self._ollama = require("ollama", "ollama")
+    SDK: ClassVar[str] = "ollama"
 
     async def _close_sdk(self, client: Any) -> None:
         await client.close()
@@ -59,7 +52,7 @@ class OllamaClient(PooledClient):
     def _new_sdk(self) -> Any:
         config = self._config
         headers = {"authorization": f"Bearer {config['api_key']}"} if config.get("api_key") else {}
-        return self._ollama.AsyncClient(
+        return self._module.AsyncClient(
             host=config.get("client_host") or config.get("base_url"),
             timeout=config.get("timeout"),
             headers=headers,
@@ -147,7 +140,7 @@ class OllamaClient(PooledClient):
                 yield chunk(**head, usage=(piece.prompt_eval_count or 0, piece.eval_count or 0))
 
     def _error(self, error: Exception) -> Exception:
-        if isinstance(error, self._ollama.ResponseError):
+        if isinstance(error, self._module.ResponseError):
             status = error.status_code if error.status_code > 0 else 500
             return api_error(self.PROVIDER, str(error.error), status=status)
         if is_connection_failure(error):
@@ -204,3 +197,6 @@ def _emulated_calls(answer: Any, specs: list[FunctionSpec]) -> Any:
         response_id=answer.id,
         created=answer.created,
     )
+
+
+PRICES = OllamaClient.PRICES  # its table in prices.json, at AutoGen's module path too

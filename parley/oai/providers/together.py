@@ -24,29 +24,11 @@ from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
 
 __all__ = ["TogetherClient"]
 
-# USD per 1k (input, output) tokens, from together.ai/pricing (2024-2025). AutoGen priced by
-# model size; listing the models is exact where it matters and the config's price covers others.
-PRICES: dict[str, tuple[float, float]] = {
-    "meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo": (0.00018, 0.00018),
-    "meta-llama/Meta-Llama-3.1-70B-Instruct-Turbo": (0.00088, 0.00088),
-    "meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo": (0.0035, 0.0035),
-    "meta-llama/Llama-3.3-70B-Instruct-Turbo": (0.00088, 0.00088),
-    "meta-llama/Llama-3-8b-chat-hf": (0.0002, 0.0002),
-    "meta-llama/Llama-3-70b-chat-hf": (0.0009, 0.0009),
-    "mistralai/Mistral-7B-Instruct": (0.0002, 0.0002),
-    "mistralai/Mixtral-8x7B-Instruct-v0.1": (0.0006, 0.0006),
-    "mistralai/Mixtral-8x22B-Instruct-v0.1": (0.0012, 0.0012),
-    "Qwen/Qwen2.5-7B-Instruct-Turbo": (0.0003, 0.0003),
-    "Qwen/Qwen2.5-72B-Instruct-Turbo": (0.0012, 0.0012),
-    "deepseek-ai/DeepSeek-V3": (0.00125, 0.00125),
-}
-
 
 class TogetherClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "together"``."""
 
     PROVIDER: ClassVar[str] = "together"
-    PRICES: ClassVar[Mapping[str, tuple[float, float]]] = PRICES
     SDK: ClassVar[str] = "together"
     CLIENT: ClassVar[str] = "AsyncTogether"
     API_KEY_ENV: ClassVar[str] = "TOGETHER_API_KEY"
@@ -58,3 +40,6 @@ class TogetherClient(OpenAICompatibleClient):
         ),
         "safety_model": None,
     }
+
+
+PRICES = TogetherClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -18,8 +18,9 @@ from ...._retrieve_embed import (
     import_chromadb,
     offline_settings,
 )
+from ._doc_store import DocStore, Lookup
 from .base import HASH_LENGTH, Document, ItemID, QueryResults, chunk_ids
-from .utils import chroma_results_to_query_results, filter_results_by_distance
+from .utils import chroma_results_to_query_results
 
 __all__ = ["CHROMADB_MAX_BATCH_SIZE", "ChromaVectorDB"]
 
@@ -27,7 +28,7 @@ CHROMADB_MAX_BATCH_SIZE = int(os.environ.get("CHROMADB_MAX_BATCH_SIZE", 40000))
 _DEFAULT_METADATA = {"hnsw:space": "ip", "hnsw:construction_ef": 30, "hnsw:M": 32}
 
 
-class ChromaVectorDB:
+class ChromaVectorDB(DocStore):
     """A :class:`~parley.agentchat.contrib.vectordb.base.VectorDB` over ChromaDB.
 
     Args:
@@ -109,19 +110,7 @@ class ChromaVectorDB:
     def generate_chunk_ids(self, chunks: list[str], hash_length: int = HASH_LENGTH) -> list[ItemID]:
         return list(chunk_ids(chunks, hash_length))
 
-    def insert_docs(
-        self,
-        docs: list[Document],
-        collection_name: str | None = None,
-        upsert: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        if not docs:
-            return
-        if docs[0].get("content") is None:
-            raise ValueError("The document content is required.")
-        if docs[0].get("id") is None:
-            raise ValueError("The document id is required.")
+    def _insert(self, docs: list[Document], collection_name: str | None, upsert: bool) -> None:
         collection = self.get_collection(collection_name)
         write = collection.upsert if upsert else collection.add
         for start in range(0, len(docs), CHROMADB_MAX_BATCH_SIZE):
@@ -138,33 +127,23 @@ class ChromaVectorDB:
     ) -> None:
         self.get_collection(collection_name).delete(ids=[str(i) for i in ids], **kwargs)
 
-    def retrieve_docs(
-        self,
-        queries: list[str],
-        collection_name: str | None = None,
-        n_results: int = 10,
-        distance_threshold: float = -1,
-        **kwargs: Any,
+    def _nearest(
+        self, queries: list[str], collection_name: str | None, n: int, options: dict[str, Any]
     ) -> QueryResults:
         collection = self.get_collection(collection_name)
-        found = collection.query(query_texts=list(queries), n_results=n_results, **kwargs)
+        found = collection.query(query_texts=list(queries), n_results=n, **options)
         columns = {k: v for k, v in found.items() if k not in ("included", "data", "uris")}
         columns["contents"] = columns.pop("documents", None)
-        return filter_results_by_distance(
-            chroma_results_to_query_results(columns), distance_threshold
-        )
+        return chroma_results_to_query_results(columns)
 
-    def get_docs_by_ids(
-        self,
-        ids: list[ItemID] | None = None,
-        collection_name: str | None = None,
-        include: list[str] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        collection = self.get_collection(collection_name)
+    def _get(self, lookup: Lookup) -> list[Document]:
+        ids, include = lookup.ids, lookup.include
+        collection = self.get_collection(lookup.collection_name)
         include = list(include) if include is not None else ["metadatas", "documents"]
         found = collection.get(
-            ids=[str(i) for i in ids] if ids is not None else None, include=include, **kwargs
+            ids=[str(i) for i in ids] if ids is not None else None,
+            include=include,
+            **lookup.options,
         )
         docs: list[Document] = []
         for i, item_id in enumerate(found["ids"]):

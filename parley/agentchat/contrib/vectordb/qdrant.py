@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...._retrieve_embed import EmbedFunction, default_embedding, embed, install_hint
+from ._doc_store import DocStore, Lookup
 from .base import HASH_LENGTH, Document, ItemID, QueryResults
-from .utils import filter_results_by_distance
 
 __all__ = ["QdrantVectorDB"]
 
@@ -44,7 +44,7 @@ def _point_id(item_id: ItemID) -> str | int:
         return _uuid_of(str(item_id))
 
 
-class QdrantVectorDB:
+class QdrantVectorDB(DocStore):
     """A :class:`~parley.agentchat.contrib.vectordb.base.VectorDB` over Qdrant.
 
     Args:
@@ -125,17 +125,7 @@ class QdrantVectorDB:
         """UUIDs made from each chunk's MD5 (Qdrant's ids are UUIDs or integers)."""
         return [_uuid_of(chunk) for chunk in chunks]
 
-    def insert_docs(
-        self,
-        docs: list[Document],
-        collection_name: str | None = None,
-        upsert: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        if not docs:
-            return
-        if any(d.get("content") is None or d.get("id") is None for d in docs):
-            raise ValueError("Each document needs an id and a content.")
+    def _insert(self, docs: list[Document], collection_name: str | None, upsert: bool) -> None:
         name = self._name(collection_name)
         if not upsert:
             existing = self.client.retrieve(name, ids=[_point_id(d["id"]) for d in docs])  # type: ignore[arg-type]
@@ -177,29 +167,19 @@ class QdrantVectorDB:
             points_selector=self._models.PointIdsList(points=[_point_id(i) for i in ids]),
         )
 
-    def retrieve_docs(
-        self,
-        queries: list[str],
-        collection_name: str | None = None,
-        n_results: int = 10,
-        distance_threshold: float = -1,
-        **kwargs: Any,
+    def _nearest(
+        self, queries: list[str], collection_name: str | None, n: int, options: dict[str, Any]
     ) -> QueryResults:
         name = self._name(collection_name)
         results: QueryResults = []
         for vector in embed(self._embed, queries) if queries else []:
-            found = self.client.query_points(name, query=vector, limit=n_results, with_payload=True)
+            found = self.client.query_points(name, query=vector, limit=n, with_payload=True)
             results.append([(self._document(p), 1.0 - float(p.score)) for p in found.points])
-        return filter_results_by_distance(results, distance_threshold)
+        return results
 
-    def get_docs_by_ids(
-        self,
-        ids: list[ItemID] | None = None,
-        collection_name: str | None = None,
-        include: list[str] | None = None,
-        **kwargs: Any,
-    ) -> list[Document]:
-        name = self._name(collection_name)
+    def _get(self, lookup: Lookup) -> list[Document]:
+        ids, include = lookup.ids, lookup.include
+        name = self._name(lookup.collection_name)
         with_vectors = include is not None and any(i.startswith("embedding") for i in include)
         if ids is not None:
             points = self.client.retrieve(
