@@ -7,6 +7,10 @@ session on a free loopback port, flushed before each test. Tests using it must b
 
 ``legacy_completion`` gives the legacy ``Completion`` API a cache root of the test's own and
 puts the class state back afterwards.
+
+The suite runs in parallel (pytest-xdist, ``scripts/test.sh``): each worker is a pytest process
+with its own Redis, key file, fake models and temporary folders. The layers in ``XDIST_GROUPS``
+run on one worker each, one test at a time, in file order (``--dist loadgroup``).
 """
 
 from __future__ import annotations
@@ -186,6 +190,29 @@ def model_file() -> Path:
         f"hand: {INSTALL_HINT}",
         pytrace=False,
     )
+
+
+# A mark -> the xdist group of the tests that carry it (a docs page carries its page's marks).
+XDIST_GROUPS = {
+    # Ray: the clusters share 127.0.0.2, where a starting node finds its raylet by address
+    # alone; tests/batch/test_ray.py's tests share one module cluster and run in order.
+    "ray": "ray",
+    # The embedded model: llama.cpp keeps both cores busy for a test's length, and a second
+    # model at once would only double every test's time against its timeout.
+    "local_model": "local_model",
+    # Chromium: a browser process per module, and the heaviest memory user of the suite.
+    "browser": "browser",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (in the same hook)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 _KEY_FILE_ENV = "PARLEY_DURABLE_KEY_FILE"
