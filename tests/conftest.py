@@ -9,8 +9,10 @@ session on a free loopback port, flushed before each test. Tests using it must b
 puts the class state back afterwards.
 
 The suite runs in parallel (pytest-xdist, ``scripts/test.sh``): each worker is a pytest process
-with its own Redis, key file, fake models and temporary folders. The layers in ``XDIST_GROUPS``
-run on one worker each, one test at a time, in file order (``--dist loadgroup``).
+with its own Redis, fake models and temporary folders; the durable key file is the session's
+(made by whichever process needs it first, as parley makes it for concurrent users). The layers
+in ``XDIST_GROUPS`` run on one worker each, one test at a time, in file order
+(``--dist loadgroup``).
 """
 
 from __future__ import annotations
