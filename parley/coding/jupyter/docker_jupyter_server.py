@@ -63,6 +63,7 @@ __all__ = ["DockerJupyterServer"]
 INTERNAL_NETWORK = "parley-jupyter"
 GATEWAY_PORT = 8888
 _READY_SECONDS = 60.0
+_NETWORK_LOCK_SECONDS = 30.0  # looking and creating take well under a second
 _LOG = "/tmp/kernel-gateway.log"
 
 
@@ -288,14 +289,25 @@ def _ensure_internal_network(client: DockerClient) -> None:
 
 @contextlib.contextmanager
 def _network_lock() -> Iterator[None]:
+    """Held while this user's process looks for and creates the network. Bounded: a file that
+    is not this user's, or a lock held too long (a stopped process), only costs the order."""
     path = os.path.join(tempfile.gettempdir(), f"parley-docker-network-{os.getuid()}.lock")
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     except OSError:
-        yield  # another user's file: unserialized, as check_duplicate leaves it
+        yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        if os.fstat(fd).st_uid == os.getuid():
+            deadline = time.monotonic() + _NETWORK_LOCK_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
         yield
     finally:
         os.close(fd)  # releases the lock
