@@ -38,7 +38,7 @@ bash scripts/build-sandbox-image.sh "$PARLEY_SANDBOX_IMAGE"
 # pytest on parallel workers (pytest-xdist): the tests wait on servers, containers and child
 # processes much of the time, so more workers than cores pay off on a small machine
 # ($PARLEY_TEST_WORKERS, or -n after the arguments below, overrides it; -n 0 runs in one
-# process). --dist loadgroup keeps each xdist_group on one worker (tests/conftest.py: the Ray,
-# local model and browser layers).
+# process). --dist loadgroup keeps each layer of XDIST_GROUPS (tests/conftest.py: Ray, the local
+# model, the browser) on one worker, one test at a time (tests/_xdist_groups.py).
 workers="${PARLEY_TEST_WORKERS:-3}"
 exec "$py" -m pytest -n "$workers" --dist loadgroup "$@"
