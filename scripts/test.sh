@@ -37,4 +37,10 @@ export PARLEY_SITE_DIR="$PWD/site"
 export PARLEY_SANDBOX_IMAGE="${PARLEY_SANDBOX_IMAGE:-parley-sandbox:latest}"
 bash scripts/build-sandbox-image.sh "$PARLEY_SANDBOX_IMAGE"
 "$py" -m parley sandbox build --jupyter
-exec "$py" -m pytest "$@"
+# pytest on parallel workers (pytest-xdist): the tests wait on servers, containers and child
+# processes much of the time, so more workers than cores pay off on a small machine
+# ($PARLEY_TEST_WORKERS, or -n after the arguments below, overrides it; -n 0 runs in one
+# process). --dist loadgroup keeps each layer of XDIST_GROUPS (tests/conftest.py: Ray, the local
+# model, the browser) on one worker, one test at a time (tests/_xdist_groups.py).
+workers="${PARLEY_TEST_WORKERS:-3}"
+exec "$py" -m pytest -n "$workers" --dist loadgroup "$@"

@@ -7,6 +7,12 @@ session on a free loopback port, flushed before each test. Tests using it must b
 
 ``legacy_completion`` gives the legacy ``Completion`` API a cache root of the test's own and
 puts the class state back afterwards.
+
+The suite runs in parallel (pytest-xdist, ``scripts/test.sh``): each worker is a pytest process
+with its own Redis, fake models and temporary folders; the durable key file is the session's
+(made by whichever process needs it first, as parley makes it for concurrent users). The layers
+in ``XDIST_GROUPS`` run on one worker each, one test at a time, in file order
+(``--dist loadgroup``).
 """
 
 from __future__ import annotations
@@ -188,6 +194,46 @@ def model_file() -> Path:
     )
 
 
+# A mark -> the xdist group of the tests that carry it (a docs page carries its page's marks).
+XDIST_GROUPS = {
+    # Ray: the clusters share 127.0.0.2, where a starting node finds its raylet by address
+    # alone; tests/batch/test_ray.py's tests share one module cluster and run in order.
+    "ray": "ray",
+    # The embedded model: llama.cpp keeps both cores busy for a test's length, and a second
+    # model at once would only double every test's time against its timeout.
+    "local_model": "local_model",
+    # Chromium: a browser process per module, and the heaviest memory user of the suite.
+    "browser": "browser",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (in the same hook)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    try:
+        from . import _xdist_groups
+    except ImportError:
+        return  # this file copied into another suite (tests/cache/test_redis_fixture.py)
+    groups = {}
+    for item in items:
+        group = next((g for mark, g in XDIST_GROUPS.items() if item.get_closest_marker(mark)), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+            groups[item.nodeid] = group
+    _xdist_groups.record(groups)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """The loadgroup scheduler that keeps ``XDIST_GROUPS`` together (tests/_xdist_groups.py)."""
+    if config.getoption("dist", "no") != "loadgroup":
+        return None
+    from . import _xdist_groups
+
+    return _xdist_groups.make_scheduler(config, log)
+
+
 _KEY_FILE_ENV = "PARLEY_DURABLE_KEY_FILE"
 
 
@@ -202,6 +248,12 @@ def pytest_configure(config: pytest.Config) -> None:
     import os
     import tempfile
 
+    try:
+        from . import _xdist_groups
+    except ImportError:
+        pass  # this file copied into another suite (tests/cache/test_redis_fixture.py)
+    else:
+        config.stash[_groups_folder] = _xdist_groups.start(config)
     if _KEY_FILE_ENV not in os.environ:
         folder = tempfile.mkdtemp(prefix="parley-durable-key-")
         os.environ[_KEY_FILE_ENV] = os.path.join(folder, "durable.key")
@@ -218,6 +270,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     import os
 
+    groups_folder = config.stash.get(_groups_folder, None)
+    if groups_folder is not None:
+        from . import _xdist_groups
+
+        _xdist_groups.finish(groups_folder)
     folder = config.stash.get(_key_folder, None)
     if folder is not None:
         os.environ.pop(_KEY_FILE_ENV, None)
@@ -230,4 +287,5 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _key_folder = pytest.StashKey[str]()
+_groups_folder = pytest.StashKey[str | None]()
 _ray_before = pytest.StashKey[dict[str, str | None]]()

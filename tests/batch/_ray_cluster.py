@@ -23,12 +23,15 @@ import contextlib
 import ipaddress
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +50,18 @@ SESSION_TOKEN = secrets.token_hex(32)
 def auth_env() -> dict[str, str]:
     """The environment that turns Ray's token authentication on with this session's token."""
     return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": SESSION_TOKEN}
+
+
+@contextlib.contextmanager
+def short_root() -> Iterator[Path]:
+    """A folder for a cluster's logs and Ray's session files, removed afterwards. Short: Ray
+    puts Unix sockets in it, whose paths have at most 107 bytes, and a parallel test worker's
+    tmp_path (``.../pytest-N/popen-gwN/...``) left too few for Ray's session folder."""
+    root = Path(tempfile.mkdtemp(prefix="parley-ray-"))
+    try:
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def free_port() -> int:

@@ -20,7 +20,15 @@ from parley.durable import ChatStore
 from parley.testing import FakeLLMServer
 from parley.usage import Budget
 
-from ._ray_cluster import HOST, Cluster, Node, auth_env, outside_connections, processes
+from ._ray_cluster import (
+    HOST,
+    Cluster,
+    Node,
+    auth_env,
+    outside_connections,
+    processes,
+    short_root,
+)
 from .chats import PRICE, LockedUp, NodeTaggedPairChat, PairChat, histories, respond
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
@@ -40,14 +48,14 @@ class Running:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+def cluster() -> Iterator[Running]:
     """The cluster (a head, worker nodes w0 and w1), this process connected to it."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    nodes = Cluster(tmp_path_factory.mktemp("ray"), env)
-    with pytest.MonkeyPatch.context() as patch:
+    with short_root() as root, pytest.MonkeyPatch.context() as patch:
+        nodes = Cluster(root, env)
         # The driver's token, as the nodes'; before Ray is imported, which reads the mode once.
         for name, value in auth_env().items():
             patch.setenv(name, value)

@@ -64,6 +64,9 @@ def test_a_missing_requirement_comes_from_the_host_read_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     offline_pip(monkeypatch, tiny_wheels(tmp_path / "wheels"))
+    # A temporary folder of the test's own: other tests (parallel workers) make package folders.
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     work = tmp_path / "work"
     probe = (
         "from functions import quadruple\nimport tinypkg\n"

@@ -8,15 +8,19 @@ scripts/test.sh or by the fixture).
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import os
 import re
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,6 +130,67 @@ def test_a_timeout_interrupts_and_the_kernel_survives(
         assert ex.execute_code_blocks(py("print(kept)")).output.strip() == "7"
 
 
+@pytest.fixture
+def network_name(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A name of its own for the internal network (the shared one is left alone); every network
+    of that name is removed afterwards."""
+    name = f"parley-jupyter-test-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setattr(sys.modules[DockerJupyterServer.__module__], "INTERNAL_NETWORK", name)
+    yield name
+    with docker_client() as client:
+        for network in networks_named(client, name):
+            network.remove()
+
+
+def networks_named(client: Any, name: str) -> list[Any]:
+    return [n for n in client.networks.list(names=[name]) if n.name == name]
+
+
+def test_servers_started_at_once_share_one_internal_network(
+    network_name: str, tmp_path: Path
+) -> None:
+    """Two processes making the internal network at once (test workers, a user's batch) made two
+    networks of its name on Docker before 25, whose name could then not be used at all."""
+    ensure_jupyter_image()
+    start = threading.Barrier(3)
+
+    def run(n: int) -> str:
+        (tmp_path / f"out{n}").mkdir()
+        start.wait(timeout=60)
+        with (
+            DockerJupyterServer(work_dir=tmp_path / f"work{n}") as server,
+            JupyterCodeExecutor(server, output_dir=tmp_path / f"out{n}") as ex,
+        ):
+            return ex.execute_code_blocks(py(f"print({n} * 7)")).output.strip()
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        outputs = list(pool.map(run, range(3), timeout=240))
+    assert outputs == ["0", "7", "14"]
+    with docker_client() as client:
+        assert len(networks_named(client, network_name)) == 1
+
+
+def test_a_network_name_two_networks_share_is_repaired(network_name: str, tmp_path: Path) -> None:
+    """Such twins, left by an older parley: the unused one is removed, and a server starts."""
+    import docker
+
+    ensure_jupyter_image()
+    with docker_client() as client:
+        try:
+            for _ in range(2):
+                client.networks.create(network_name, driver="bridge", internal=True)
+        except docker.errors.APIError as error:
+            if error.status_code != 409:
+                raise
+            pytest.skip("this engine refuses a second network of the same name")
+        with (
+            DockerJupyterServer(work_dir=tmp_path / "work") as server,
+            JupyterCodeExecutor(server, output_dir=tmp_path) as ex,
+        ):
+            assert ex.execute_code_blocks(py("print(6 * 7)")).output.strip() == "42"
+        assert len(networks_named(client, network_name)) == 1
+
+
 def test_stop_removes_the_container_and_the_factory_owns_its_server(tmp_path: Path) -> None:
     ensure_jupyter_image()
     before = gateway_containers()
@@ -134,7 +199,12 @@ def test_stop_removes_the_container_and_the_factory_owns_its_server(tmp_path: Pa
     )
     assert isinstance(executor, JupyterCodeExecutor)
     assert executor.execute_code_blocks(py("print(6 * 7)")).output.strip() == "42"
-    (name,) = gateway_containers() - before
+    # The kernel's container, by the host name Docker gives it (the start of its ID): other
+    # servers (parallel test workers) may start and stop containers meanwhile.
+    hostname = executor.execute_code_blocks(py("import socket\nprint(socket.gethostname())"))
+    with docker_client() as client:
+        name = client.containers.get(hostname.output.strip()).name
+    assert name in gateway_containers() - before
     executor.stop()
     assert not container_exists(name)
 

@@ -12,9 +12,11 @@ is stopped at its next write instead of recording beside it. The same in SQLite 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -78,6 +80,47 @@ def _wait(condition: Callable[[], bool], what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+def _stall(pid: int, db: Path | None) -> None:
+    """SIGSTOP ``pid`` at a moment it holds no write lock on the SQLite file ``db`` (None: the
+    store is not SQLite). Its lease thread writes now and then; stopped inside such a write it
+    would lock every other process out of the file (SQLite's lock, not the chat's lease), which
+    is not the stalled-in-a-model-call owner these tests mean. On a loaded machine the stop lands
+    in a write now and then: the owner is woken and stopped again."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        os.kill(pid, signal.SIGSTOP)
+        _wait(lambda: _stopped(pid), f"process {pid} to stop")
+        if db is None or not _write_locked(db):
+            return
+        os.kill(pid, signal.SIGCONT)
+        assert time.monotonic() < deadline, f"{db} stayed locked by process {pid}"
+        time.sleep(0.02)
+
+
+def _stopped(pid: int) -> bool:
+    """Every thread of the process stopped (state T), or the process gone."""
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # a thread that ended
+        if stat.rsplit(")", 1)[1].split()[0] not in {"T", "Z", "X"}:
+            return False
+    return True
+
+
+def _write_locked(db: Path) -> bool:
+    with contextlib.closing(sqlite3.connect(db, timeout=0, isolation_level=None)) as con:
+        try:
+            con.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if "locked" in str(error):
+                return True
+            raise
+        con.execute("ROLLBACK")
+    return False
 
 
 def _killed_in_first_model_call(server: FakeLLMServer, tmp: Path, spec: str) -> None:
@@ -157,7 +200,7 @@ def test_a_killed_owner_is_taken_over_and_a_stalled_one_after_its_lease_expires(
     stalled = _start(server, tmp_path, spec, "resume")
     try:
         _wait(gate.asked.is_set, "the second resume's model call")
-        os.kill(stalled.pid, signal.SIGSTOP)
+        _stall(stalled.pid, tmp_path / "chats.db" if spec == "sqlite" else None)
         chat = script.build("pair", server.config_list(), tmp_path, idempotent=False)
         with pytest.raises(ChatLeaseError, match=f":{stalled.pid}:"):
             chat.resume(store)
@@ -199,7 +242,7 @@ def test_a_batch_chat_waits_for_a_stalled_worker_and_the_stalled_one_stops(
     )
     try:
         _wait(gate.asked.is_set, "the slow worker's model call")
-        os.kill(slow.pid, signal.SIGSTOP)
+        _stall(slow.pid, victim.store_path(tmp_path))
         gate.opened.set()
         store = ChatStore(victim.store_path(tmp_path), lease_seconds=LEASE)
         assert f":{slow.pid}:" in str(store.lease(f"{victim.BATCH_ID}/0"))

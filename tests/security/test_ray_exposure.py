@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from ..batch._ray_cluster import HOST, SESSION_TOKEN, Cluster
+from ..batch._ray_cluster import HOST, SESSION_TOKEN, Cluster, short_root
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
@@ -54,7 +54,7 @@ PROBES = {
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+def cluster() -> Iterator[Cluster]:
     # Not imported here: Ray reads RAY_AUTH_MODE once, when this process first imports it.
     if importlib.util.find_spec("ray") is None:
         pytest.fail("ray is not installed: pip install 'parley[batch]'", pytrace=False)
@@ -62,13 +62,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     }
-    nodes = Cluster(tmp_path_factory.mktemp("ray"), env)
-    try:
-        nodes.start_head(num_cpus=1)
-        nodes.add_nodes(["w0"], num_cpus=1)
-        yield nodes
-    finally:
-        nodes.stop()
+    with short_root() as root:
+        nodes = Cluster(root, env)
+        try:
+            nodes.start_head(num_cpus=1)
+            nodes.add_nodes(["w0"], num_cpus=1)
+            yield nodes
+        finally:
+            nodes.stop()
 
 
 def _sockets(pids: list[int]) -> set[str]:

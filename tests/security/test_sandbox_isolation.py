@@ -30,6 +30,10 @@ from parley.coding._bwrap import PROCESS_LIMIT
 from tests.coding import _bwrap_support, _docker_support
 
 DOCKER_PIDS_LIMIT = 64  # lower than the default, so that the fork bomb ends sooner
+# The fork bomb's uid when the tests run as root. bubblewrap's limit (RLIMIT_NPROC) then counts
+# every process of the block's uid on the machine: a bomb as the usual 1000 would leave no room
+# for the blocks other tests (parallel workers) run as 1000 at the same time.
+BOMB_UID = 4444
 
 
 @dataclass(frozen=True)
@@ -153,6 +157,8 @@ def test_a_fork_bomb_hits_the_process_limit_and_the_executor_recovers(
             print("stopped after", children, "children:", error.strerror, flush=True)
         """
     )
+    if os.geteuid() == 0:
+        os.chown(tmp_path, BOMB_UID, BOMB_UID)  # the code runs as the work dir's owner
     with sandbox.executor(tmp_path, timeout=10, **sandbox.limited) as ex:
         limited = ex.execute_code_blocks([py(bomb)])
         # The classic one (under another name: the local executor refuses the classic

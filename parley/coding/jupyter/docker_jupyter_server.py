@@ -33,13 +33,16 @@ the gateway can).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import os
 import secrets
 import shutil
 import tempfile
 import time
 import uuid
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +63,7 @@ __all__ = ["DockerJupyterServer"]
 INTERNAL_NETWORK = "parley-jupyter"
 GATEWAY_PORT = 8888
 _READY_SECONDS = 60.0
+_NETWORK_LOCK_SECONDS = 30.0  # looking and creating take well under a second
 _LOG = "/tmp/kernel-gateway.log"
 
 
@@ -236,23 +240,66 @@ def _check_image(client: DockerClient, custom_image: str | None) -> None:
 
 
 def _ensure_internal_network(client: DockerClient) -> None:
-    """The internal network without inter-container traffic, created on first use."""
+    """The internal network without inter-container traffic, created on first use.
+
+    Docker before 25 makes a second network of the same name when two processes create it at
+    once (``check_duplicate`` is a best effort), and a name two networks share cannot be used
+    at all ("network ... is ambiguous"), not even by ID. So this user's processes look and
+    create one at a time (a lock file), and duplicates made before are removed while unused."""
     import docker
 
-    try:
-        client.networks.get(INTERNAL_NETWORK)
-    except docker.errors.NotFound:
+    with _network_lock():
+        named = sorted(
+            (
+                n
+                for n in client.networks.list(names=[INTERNAL_NETWORK])
+                if n.name == INTERNAL_NETWORK
+            ),
+            key=lambda n: str(n.id),
+        )  # the engine's name filter matches parts of names too
+        for extra in named[1:]:
+            with contextlib.suppress(docker.errors.APIError):  # in use: nothing to be done
+                extra.remove()
+        if named:
+            return
         try:
             client.networks.create(
                 INTERNAL_NETWORK,
                 driver="bridge",
                 internal=True,
+                check_duplicate=True,
                 options={"com.docker.network.bridge.enable_icc": "false"},
                 labels={"io.parley.network": "jupyter"},
             )
         except docker.errors.APIError as error:
-            if error.status_code != 409:  # created meanwhile by another process
+            if error.status_code != 409:  # created meanwhile (by another user's process)
                 raise
+
+
+@contextlib.contextmanager
+def _network_lock() -> Iterator[None]:
+    """Held while this user's process looks for and creates the network. Bounded: a file that
+    is not this user's, or a lock held too long (a stopped process), only costs the order."""
+    path = os.path.join(tempfile.gettempdir(), f"parley-docker-network-{os.getuid()}.lock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            deadline = time.monotonic() + _NETWORK_LOCK_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def _close(sandbox: Sandbox, ending: Ending, own_dir: str | None, client: DockerClient) -> None:
