@@ -28,11 +28,13 @@ __all__ = [
     "ConfigEntry",
     "ContentPart",
     "FunctionCall",
+    "FunctionResponse",
     "ImageURL",
     "LLMConfig",
     "Message",
     "MessageContentType",
     "Role",
+    "TemplateContent",
     "ToolCall",
     "ToolResponse",
     "UserMessageImageContentPart",
@@ -75,6 +77,9 @@ class UserMessageImageContentPart(TypedDict):
 #: One part of a multimodal ``content`` list.
 ContentPart: TypeAlias = UserMessageTextContentPart | UserMessageImageContentPart
 
+#: A template ``content``: called with the message's ``context``, it returns the text sent.
+TemplateContent: TypeAlias = Callable[[dict[str, Any]], str]
+
 # --- Function and tool calls ----------------------------------------------------------------------
 
 
@@ -93,11 +98,24 @@ class ToolCall(TypedDict):
     function: FunctionCall
 
 
-class ToolResponse(TypedDict):
+class _ToolResponseRequired(TypedDict):
+    role: Literal["tool"]
+    content: str
+
+
+class ToolResponse(_ToolResponseRequired, total=False):
     """The result of one tool call, as bundled in a message's ``tool_responses``."""
 
+    # Absent only when the call had no ``id`` (a model that sends none): nothing to pair with.
     tool_call_id: str
-    role: Literal["tool"]
+
+
+class FunctionResponse(TypedDict):
+    """The result of a legacy ``function_call``: a message of role ``"function"``, also found
+    in ``tool_responses`` when a human interrupted a message's calls (every call is answered)."""
+
+    role: Literal["function"]
+    name: str
     content: str
 
 
@@ -116,7 +134,8 @@ class Message(TypedDict, total=False):
     """
 
     # A Sequence, not a list: a list of typed parts or of plain dicts can be passed as it is.
-    content: str | Sequence[ContentPart | dict[str, Any] | str] | None
+    # A callable is a template, filled from ``context`` when the message is sent.
+    content: str | Sequence[ContentPart | dict[str, Any] | str] | TemplateContent | None
     role: Role
     #: The speaker (or, for role ``"function"``, the function) name.
     name: str
@@ -124,7 +143,7 @@ class Message(TypedDict, total=False):
     function_call: FunctionCall
     tool_calls: list[ToolCall]
     #: parley and AutoGen bundle the results of a message's ``tool_calls`` under this key.
-    tool_responses: list[ToolResponse]
+    tool_responses: list[ToolResponse | FunctionResponse]
     #: For a single tool response: which call it answers.
     tool_call_id: str
     #: Template variables for ``content`` (see ``OpenAIWrapper.instantiate``).

@@ -28,6 +28,7 @@ from typing import Any
 from parley.types import (
     ConfigEntry,
     FunctionCall,
+    FunctionResponse,
     LLMConfig,
     Message,
     MessageContentType,
@@ -81,6 +82,15 @@ legacy: FunctionCall = {"name": "add", "arguments": "{}"}
 legacy_message: Message = {"content": None, "function_call": legacy}
 with_context: Message = {"content": "Hi {name}", "context": {"name": "Bob"}}
 
+def greeting(context: dict[str, Any]) -> str:
+    return "Hi " + str(context["name"])
+
+template: Message = {"content": greeting, "context": {"name": "Bob"}}
+# A human who interrupts a message's calls answers each one, the legacy call included.
+interrupted: FunctionResponse = {"role": "function", "name": "add", "content": "USER INTERRUPTED"}
+no_id: ToolResponse = {"role": "tool", "content": "3"}
+answered: Message = {"role": "user", "content": "stop", "tool_responses": [interrupted, no_id]}
+
 def shorten(content: MessageContentType) -> MessageContentType:
     return content[:10] if isinstance(content, str) else content
 """
@@ -93,6 +103,7 @@ config: LLMConfig = {"temperature": "low"}  # line 5: not a number
 message: Message = {"role": "bot", "content": "hi"}  # line 6: no such role
 call: ToolCall = {"id": "1", "type": "function", "function": {"name": "f", "arguments": {}}}  # 7
 partial: ToolCall = {"id": "1", "function": {"name": "f", "arguments": "{}"}}  # 8: no "type"
+template: Message = {"content": lambda: "hi", "context": {}}  # line 9: takes no context
 """
 
 
@@ -133,7 +144,7 @@ def test_mypy_catches_mistakes_in_them(tmp_path: Path) -> None:
     status, output = _mypy(tmp_path, BAD)
     assert status == 1
     lines = sorted({int(n) for n in re.findall(r"sample\.py:(\d+): error", output)})
-    assert lines == [4, 5, 6, 7, 8], output
+    assert lines == [4, 5, 6, 7, 8, 9], output
     assert 'Extra key "api_keys"' in output
 
 
@@ -155,6 +166,7 @@ def test_types_resolve_at_run_time() -> None:
     assert parley.types.Message.__required_keys__ == frozenset()
     assert parley.types.ToolCall.__required_keys__ == {"id", "type", "function"}
     assert parley.types.ImageURL.__required_keys__ == {"url"}
+    assert parley.types.ToolResponse.__required_keys__ == {"role", "content"}
     assert "config_list" in parley.types.LLMConfig.__optional_keys__
     assert "api_key" in parley.types.LLMConfig.__optional_keys__
 

@@ -27,6 +27,7 @@ from .agent import Agent
 from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._core import AgentCore
     from ._group_chat import GroupChat
 
@@ -193,7 +194,7 @@ def _build_agent(
     return agent
 
 
-async def _repair_hook(messages: list[Any]) -> list[Any]:
+async def _repair_hook(messages: list[Message]) -> list[Message]:
     # Runs after the message transforms. parley's own transforms keep tool calls with their
     # results (agentchat/contrib/capabilities/_units.py); this is for user-written ones, which
     # may cut anywhere. Where nothing is broken it returns the same messages, shared.
@@ -206,11 +207,11 @@ def _api_name(name: str) -> str:
     return sanitize_name(name)
 
 
-def selector_history(messages: list[dict[str, Any]]) -> list[Any]:
+def selector_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The transcript as the selection model sees it: names the API accepts, the last call
     blanked (it is about to be executed, not answered), every call paired with its results.
     The transcript's dicts are shared, not copied, where nothing changes."""
-    history: list[Any] = []
+    history: list[dict[str, Any]] = []
     tools = False
     for m in messages:
         name, role = m.get("name"), m.get("role")

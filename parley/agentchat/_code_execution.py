@@ -25,9 +25,16 @@ from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from .._agent_protocol import Agent
     from ..types import Message
     from ._core import AgentCore, History
+
+    #: The implementation of the code-execution reply an agent registers.
+    CodeReply = Callable[
+        [AgentCore, History, Agent | None, Any], Awaitable[tuple[bool, str | None]]
+    ]
 
 __all__ = [
     "execute_code_blocks",
@@ -49,7 +56,7 @@ _EXECUTOR_ONLY = {
 }
 
 
-def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> Any:
+def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> CodeReply:
     """Prepare the agent's code execution; returns the reply function's implementation."""
     if "executor" in config:
         for key, message in _EXECUTOR_ONLY.items():

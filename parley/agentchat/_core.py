@@ -27,7 +27,15 @@ from ._messages import RequestMemo, stored_message
 if TYPE_CHECKING:
     from ..io.base import OutputStream
 
-__all__ = ["AgentCore", "AgentState", "History", "StateView", "as_dicts", "as_messages"]
+__all__ = [
+    "AgentCore",
+    "AgentState",
+    "History",
+    "StateView",
+    "as_dict",
+    "as_dicts",
+    "as_messages",
+]
 
 T = TypeVar("T")
 
@@ -39,6 +47,15 @@ def as_dicts(messages: list[Message]) -> list[dict[str, Any]]:
     """A history as AutoGen's public signatures type it: the same list (a ``Message`` is a
     plain dict at run time), so what a caller changes in it changes the history."""
     return cast("list[dict[str, Any]]", messages)
+
+
+@overload
+def as_dict(message: Message) -> dict[str, Any]: ...
+@overload
+def as_dict(message: Message | None) -> dict[str, Any] | None: ...
+def as_dict(message: Message | None) -> dict[str, Any] | None:
+    """A message a step built, as AutoGen's public signatures type it (the same dict)."""
+    return cast("dict[str, Any] | None", message)
 
 
 def as_messages(messages: list[dict[str, Any]]) -> list[Message]:

@@ -10,9 +10,13 @@ restore it without touching the caller's dicts.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 __all__ = ["call_ids", "is_tool_result", "pair_tool_calls", "result_ids", "tail"]
+
+# A transcript's messages (a GroupChat's dicts, a saved chat's, a typed history) come back as
+# they went in; a message that had to be repaired is a new dict of the same shape.
+M = TypeVar("M", bound=Mapping[str, Any])
 
 
 def is_tool_result(message: Mapping[str, Any]) -> bool:
@@ -33,7 +37,7 @@ def result_ids(message: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def tail(messages: Sequence[Mapping[str, Any]], n: int) -> list[Any]:
+def tail(messages: Sequence[M], n: int) -> list[M]:
     """The last ``n`` messages, plus as many earlier ones as needed so that the kept part does
     not start with results whose call was cut off."""
     if n <= 0:
@@ -44,18 +48,19 @@ def tail(messages: Sequence[Mapping[str, Any]], n: int) -> list[Any]:
     return list(messages[start:])
 
 
-def _as_text(message: Mapping[str, Any], drop: tuple[str, ...]) -> dict[str, Any]:
+def _as_text(message: M, drop: tuple[str, ...]) -> M:
     out = {k: v for k, v in message.items() if k not in drop}
     if out.get("role") == "tool":
         out["role"] = "user"
     if out.get("content") is None:
         out["content"] = ""
-    return out
+    # Keys dropped, a tool role made "user", no content made "": still a message of its kind.
+    return cast("M", out)
 
 
 def pair_tool_calls(
-    messages: Sequence[Mapping[str, Any]], *, allow_pending_last: bool = False
-) -> tuple[list[Any], int]:
+    messages: Sequence[M], *, allow_pending_last: bool = False
+) -> tuple[list[M], int]:
     """A copy of ``messages`` that an API accepts: every tool call answered right after it,
     every result right after its call.
 
@@ -64,7 +69,7 @@ def pair_tool_calls(
     last message alone (it is about to be executed). Returns the messages and how many were
     changed; unchanged messages are shared, not copied.
     """
-    out: list[Any] = []
+    out: list[M] = []
     changed = 0
     pending: set[str] = set()
     for i, m in enumerate(messages):
@@ -94,7 +99,7 @@ def pair_tool_calls(
     return out, changed
 
 
-def _blank_last_call(out: list[Any]) -> int:
+def _blank_last_call(out: list[M]) -> int:
     for j in range(len(out) - 1, -1, -1):
         if out[j].get("tool_calls"):
             # Results that did answer some of its calls must go too.

@@ -30,7 +30,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .. import _events
 from ..code_utils import content_str
@@ -40,6 +40,7 @@ from ..usage import Budget
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery, _group_resume
+from ._core import as_messages
 from ._group_chat import GroupChat
 from ._group_visibility import Relay
 from ._human import is_termination
@@ -48,6 +49,9 @@ from ._registry import builtin_reply, insert_reply
 from ._sync_chat import run_sync
 from .agent import Agent
 from .conversable_agent import ConversableAgent
+
+if TYPE_CHECKING:
+    from ..types import Message
 
 __all__ = ["GroupChatManager"]
 
@@ -162,7 +166,7 @@ class GroupChatManager(ConversableAgent):
         saved = self._share_cache(groupchat)
         try:
             with _usage.watch_budget(self.budget):
-                await self._rounds(groupchat, messages[-1], sender)
+                await self._rounds(groupchat, as_messages(messages)[-1], sender)
         finally:
             for agent, cache in saved:
                 agent.client_cache = cache
@@ -177,7 +181,7 @@ class GroupChatManager(ConversableAgent):
         """The sync form of :meth:`a_run_chat`."""
         return run_sync(self.a_run_chat(messages, sender, config))
 
-    async def _rounds(self, groupchat: GroupChat, message: dict[str, Any], speaker: Agent) -> None:
+    async def _rounds(self, groupchat: GroupChat, message: Message, speaker: Agent) -> None:
         silent = self._silent
         select = _selection(groupchat)
         relay = Relay(self, groupchat)
@@ -206,7 +210,8 @@ class GroupChatManager(ConversableAgent):
             ):
                 reply = {**reply, "content": self.clear_agents_history(reply, groupchat)}
             await _delivery.send(speaker, reply, self, request_reply=False, silent=silent)
-            message = self.last_message(speaker)  # type: ignore[assignment]
+            # The speaker's reply was just sent: the history with it is not empty.
+            message = cast("Message", self.last_message(speaker))
 
     async def _turn(
         self, groupchat: GroupChat, last_speaker: Agent, select: _Select, relay: Relay
@@ -319,7 +324,7 @@ def _preparation(
     return prepare_recipient, reply_at_receive
 
 
-def _ends_after(groupchat: GroupChat, message: dict[str, Any], i: int, terminates: Any) -> bool:
+def _ends_after(groupchat: GroupChat, message: Message, i: int, terminates: Any) -> bool:
     """Whether the chat ends after round ``i``'s message (noting why)."""
     if is_termination(terminates, message):
         _usage.note_end("is_termination_msg")

@@ -29,6 +29,7 @@ from ._messages import content_text
 from .agent import Agent
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._group_chat import GroupChat
 
 __all__ = ["VISIBILITY_NAMES", "Audience", "Relay", "Rule", "check_visibility"]
@@ -187,10 +188,10 @@ class Relay:
     def __init__(self, manager: Agent, group: GroupChat) -> None:
         self._manager = manager
         self._audience = Audience(group)
-        self._pending: tuple[dict[str, Any], dict[str, Any], Agent, bool] | None = None
+        self._pending: tuple[dict[str, Any], Message, Agent, bool] | None = None
 
     async def hold(
-        self, stored: dict[str, Any], message: dict[str, Any], speaker: Agent, broadcast: bool
+        self, stored: dict[str, Any], message: Message, speaker: Agent, broadcast: bool
     ) -> None:
         """``message`` (as relayed: original content) was just stored as ``stored``;
         ``broadcast`` for the chat's initial message."""
@@ -207,6 +208,6 @@ class Relay:
         self._pending = None
         await self._send(message, self._audience.of(stored, speaker, next_speaker, broadcast))
 
-    async def _send(self, message: dict[str, Any], agents: list[Agent]) -> None:
+    async def _send(self, message: Message, agents: list[Agent]) -> None:
         for agent in agents:
             await _delivery.send(self._manager, message, agent, request_reply=False, silent=True)

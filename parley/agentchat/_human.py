@@ -20,6 +20,7 @@ from ._journaled import journaled_human
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
+    from ..types import FunctionResponse, Message, ToolResponse
     from ._core import AgentCore, History
 
 __all__ = [
@@ -102,9 +103,9 @@ async def _ask_human(
     return await _delivery.get_human_input(agent, prompt)
 
 
-def _interrupted(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _interrupted(message: Message) -> list[ToolResponse | FunctionResponse]:
     """Answers for the calls the human interrupted, so the API still sees each one answered."""
-    out: list[dict[str, Any]] = []
+    out: list[ToolResponse | FunctionResponse] = []
     fc = message.get("function_call")
     if fc:
         out.append({"role": "function", "name": fc.get("name", ""), "content": "USER INTERRUPTED"})
@@ -126,14 +127,14 @@ def _why_exit(typed_exit: bool, terminating: bool) -> str:
 
 async def check_termination_and_human_reply(
     agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
-) -> tuple[bool, str | dict[str, Any] | None]:
+) -> tuple[bool, Message | None]:
     """Terminate, let the human answer, or fall through to an automatic reply."""
     from ..io import IOStream
 
     out = IOStream.get_default()
     if messages is None:
         messages = agent.state.messages[sender] if sender is not None else []
-    message: Mapping[str, Any] = messages[-1] if messages else {}
+    message: Message = messages[-1] if messages else {}
     mode = agent.human_input_mode
     count = agent.state.auto_reply_counter[sender]
     limit = agent.state.max_auto_reply_per_sender[sender]
@@ -174,7 +175,7 @@ async def check_termination_and_human_reply(
         return True, None
     if reply or (asked and limit == 0):
         agent.state.auto_reply_counter[sender] = 0
-        response: dict[str, Any] = {"role": "user", "content": reply}
+        response: Message = {"role": "user", "content": reply}
         interrupted = _interrupted(message)
         if interrupted:
             response["tool_responses"] = interrupted

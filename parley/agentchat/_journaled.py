@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _journal
 from ..exceptions import ChatPaused
 
 if TYPE_CHECKING:
+    from ..types import Message
     from ._core import AgentCore
 
 __all__ = [
@@ -26,11 +27,11 @@ __all__ = [
     "open_journal",
 ]
 
-ToolRun = Callable[[], Awaitable[tuple[bool, dict[str, Any]]]]
+ToolRun = Callable[[], Awaitable["tuple[bool, Message]"]]
 
 
-def _skipped(name: str) -> Callable[[str], tuple[bool, dict[str, Any]]]:
-    def settle(choice: str) -> tuple[bool, dict[str, Any]]:
+def _skipped(name: str) -> Callable[[str], tuple[bool, Message]]:
+    def settle(choice: str) -> tuple[bool, Message]:
         if choice == _journal.SKIP:
             text = (
                 f"Error: the call of {name} was interrupted and not run again: "
@@ -44,7 +45,7 @@ def _skipped(name: str) -> Callable[[str], tuple[bool, dict[str, Any]]]:
 
 async def journaled_tool(
     agent: str, func: Any, name: str, call_id: str | None, arguments: Any, run: ToolRun
-) -> tuple[bool, dict[str, Any]]:
+) -> tuple[bool, Message]:
     """``run()``'s ``(success, reply)`` for one tool call, or its recorded one."""
     if _journal.current() is None:
         return await run()
@@ -75,7 +76,7 @@ async def journaled_code(
 
 # What a step replays is checked for its shape (records this host signed may still come from
 # a buggy or older version): ``journaled`` turns these errors into JournalIntegrityError.
-def _tool_result(record: Any) -> tuple[bool, dict[str, Any]]:
+def _tool_result(record: Any) -> tuple[bool, Message]:
     if not (isinstance(record, list) and len(record) == 2):
         raise TypeError(f"a tool result is [success, reply], got {type(record).__name__}")
     success, reply = record
@@ -85,7 +86,8 @@ def _tool_result(record: Any) -> tuple[bool, dict[str, Any]]:
         raise TypeError(
             f"a tool reply's content is text, got {type(reply.get('content')).__name__}"
         )
-    return success, dict(reply)
+    # Its shape checked above: from here on a message like the one the tool's run returned.
+    return success, cast("Message", dict(reply))
 
 
 def _code_result(record: Any) -> tuple[int, str]:

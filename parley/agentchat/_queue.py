@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _journal
 from . import _delivery
@@ -52,6 +52,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# A chat's ``chat_id``: AutoGen's are ints, any hashable value works here.
+K = TypeVar("K", bound=Hashable)
 
 _EXCLUDE = "finished_chat_indexes_to_exclude_from_carryover"
 
@@ -181,22 +184,20 @@ def prerequisite_pairs(chat_queue: Sequence[Mapping[str, Any]]) -> list[Prerequi
     return pairs
 
 
-def _layers(
-    chat_ids: Iterable[Any], prerequisites: Iterable[Prerequisite]
-) -> tuple[list[Any], list[Any]]:
+def _layers(chat_ids: Iterable[K], prerequisites: Iterable[tuple[K, K]]) -> tuple[list[K], list[K]]:
     """Kahn's topological order, layer by layer: first the chats without prerequisites (in
     ``chat_ids`` order), then those whose prerequisites are all in earlier layers, and so on.
     Returns the order and the chats that can never start (in a cycle, after one, or waiting
     for an unknown id)."""
-    waiting_on: dict[Any, set[Any]] = {chat: set() for chat in chat_ids}
-    followers: dict[Any, list[Any]] = {}
+    waiting_on: dict[K, set[K]] = {chat: set() for chat in chat_ids}
+    followers: dict[K, list[K]] = {}
     for chat, pre in prerequisites:
         pending = waiting_on.setdefault(chat, set())
         if pre not in pending:
             pending.add(pre)
             followers.setdefault(pre, []).append(chat)
     layer = [chat for chat, pending in waiting_on.items() if not pending]
-    order: list[Any] = []
+    order: list[K] = []
     while layer:
         order += layer
         following = []
@@ -210,17 +211,17 @@ def _layers(
     return order, [chat for chat in waiting_on if chat not in started]
 
 
-def chat_order(chat_ids: Iterable[Any], prerequisites: Iterable[Prerequisite]) -> list[Any]:
+def chat_order(chat_ids: Iterable[K], prerequisites: Iterable[tuple[K, K]]) -> list[K]:
     """The chats in an order that runs every chat after its prerequisites (breadth-first
     layers); ``[]`` when some chat can never start."""
     order, stuck = _layers(chat_ids, prerequisites)
     return [] if stuck else order
 
 
-def _check_ids(entries: list[dict[str, Any]]) -> dict[Any, int]:
+def _check_ids(entries: list[dict[str, Any]]) -> dict[Hashable, int]:
     """chat id -> queue index, after checking ids and prerequisites (no cycles)."""
     pairs = prerequisite_pairs(entries)
-    index: dict[Any, int] = {}
+    index: dict[Hashable, int] = {}
     for i, entry in enumerate(entries):
         chat_id = entry["chat_id"]
         if chat_id in index:
@@ -251,7 +252,7 @@ def _check_ids(entries: list[dict[str, Any]]) -> dict[Any, int]:
 
 async def run_concurrent(
     chat_queue: Any, sender: Any = None, *, store: Any = None, chat_id: Any = None
-) -> dict[Any, ChatResult]:
+) -> dict[Hashable, ChatResult]:
     """Run every chat as soon as its prerequisites have finished; ``{chat_id: result}``.
     With ``store`` the queue is durable chat ``chat_id`` (``parley.durable``)."""
     entries = prepare(chat_queue, sender)
@@ -261,9 +262,9 @@ async def run_concurrent(
 
 
 async def _run_concurrent(
-    entries: list[dict[str, Any]], index: dict[Any, int]
-) -> dict[Any, ChatResult]:
-    tasks: dict[Any, asyncio.Task[ChatResult]] = {}
+    entries: list[dict[str, Any]], index: dict[Hashable, int]
+) -> dict[Hashable, ChatResult]:
+    tasks: dict[Hashable, asyncio.Task[ChatResult]] = {}
 
     async def run(entry: dict[str, Any]) -> ChatResult:
         prerequisites = list(entry.get("prerequisites") or ())

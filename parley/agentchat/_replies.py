@@ -15,7 +15,7 @@ import logging
 import re
 import reprlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _events
 from .._calls import call_user
@@ -25,7 +25,7 @@ from ._messages import MAX_NESTING, fill_template, sanitize_name
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
-    from ..types import Message
+    from ..types import FunctionCall, FunctionResponse, Message, ToolResponse
     from ._core import AgentCore, History
 
 __all__ = [
@@ -109,16 +109,16 @@ _TOO_DEEP = (
 )
 
 
-def _error(name: str, text: str) -> tuple[bool, dict[str, Any]]:
+def _error(name: str, text: str) -> tuple[bool, Message]:
     return False, {"name": name, "role": "function", "content": f"Error: {text}"}
 
 
 async def execute_function(
     agent: AgentCore,
-    func_call: Mapping[str, Any],
+    func_call: FunctionCall | Mapping[str, Any],
     call_id: str | None = None,
     verbose: bool = False,
-) -> tuple[bool, dict[str, Any]]:
+) -> tuple[bool, Message]:
     """Run one function call from a model; ``(success, {"name", "role": "function", "content"})``."""
     from ..io import IOStream
 
@@ -160,7 +160,7 @@ async def execute_function(
         flush=True,
     )
 
-    async def run() -> tuple[bool, dict[str, Any]]:
+    async def run() -> tuple[bool, Message]:
         with _events.step(
             "tool_call", name, agent=agent, arguments=arguments, call_id=call_id
         ) as step:
@@ -173,7 +173,7 @@ async def execute_function(
 
 async def _call_tool(
     func: Any, name: str, arguments: dict[str, Any], verbose: bool
-) -> tuple[bool, dict[str, Any]]:
+) -> tuple[bool, Message]:
     from ..io import IOStream
 
     try:
@@ -201,7 +201,7 @@ async def _call_tool(
 
 async def generate_function_call_reply(
     agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
-) -> tuple[bool, dict[str, Any] | None]:
+) -> tuple[bool, Message | None]:
     """Execute a legacy ``function_call`` of the last message."""
     message = _last(agent, messages, sender)
     func_call = message.get("function_call")
@@ -213,22 +213,26 @@ async def generate_function_call_reply(
 
 async def generate_tool_calls_reply(
     agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
-) -> tuple[bool, dict[str, Any] | None]:
+) -> tuple[bool, Message | None]:
     """Execute every tool call of the last message, concurrently; answers come back in order."""
     message = _last(agent, messages, sender)
     calls = message.get("tool_calls") or []
     if not calls:
         return False, None
 
-    async def run(call: Mapping[str, Any]) -> dict[str, Any]:
+    async def run(call: Mapping[str, Any]) -> ToolResponse:
         function = call.get("function") or {}
         _, result = await execute_function(agent, function, call_id=call.get("id"))
-        response: dict[str, Any] = {"role": "tool", "content": result["content"] or ""}
+        # Text from a tool; a replayed journal record may hold a list, passed on as it was.
+        text = cast("str", result["content"] or "")
+        response: ToolResponse = {"role": "tool", "content": text}
         if call.get("id") is not None:
             response["tool_call_id"] = call["id"]
         return response
 
-    responses = list(await asyncio.gather(*(run(c) for c in calls)))
+    responses: list[ToolResponse | FunctionResponse] = list(
+        await asyncio.gather(*(run(c) for c in calls))
+    )
     content = "\n\n".join(str(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 

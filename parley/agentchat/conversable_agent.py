@@ -34,7 +34,7 @@ from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._agent_registration import ChatQueues, Registration
 from ._chat_result import ChatResult
-from ._core import AgentState, StateView, as_dicts, as_messages
+from ._core import AgentState, StateView, as_dict, as_dicts, as_messages
 from ._registry import (
     HookLists,
     ReplyEntry,
@@ -132,7 +132,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     def _builtin_replies(self) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
         """(public method, implementation) of each built-in reply, first tried first."""
         cls = ConversableAgent
-        replies = [
+        replies: list[tuple[Callable[..., Any], Callable[..., Any]]] = [
             (cls.check_termination_and_human_reply, _human.check_termination_and_human_reply),
             (cls.generate_function_call_reply, _replies.generate_function_call_reply),
             (cls.generate_tool_calls_reply, _replies.generate_tool_calls_reply),
@@ -275,7 +275,8 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         self, messages: Any = None, sender: Any = None, config: Any = None
     ) -> tuple[bool, str | dict[str, Any] | None]:
         """Terminate, let the human answer, or fall through to an automatic reply."""
-        return await _human.check_termination_and_human_reply(self, messages, sender, config)
+        done, reply = await _human.check_termination_and_human_reply(self, messages, sender, config)
+        return done, as_dict(reply)
 
     async def a_generate_oai_reply(
         self, messages: Any = None, sender: Any = None, config: Any = None
@@ -287,13 +288,15 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         self, messages: Any = None, sender: Any = None, config: Any = None
     ) -> tuple[bool, dict[str, Any] | None]:
         """Execute every tool call of the last message."""
-        return await _replies.generate_tool_calls_reply(self, messages, sender, config)
+        done, reply = await _replies.generate_tool_calls_reply(self, messages, sender, config)
+        return done, as_dict(reply)
 
     async def a_generate_function_call_reply(
         self, messages: Any = None, sender: Any = None, config: Any = None
     ) -> tuple[bool, dict[str, Any] | None]:
         """Execute the legacy ``function_call`` of the last message."""
-        return await _replies.generate_function_call_reply(self, messages, sender, config)
+        done, reply = await _replies.generate_function_call_reply(self, messages, sender, config)
+        return done, as_dict(reply)
 
     async def a_generate_code_execution_reply(
         self, messages: Any = None, sender: Any = None, config: Any = None
@@ -328,12 +331,14 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         return execute_code(code, **kwargs)
 
     async def a_execute_function(self, func_call: dict[str, Any]) -> tuple[bool, dict[str, Any]]:
-        return await _replies.execute_function(self, func_call)
+        success, reply = await _replies.execute_function(self, func_call)
+        return success, as_dict(reply)
 
     def execute_function(
         self, func_call: dict[str, Any], verbose: bool = False
     ) -> tuple[bool, dict[str, Any]]:
-        return run_sync(_replies.execute_function(self, func_call, verbose=verbose))
+        success, reply = run_sync(_replies.execute_function(self, func_call, verbose=verbose))
+        return success, as_dict(reply)
 
     # -- human input, auto-reply limits, history --------------------------------------------
 
