@@ -23,6 +23,7 @@ thread: such overrides are user code that may block), so only such classes pay f
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import _events
@@ -44,30 +45,19 @@ if TYPE_CHECKING:
 __all__ = ["TurnSetup", "is_silent", "receive", "render", "reply", "send"]
 
 
+@dataclass(frozen=True, slots=True)
 class TurnSetup:
     """What a turn takes from the agent: its reply functions, its hooks, the trigger test, the
     default auto-reply, its silence rule, and AutoGen's storing helpers when its class
     overrides them (else None: the turn stores inline)."""
 
-    __slots__ = ("append", "default", "hooks", "is_silent", "match", "process_received", "replies")
-
-    def __init__(
-        self,
-        replies: Sequence[ReplyEntry],
-        hooks: HookLists,
-        match: Callable[[Any, Any], bool],
-        default: Any,
-        is_silent: Callable[[Any, bool | None], bool],
-        append: Callable[[Any, str, Any, bool], bool] | None = None,
-        process_received: Callable[[Any, Any, Any], None] | None = None,
-    ) -> None:
-        self.replies = replies
-        self.hooks = hooks
-        self.match = match
-        self.default = default
-        self.is_silent = is_silent
-        self.append = append
-        self.process_received = process_received
+    replies: Sequence[ReplyEntry]
+    hooks: HookLists
+    match: Callable[[Any, Any], bool]
+    default: Any
+    is_silent: Callable[[Any, bool | None], bool]
+    append: Callable[[Any, str, Any, bool], bool] | None = None
+    process_received: Callable[[Any, Any, Any], None] | None = None
 
 
 # -- 1. send ----------------------------------------------------------------------------------
