@@ -10,6 +10,8 @@ import json
 import os
 import queue
 import re
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ CELL_TIMEOUT = 300  # seconds
 
 @pytest.fixture
 def kernel(tmp_path: Path) -> Iterator[Any]:
-    from jupyter_client.manager import start_new_kernel
+    from jupyter_client.manager import KernelManager
 
     # The kernel runs in tmp_path: a relative PYTHONPATH (``PYTHONPATH=.``, how a checkout is
     # tested) must still name this checkout there, not whatever parley is installed.
@@ -35,13 +37,23 @@ def kernel(tmp_path: Path) -> Iterator[Any]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in paths if p)}
     # batch_evaluation starts a Ray cluster with token authentication and a token of its own, in
     # the kernel's environment (nothing written to ~/.ray).
-    manager, client = start_new_kernel(kernel_name="python3", cwd=str(tmp_path), env=env)
+    # IPC sockets, not TCP ports: jupyter_client picks free ports by binding and releasing them,
+    # and a test on another parallel worker could take one before the kernel binds it (the
+    # kernel then died with "Address already in use"). The folder is short: a socket's path may
+    # have 107 bytes at most, and a worker's tmp_path is long.
+    sockets = tempfile.mkdtemp(prefix="nbk-")
+    manager = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "k"))
+    manager.start_kernel(cwd=str(tmp_path), env=env)
+    client = manager.client()
+    client.start_channels()
     try:
+        client.wait_for_ready(timeout=120)
         yield client
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
         manager.cleanup_resources()
+        shutil.rmtree(sockets, ignore_errors=True)
 
 
 def run_cell(client: Any, source: str) -> str:
@@ -309,7 +321,9 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         )
     if notebook.name == "web_human.ipynb":
         assert "token required: True" in text
-        assert "review of assistant's message (code: ['print(sum(range(10)))']) -> approve ''" in text
+        assert (
+            "review of assistant's message (code: ['print(sum(range(10)))']) -> approve ''" in text
+        )
         assert "page shows the code's output: 45" in text
         assert "-> reject 'No plot, thanks.'" in text
         assert "page shows: ended (is_termination_msg), cost $0.0" in text
