@@ -145,7 +145,7 @@ class Fallback:
             observer(done)
         model = usage.get("model") or attempt.params.get("model") or "unknown"
         _usage.record_call(
-            attempt.extras.get("agent"),
+            attempt.options.agent,
             str(model),
             usage,
             outcome.cost or 0.0,
@@ -158,12 +158,12 @@ class Fallback:
     def _step(self, attempt: Attempt, index: int, replayed: bool = False) -> Any:
         if not _events.listening():
             return _events.step("llm_call", "")
-        agent, purpose = _usage.charged_to(attempt.extras.get("agent"))
+        agent, purpose = _usage.charged_to(attempt.options.agent)
         model = str(attempt.params.get("model") or "")
         return _events.step(
             "llm_call",
             model,
-            agent=attempt.extras.get("agent") or agent,
+            agent=attempt.options.agent or agent,
             request=attempt.params,
             wrapper=self._owner,
             client=attempt.slot.client,
@@ -189,10 +189,10 @@ def _end_attrs(response: Any, outcome: Outcome, usage: dict[str, Any]) -> dict[s
 
 
 async def _passes(attempt: Attempt, response: Any) -> bool:
-    filter_func = attempt.extras.get("filter_func")
+    filter_func = attempt.options.filter_func
     if filter_func is None:
         return True
-    verdict = filter_func(context=attempt.extras.get("context"), response=response)
+    verdict = filter_func(context=attempt.options.context, response=response)
     return bool(await verdict if inspect.isawaitable(verdict) else verdict)
 
 
