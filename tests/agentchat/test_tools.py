@@ -203,7 +203,8 @@ def test_malformed_signatures_are_refused(fake_llm: FakeLLMServer) -> None:
         a.update_tool_signature({"type": "function", "function": {}}, is_remove=False)
     with pytest.raises(ValueError, match="Invalid name: a b"):
         a.update_function_signature({"name": "a b"}, is_remove=False)
-    assert "tools" not in a.llm_config and "functions" not in a.llm_config  # type: ignore[operator]
+    assert "tools" not in a.llm_config  # type: ignore[operator]
+    assert "functions" not in a.llm_config  # type: ignore[operator]
 
 
 def test_registering_tools_keeps_usage_totals(fake_llm: FakeLLMServer) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -46,7 +46,7 @@ def test_the_callers_dicts_are_unchanged_after_building_and_using_the_wrapper(
 class Recording:
     """A custom model client that keeps (and scribbles on) the config it is given."""
 
-    seen: list[dict[str, Any]] = []
+    seen: ClassVar[list[dict[str, Any]]] = []
 
     def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
         Recording.seen.append(dict(config))  # as given, before the scribbling
