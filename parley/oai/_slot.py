@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .._credentials import remember_environment, remember_in
 from ..exceptions import ConfigError
@@ -23,9 +23,10 @@ from .rate_limiters import TimeRateLimiter
 __all__ = ["Attempt", "Options", "Slot"]
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
-    """A request's options that are never sent: the call's, with its config's over them."""
+class Options(NamedTuple):
+    """A request's options that are never sent: the call's, with its config's over them.
+    (A named tuple: made for every request, it is built in a third of a frozen dataclass's
+    time.)"""
 
     agent: Any = None
     cache: Any = None
@@ -86,6 +87,10 @@ class Slot:
         self.limiter = TimeRateLimiter(entry.api_rate_limit) if entry.api_rate_limit else None
         # A call's keys are sorted by the entry's provider (by the call's when it names none).
         self._provider_from = entry.extras if "api_type" in entry.extras else None
+        # Plain-dict copies of the entry's defaults for every request: a dict updates from a
+        # dict three times as fast as from the entry's read-only views.
+        self._extras = dict(entry.extras)
+        self._params = dict(entry.params)
 
     @property
     def placeholder(self) -> str | None:
@@ -95,10 +100,9 @@ class Slot:
     def attempt(self, config: Mapping[str, Any]) -> Attempt:
         """The request ``create(**config)`` makes of this config: templates filled, a prompt
         turned into a user message, options set apart."""
-        entry = self.entry
         client, extras, params = split_config(config, provider_from=self._provider_from)
-        extras.update(entry.extras)
-        params.update(entry.params)
+        extras.update(self._extras)
+        params.update(self._params)
         # A per-request timeout is a request option; other client settings belong in the config.
         if "timeout" in client:
             params["timeout"] = client.pop("timeout")
@@ -119,7 +123,7 @@ class Slot:
             params["messages"] = _templating.instantiate_messages(
                 params["messages"], context, allow
             )
-        if entry.model_client_cls is None:
+        if self.entry.model_client_cls is None:
             params.pop("model_client_cls", None)
         api_type = extras.get("api_type")
         if api_type and str(api_type).startswith("azure") and isinstance(params.get("model"), str):
