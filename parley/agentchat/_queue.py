@@ -75,7 +75,7 @@ class QueuedChat(_Chat, total=False):
     carryover: str | list[Any]  # the entry's own, then the earlier chats' summaries
     silent: bool | None
     verbose: bool  # print the message and carryover in the banner
-    chat_id: Hashable  # a_initiate_chats: the chat's id, which prerequisites name
+    chat_id: Any  # a_initiate_chats: the chat's id (AutoGen's are ints; any hashable works)
     prerequisites: list[int]  # a_initiate_chats: the chats that must finish first
     finished_chat_indexes_to_exclude_from_carryover: list[int]  # queue positions
 
@@ -134,7 +134,7 @@ def _own_carryover(entry: QueuedChat) -> list[Any]:
     return [carryover] if isinstance(carryover, str) else list(carryover)
 
 
-def print_header(entry: QueuedChat) -> None:
+def print_header(entry: Mapping[str, Any]) -> None:
     """The "Starting a new chat...." banner; with ``verbose``, the message and carryover."""
     from ..io import IOStream
 
