@@ -1,22 +1,20 @@
-"""What parley reports while it works, for whoever listens: the runtime logger
-(:mod:`parley.runtime_logging`) and the tracer (:mod:`parley.tracing`).
+"""How parley reports what it does to whoever listens: the runtime logger
+(:mod:`parley.runtime_logging`), the tracer (:mod:`parley.tracing`) and the web page
+(:mod:`parley.web`). The kinds of report, what each carries and the one function that makes
+each are in :mod:`parley._reports`; this module is the machinery they share.
 
 Two kinds of report:
 
-- an :class:`Event` is something that happened at a point: an agent, a wrapper or a model
-  client was made (``agent_created``, ``wrapper_created``, ``client_created``), an agent received
-  a message (``received_message``);
+- an :class:`Event` is something that happened at a point (an agent was made, a message was
+  received);
 - a :class:`Step` is work with a start and an end, nested in the step that was current when it
-  started: ``chat`` > ``turn`` (one agent's ``generate_reply``) > ``reply_func`` (one reply
-  function) > ``llm_call`` / ``tool_call`` / ``code_execution``; also ``speaker_selection`` and
-  ``summary``. A step carries ``attrs`` set at its start and completed at its end (what each
-  kind carries is listed in :data:`STEP_ATTRS`).
+  started. A step carries ``attrs`` set at its start and completed at its end.
 
-Nothing is built while nobody listens: :func:`step` returns one shared inert step and
-:func:`emit` returns at once, so a chat without logging or tracing pays a function call per
-report point. Listeners are called on the thread that did the work (the event loop, or the
-worker thread running a sync tool or code block); they must be quick and thread-safe, and
-what they raise is logged, never passed on to the chat.
+Nothing is built while nobody listens: the report functions of :mod:`parley._reports` test
+:func:`listening` first and hand out the shared inert step (:data:`INERT`), so a chat without
+logging or tracing pays a function call per report point. Listeners are called on the thread
+that did the work (the event loop, or the worker thread running a sync tool or code block);
+they must be quick and thread-safe, and what they raise is logged, never passed on to the chat.
 """
 
 from __future__ import annotations
@@ -26,11 +24,13 @@ import itertools
 import logging
 import threading
 import time
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
 
 __all__ = [
-    "STEP_ATTRS",
+    "INERT",
     "Event",
+    "Inert",
     "Listener",
     "Step",
     "add_listener",
@@ -38,49 +38,40 @@ __all__ = [
     "emit",
     "listening",
     "remove_listener",
-    "step",
 ]
 
 logger = logging.getLogger(__name__)
 
-STEP_ATTRS: dict[str, str] = {
-    "chat": "start: chat_id, parent_chat_id, sender, recipient, message, max_turns; "
-    "end: termination_reason, summary, cost (AutoGen's ChatResult.cost), usage (parley.usage.Usage)",
-    "turn": "start: sender (name or None), messages (count); end: reply",
-    "reply_func": "start: func (the callable), sender; end: final, reply",
-    "llm_call": "start: request (the body, no credentials), wrapper, client, config_id, model, "
-    "invocation_id, purpose, charged_to (the agent's name, as parley.usage records it), "
-    "replayed (a durable chat's recorded response, not requested again); end: response, cost, cached, usage (prompt/completion/total "
-    "tokens), response_model, finish_reasons",
-    "tool_call": "start: arguments, call_id; end: success, result",
-    "code_execution": "start: languages, code (the blocks' code, joined); end: exit_code, output",
-    "speaker_selection": "start: last_speaker; end: speaker",
-    "summary": "start: method; end: summary",
-}
-"""The ``attrs`` each kind of step carries (``Step.agent`` is the agent doing the work)."""
+_S = TypeVar("_S", bound="Step")  # typing.Self is 3.11+
 
 
 class Listener:
-    """Receives parley's reports; override what you need (each method does nothing here)."""
+    """Receives parley's reports; override what you need (each method does nothing here).
+
+    Each kind of report is a subclass of :class:`Event` or :class:`Step`
+    (:mod:`parley._reports`): ``isinstance`` tells them apart and types their data.
+    """
 
     def on_event(self, event: Event) -> None:
-        """Something happened (see the module docstring for the names)."""
+        """Something happened (``event.name`` says what)."""
 
     def on_step_start(self, step: Step) -> None:
         """A step began; ``step.attrs`` holds its start attributes."""
 
     def on_step_end(self, step: Step) -> None:
-        """A step ended; ``step.attrs`` now holds its end attributes too, ``step.error`` the
-        exception that ended it, if any."""
+        """A step ended; ``step.attrs`` now holds its end attributes too (unless it raised),
+        ``step.error`` the exception that ended it, if any."""
 
 
 class Event:
-    """A point report: ``name``, the object it is about (``source``), its data, and when."""
+    """A point report: the object it is about (``source``), its data, and when. Each kind is
+    a subclass naming itself in ``name`` and typing ``data``."""
 
-    __slots__ = ("data", "name", "source", "time")
+    __slots__ = ("data", "source", "time")
 
-    def __init__(self, name: str, source: Any, data: dict[str, Any]) -> None:
-        self.name = name
+    name: ClassVar[str] = "event"
+
+    def __init__(self, source: Any, data: Mapping[str, Any]) -> None:
         self.source = source
         self.data = data
         self.time = time.time()
@@ -93,7 +84,9 @@ _ids = itertools.count(1)
 
 
 class Step:
-    """A unit of work with a start and an end (see the module docstring).
+    """A unit of work with a start and an end (see the module docstring), nested in the step
+    current where it is made. Each kind is a subclass naming itself in ``kind``, typing
+    ``attrs`` and setting the end attributes with a typed ``end``.
 
     ``slots`` is for listeners: each keeps what it needs there (a span, say) under its own key.
     Times are wall-clock seconds (``time.time()``) for the record and a monotonic duration.
@@ -108,21 +101,19 @@ class Step:
         "end_time",
         "error",
         "id",
-        "kind",
         "name",
         "parent",
         "slots",
         "start_time",
     )
 
-    def __init__(
-        self, kind: str, name: str, agent: Any, parent: Step | None, attrs: dict[str, Any]
-    ) -> None:
+    kind: ClassVar[str] = "step"
+
+    def __init__(self, name: str, agent: Any, attrs: Mapping[str, Any]) -> None:
         self.id = next(_ids)
-        self.kind = kind
         self.name = name
         self.agent = agent
-        self.parent = parent
+        self.parent = _current.get()
         self.attrs = attrs
         self.slots: dict[Any, Any] = {}
         self.start_time = time.time()
@@ -132,11 +123,7 @@ class Step:
         self.error: BaseException | None = None
         self._token: contextvars.Token[Step | None] | None = None
 
-    def set(self, **attrs: Any) -> None:
-        """Add attributes (the end attributes, typically)."""
-        self.attrs.update(attrs)
-
-    def __enter__(self) -> Step:
+    def __enter__(self: _S) -> _S:
         self._token = _current.set(self)
         for listener in _listeners:
             _call(listener.on_step_start, self)
@@ -159,15 +146,15 @@ class Step:
         return f"Step({self.kind!r}, {self.name!r}, id={self.id})"
 
 
-class _Inert:
-    """The step handed out while nobody listens: every use is a no-op."""
+class Inert:
+    """The step handed out while nobody listens: every use is a no-op, and it is falsy."""
 
     __slots__ = ()
 
-    def set(self, **attrs: Any) -> None:
+    def end(self, *args: Any, **attrs: Any) -> None:
         pass
 
-    def __enter__(self) -> _Inert:
+    def __enter__(self) -> Inert:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -177,14 +164,16 @@ class _Inert:
         return False
 
 
-_INERT = _Inert()
+INERT = Inert()
+"""The one inert step."""
+
 _current: contextvars.ContextVar[Step | None] = contextvars.ContextVar("parley_step", default=None)
 _listeners: tuple[Listener, ...] = ()
 _lock = threading.Lock()
 
 
 def listening() -> bool:
-    """Whether any listener is registered (report points test this before building data)."""
+    """Whether any listener is registered (report functions test this before building data)."""
     return bool(_listeners)
 
 
@@ -208,18 +197,8 @@ def current_step() -> Step | None:
     return _current.get()
 
 
-def step(kind: str, name: str, agent: Any = None, **attrs: Any) -> Step | _Inert:
-    """A step to run as ``with step(...) as s:``; inert (falsy) while nobody listens."""
-    if not _listeners:
-        return _INERT
-    return Step(kind, name, agent, _current.get(), attrs)
-
-
-def emit(name: str, source: Any, **data: Any) -> None:
-    """Report event ``name`` about ``source`` to every listener."""
-    if not _listeners:
-        return
-    event = Event(name, source, data)
+def emit(event: Event) -> None:
+    """Report ``event`` to every listener."""
     for listener in _listeners:
         _call(listener.on_event, event)
 

@@ -50,6 +50,7 @@ __all__ = [
     "run_sync",
     "run_under",
     "runner_loop",
+    "sync_face",
     "to_thread",
 ]
 
@@ -300,6 +301,25 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         if unregister is not None:
             unregister()
+
+
+def sync_face(
+    method: Callable[..., Coroutine[Any, Any, T]],
+    run: Callable[[Coroutine[Any, Any, T]], T] = run_sync,
+) -> Callable[..., T]:
+    """The sync method of the async method ``a_<name>``: named ``<name>``, same signature and
+    docs. It runs ``a_<name>`` as looked up on its first argument (the instance, or the class
+    of a classmethod) through ``run``, so a subclass that overrides only ``a_<name>`` changes
+    both forms."""
+    async_name = method.__name__
+
+    @functools.wraps(method)
+    def sync(owner: Any, /, *args: Any, **kwargs: Any) -> T:
+        return run(getattr(owner, async_name)(*args, **kwargs))
+
+    sync.__name__ = async_name.removeprefix("a_")
+    sync.__qualname__ = method.__qualname__.replace(async_name, sync.__name__)
+    return sync
 
 
 # -- per-loop resources -------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Evaluating a callable's annotations where they were written: the typed signature shared by
 the tool schema (:mod:`parley.function_utils`) and the argument validation
-(:mod:`parley._tool_arguments`). Standard library only, so both can import it at the top.
+(:mod:`parley._tool_arguments`); and :func:`same_parameters`, for a function that takes another's
+parameters without declaring them again. Standard library only, so all can import it at the top.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import inspect
 import types
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 __all__ = [
     "evaluate_annotation",
@@ -18,7 +19,11 @@ __all__ = [
     "get_typed_return_annotation",
     "get_typed_signature",
     "name_of",
+    "same_parameters",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _EMPTY = inspect.Parameter.empty
 
@@ -113,3 +118,17 @@ def get_typed_return_annotation(call: Callable[..., Any]) -> Any:
     if annotation is _EMPTY:
         return None
     return _typed(call, "the return value", annotation, _globals_of(call))
+
+
+def same_parameters(model: Callable[P, Any]) -> Callable[[Callable[..., R]], Callable[P, R]]:
+    """Decorator: the function, written as ``(*args, **kwargs)``, takes ``model``'s parameters,
+    declared once there: mypy checks its callers (and an override) against them, and
+    ``inspect.signature`` and ``help()`` show them, with ``model``'s docstring if it has none."""
+
+    def give(fn: Callable[..., R]) -> Callable[P, R]:
+        fn.__signature__ = inspect.signature(model)  # type: ignore[attr-defined]
+        if fn.__doc__ is None:
+            fn.__doc__ = model.__doc__
+        return fn
+
+    return give

@@ -2,7 +2,7 @@
 
 Names follow OpenTelemetry's GenAI semantic conventions where one fits (``gen_ai.*``: the
 operation, the model, the tokens, the agent, the tool) and ``parley.*`` otherwise. The values
-come from the step's ``attrs`` (:data:`parley._events.STEP_ATTRS`), read key by key: a
+come from the step's typed ``attrs`` (:mod:`parley._reports`), read key by key: a
 request, a response or a client object is never dumped whole, so nothing but what is listed
 here leaves the process. Message contents, tool arguments and results, code and its output
 are only added with ``capture_content`` (they may hold personal data), and then without the
@@ -18,6 +18,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._credentials import scrub
+from ._events import Step
+from ._reports import (
+    ChatStep,
+    CodeExecutionStep,
+    LLMCallStep,
+    ReplyFuncStep,
+    SpeakerSelectionStep,
+    SummaryStep,
+    ToolCallStep,
+    TurnStep,
+)
 
 __all__ = ["Attrs", "Outcome", "end_attributes", "span_name_and_attributes"]
 
@@ -41,26 +52,26 @@ _REQUEST_OPTIONS = (
 )
 
 
-def span_name_and_attributes(step: Any, content: bool) -> tuple[str, Attrs]:
+def span_name_and_attributes(step: Step, content: bool) -> tuple[str, Attrs]:
     """The span name and start attributes of ``step``."""
-    start = _STARTS.get(step.kind)
+    start = _STARTS.get(type(step))
     attrs: Attrs = {"parley.step.kind": step.kind}
     agent = _name_of(step.agent)
     if agent is not None:
         attrs["gen_ai.agent.name"] = agent
     if start is None:
         return f"{step.kind} {step.name}".strip(), attrs
-    name = start(step, step.attrs, attrs, content)
+    name = start(step, attrs, content)
     return name, _scrubbed(attrs) if content else attrs
 
 
-def end_attributes(step: Any, content: bool) -> Outcome:
+def end_attributes(step: Step, content: bool) -> Outcome:
     """The attributes ``step`` adds when it ends, and the failure it reports, if any."""
-    end = _ENDS.get(step.kind)
+    end = _ENDS.get(type(step))
     if end is None:
         return {}, None
     attrs: Attrs = {}
-    failure = end(step.attrs, attrs, content)
+    failure = end(step, attrs, content)
     if failure is not None:
         failure = scrub(failure)
     return (_scrubbed(attrs) if content else attrs), failure
@@ -78,38 +89,41 @@ def _scrubbed(attrs: Attrs) -> Attrs:
 # -- start -----------------------------------------------------------------------------------
 
 
-def _chat(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
+def _chat(step: ChatStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
     out["gen_ai.operation.name"] = "invoke_workflow"
     out["gen_ai.workflow.name"] = step.name
-    _put(out, "gen_ai.conversation.id", a.get("chat_id"))
-    _put(out, "parley.chat.id", a.get("chat_id"))
-    _put(out, "parley.chat.parent_id", a.get("parent_chat_id"))
-    _put(out, "parley.chat.sender", a.get("sender"))
-    _put(out, "parley.chat.recipient", a.get("recipient"))
-    _put(out, "parley.chat.max_turns", a.get("max_turns"))
-    if content and a.get("message") is not None:
+    _put(out, "gen_ai.conversation.id", a["chat_id"])
+    _put(out, "parley.chat.id", a["chat_id"])
+    _put(out, "parley.chat.parent_id", a["parent_chat_id"])
+    _put(out, "parley.chat.sender", a["sender"])
+    _put(out, "parley.chat.recipient", a["recipient"])
+    _put(out, "parley.chat.max_turns", a["max_turns"])
+    if content and a["message"] is not None:
         out["parley.chat.message"] = _text(a["message"])
-    return f"chat {a.get('sender')} -> {a.get('recipient')}"
+    return f"chat {a['sender']} -> {a['recipient']}"
 
 
-def _turn(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
+def _turn(step: TurnStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
     out["gen_ai.operation.name"] = "invoke_agent"
-    _put(out, "parley.turn.sender", a.get("sender"))
-    _put(out, "parley.turn.messages", a.get("messages"))
+    _put(out, "parley.turn.sender", a["sender"])
+    _put(out, "parley.turn.messages", a["messages"])
     return f"invoke_agent {step.name}"
 
 
-def _reply_func(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
+def _reply_func(step: ReplyFuncStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
     out["parley.reply_func.name"] = step.name
-    _put(out, "parley.reply_func.sender", a.get("sender"))
+    _put(out, "parley.reply_func.sender", a["sender"])
     return f"reply_func {step.name}"
 
 
-def _llm_call(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
-    request = a.get("request")
-    request = request if isinstance(request, Mapping) else {}
-    model = a.get("model") or request.get("model") or ""
-    provider = _provider(a.get("client"))
+def _llm_call(step: LLMCallStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
+    request = a["request"]
+    model = a["model"] or request.get("model") or ""
+    provider = _provider(a["client"])
     out["gen_ai.operation.name"] = "chat"
     out["gen_ai.provider.name"] = provider
     out["gen_ai.system"] = provider  # the name before gen_ai.provider.name; backends still read it
@@ -121,11 +135,11 @@ def _llm_call(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str
     stop = request.get("stop")
     if stop:
         out["gen_ai.request.stop_sequences"] = [stop] if isinstance(stop, str) else _strs(stop)
-    _put(out, "parley.purpose", a.get("purpose"))
+    _put(out, "parley.purpose", a["purpose"])
     # The agent the call is charged to (a group manager for its speaker selection), which
     # may differ from the agent that sent it (the manager's internal selection agent).
-    _put(out, "gen_ai.agent.name", a.get("charged_to"))
-    _put(out, "parley.config_id", a.get("config_id"))
+    _put(out, "gen_ai.agent.name", a["charged_to"])
+    _put(out, "parley.config_id", a["config_id"])
     if content:
         system, chat = _split_system(request.get("messages"))
         if system:
@@ -136,54 +150,60 @@ def _llm_call(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str
     return f"chat {model}".strip()
 
 
-def _tool_call(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
+def _tool_call(step: ToolCallStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
     out["gen_ai.operation.name"] = "execute_tool"
     out["gen_ai.tool.name"] = step.name
     out["gen_ai.tool.type"] = "function"
-    _put(out, "gen_ai.tool.call.id", a.get("call_id"))
+    _put(out, "gen_ai.tool.call.id", a["call_id"])
     if content:
-        out["gen_ai.tool.call.arguments"] = _json(a.get("arguments"))
+        out["gen_ai.tool.call.arguments"] = _json(a["arguments"])
     return f"execute_tool {step.name}"
 
 
-def _code_execution(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
-    _put(out, "parley.code.executor", a.get("executor"))
-    languages = a.get("languages")
+def _code_execution(step: CodeExecutionStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
+    _put(out, "parley.code.executor", a["executor"])
+    languages = a["languages"]
     if languages:
         out["parley.code.languages"] = _strs(languages)
     if content:
-        _put(out, "parley.code.source", a.get("code"))
+        _put(out, "parley.code.source", a["code"])
     return "execute_code"
 
 
-def _speaker_selection(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
-    _put(out, "parley.speaker.last", a.get("last_speaker"))
+def _speaker_selection(step: SpeakerSelectionStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
+    _put(out, "parley.speaker.last", a["last_speaker"])
     return f"select_speaker {step.name}"
 
 
-def _summary(step: Any, a: Mapping[str, Any], out: Attrs, content: bool) -> str:
-    method = a.get("method")
+def _summary(step: SummaryStep, out: Attrs, content: bool) -> str:
+    a = step.attrs
+    method = a["method"]
     shown = getattr(method, "__name__", None) or str(method)
     out["parley.summary.method"] = shown
     return f"summarize {shown}"
 
 
-_STARTS: dict[str, Callable[[Any, Mapping[str, Any], Attrs, bool], str]] = {
-    "chat": _chat,
-    "turn": _turn,
-    "reply_func": _reply_func,
-    "llm_call": _llm_call,
-    "tool_call": _tool_call,
-    "code_execution": _code_execution,
-    "speaker_selection": _speaker_selection,
-    "summary": _summary,
+# By the step's class: each handler reads the attributes its kind's type declares.
+_STARTS: dict[type[Step], Callable[[Any, Attrs, bool], str]] = {
+    ChatStep: _chat,
+    TurnStep: _turn,
+    ReplyFuncStep: _reply_func,
+    LLMCallStep: _llm_call,
+    ToolCallStep: _tool_call,
+    CodeExecutionStep: _code_execution,
+    SpeakerSelectionStep: _speaker_selection,
+    SummaryStep: _summary,
 }
 
 
 # -- end -------------------------------------------------------------------------------------
 
 
-def _chat_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _chat_end(step: ChatStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     _put(out, "parley.termination_reason", a.get("termination_reason"))
     usage = a.get("usage")
     if usage is not None:
@@ -200,7 +220,8 @@ def _chat_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
     return None
 
 
-def _turn_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _turn_end(step: TurnStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     reply = a.get("reply")
     out["parley.turn.replied"] = reply is not None
     if content and reply is not None:
@@ -208,12 +229,14 @@ def _turn_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
     return None
 
 
-def _reply_func_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _reply_func_end(step: ReplyFuncStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     _put(out, "parley.reply_func.final", a.get("final"))
     return None
 
 
-def _llm_call_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _llm_call_end(step: LLMCallStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     _put(out, "gen_ai.response.model", a.get("response_model"))
     response = a.get("response")
     response_id = getattr(response, "id", None)
@@ -229,14 +252,15 @@ def _llm_call_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None
     if "cost" in a:
         out["parley.cost_usd"] = float(a.get("cost") or 0.0)
     _put(out, "parley.cached", a.get("cached"))
-    if a.get("replayed"):
+    if a["replayed"]:
         out["parley.replayed"] = True
     if content and response is not None:
         out["gen_ai.output.messages"] = _json(_choices(response))
     return None
 
 
-def _tool_call_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _tool_call_end(step: ToolCallStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     success = a.get("success")
     _put(out, "parley.tool.success", success)
     if content and "result" in a:
@@ -245,7 +269,8 @@ def _tool_call_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | Non
     return "the tool failed" if success is False else None
 
 
-def _code_execution_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _code_execution_end(step: CodeExecutionStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     exit_code = a.get("exit_code")
     _put(out, "parley.code.exit_code", _int(exit_code))
     if content:
@@ -253,26 +278,28 @@ def _code_execution_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str 
     return f"exit code {exit_code}" if isinstance(exit_code, int) and exit_code != 0 else None
 
 
-def _speaker_selection_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _speaker_selection_end(step: SpeakerSelectionStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     _put(out, "parley.speaker.selected", a.get("speaker"))
     return None
 
 
-def _summary_end(a: Mapping[str, Any], out: Attrs, content: bool) -> str | None:
+def _summary_end(step: SummaryStep, out: Attrs, content: bool) -> str | None:
+    a = step.attrs
     if content and a.get("summary") is not None:
         out["parley.summary"] = _text(a["summary"])
     return None
 
 
-_ENDS: dict[str, Callable[[Mapping[str, Any], Attrs, bool], str | None]] = {
-    "chat": _chat_end,
-    "turn": _turn_end,
-    "reply_func": _reply_func_end,
-    "llm_call": _llm_call_end,
-    "tool_call": _tool_call_end,
-    "code_execution": _code_execution_end,
-    "speaker_selection": _speaker_selection_end,
-    "summary": _summary_end,
+_ENDS: dict[type[Step], Callable[[Any, Attrs, bool], str | None]] = {
+    ChatStep: _chat_end,
+    TurnStep: _turn_end,
+    ReplyFuncStep: _reply_func_end,
+    LLMCallStep: _llm_call_end,
+    ToolCallStep: _tool_call_end,
+    CodeExecutionStep: _code_execution_end,
+    SpeakerSelectionStep: _speaker_selection_end,
+    SummaryStep: _summary_end,
 }
 
 

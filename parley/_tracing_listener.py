@@ -25,6 +25,7 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from . import _events
 from ._credentials import redact, scrub_error
+from ._reports import LLMCallStep, ReplyFuncStep
 from ._tracing_attrs import end_attributes, span_name_and_attributes
 
 __all__ = ["SpanListener"]
@@ -75,14 +76,14 @@ class SpanListener(_events.Listener):
     def on_step_start(self, step: _events.Step) -> None:
         if self._closing:
             return
-        if step.kind == "reply_func":
+        if isinstance(step, ReplyFuncStep):
             step.slots[self] = _PENDING
             return
         self._open(step, current=True)
 
     def on_step_end(self, step: _events.Step) -> None:
         running = step.slots.get(self)
-        if running is _PENDING:
+        if running is _PENDING and isinstance(step, ReplyFuncStep):
             if step.error is None and not step.attrs.get("final"):
                 return  # it passed, and did nothing traced
             running = self._open(step, current=False)
@@ -114,7 +115,7 @@ class SpanListener(_events.Listener):
             span = self._tracer.start_span(
                 name,
                 context=self._parent_context(step),
-                kind=SpanKind.CLIENT if step.kind == "llm_call" else SpanKind.INTERNAL,
+                kind=SpanKind.CLIENT if isinstance(step, LLMCallStep) else SpanKind.INTERNAL,
                 attributes=attrs,
                 start_time=_ns(step.start_time),
             )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _human, _nested, _queue, _tools
 from ._registry import HookLists, ReplyEntry, check_trigger_type, insert_reply
@@ -89,17 +89,7 @@ class Registration:
         """Merge functions into the function map; a None value removes that name."""
         _tools.merge_functions(self._function_map, function_map)
 
-    def register_for_llm(
-        self: AgentCore,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        api_style: Literal["function", "tool"] = "tool",
-    ) -> Callable[[F], F]:
-        """Decorator: offer the function to this agent's model as a tool (or legacy function)."""
-        return _tools.register_for_llm(
-            self, name=name, description=description, api_style=api_style
-        )
+    register_for_llm = _tools.register_for_llm
 
     def register_for_execution(
         self: AgentCore, name: str | None = None, idempotent: bool | None = None

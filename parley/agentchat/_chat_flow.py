@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import _events, _journal
+from .. import _journal, _reports
 from .._calls import call_user
 from ..exceptions import BudgetExceededError, InvalidCarryOverType
 from ..oai._streaming import echo_silenced
@@ -243,18 +243,7 @@ async def run_chat(
             agent.client_cache = cache
         recipient_name = getattr(recipient, "name", None)
         with _usage.chat_run(sender.name, recipient_name, budget) as run:
-            parent = run.chat_parent()
-            report = _events.step(
-                "chat",
-                f"{sender.name} -> {recipient_name}",
-                agent=sender,
-                chat_id=run.id,
-                parent_chat_id=parent.id if parent is not None else None,
-                sender=sender.name,
-                recipient=recipient_name,
-                message=message if not callable(message) else None,
-                max_turns=max_turns,
-            )
+            report = _reports.chat_step(sender, recipient, run, message, max_turns)
             with report, _journal.scope(journal):
                 try:
                     await _exchange(
@@ -267,12 +256,10 @@ async def run_chat(
                     args.setdefault("cache", cache)
                     with (
                         echo_silenced(bool(silent)),
-                        _events.step(
-                            "summary", str(summary_method), agent=recipient, method=summary_method
-                        ) as summary_step,
+                        _reports.summary_step(recipient, summary_method) as summary_step,
                     ):
                         summary = await summarize(sender, recipient, summary_method, args)
-                        summary_step.set(summary=summary)
+                        summary_step.end(summary)
                 finally:
                     for agent in agents:
                         agent.client_cache = agent.previous_cache
@@ -287,7 +274,7 @@ async def run_chat(
                     usage=usage,
                     run_id=run.id,
                 )
-                report.set(
+                report.end(
                     termination_reason=reason, summary=summary, cost=result.cost, usage=usage
                 )
                 if journal is not None:

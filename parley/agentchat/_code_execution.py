@@ -19,7 +19,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .. import _events
+from .. import _reports
 from .._runtime import run_in_thread
 from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
@@ -97,22 +97,6 @@ def _scan_window(agent: AgentCore, messages: list[Message], last_n: Any) -> int:
     return n
 
 
-def _code_step(
-    agent: AgentCore, languages: list[str], code: list[str], executor: Any = None
-) -> Any:
-    if not _events.listening():
-        return _events.step("code_execution", "")
-    kind = "legacy" if executor is None else type(executor).__name__
-    return _events.step(
-        "code_execution",
-        kind,
-        agent=agent,
-        executor=kind,
-        languages=languages,
-        code="\n\n".join(code),
-    )
-
-
 def _reply_text(exit_code: int, output: str) -> str:
     status = "execution succeeded" if exit_code == 0 else "execution failed"
     return f"exitcode: {exit_code} ({status})\nCode output: {output}"
@@ -120,23 +104,23 @@ def _reply_text(exit_code: int, output: str) -> str:
 
 async def _run_legacy(agent: AgentCore, blocks: list[tuple[str, str]]) -> tuple[int, str]:
     languages, codes = [lang for lang, _ in blocks], [code for _, code in blocks]
-    with _code_step(agent, languages, codes) as step:
+    with _reports.code_execution_step(agent, languages, codes) as step:
         exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
-        step.set(exit_code=exit_code, output=logs)
+        step.end(exit_code=exit_code, output=logs)
     return exit_code, logs
 
 
 async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any]) -> tuple[int, str]:
     languages = [b.language for b in blocks]
-    with _code_step(agent, languages, [b.code for b in blocks], executor) as step:
+    with _reports.code_execution_step(agent, languages, [b.code for b in blocks], executor) as step:
         try:
             result = await run_in_thread(executor.execute_code_blocks, blocks)
         except DangerousCommandError as refused:
             # The model reads why, as with a legacy code_execution_config; AutoGen's executor
             # path ended the whole chat with the ValueError instead.
-            step.set(exit_code=1, output=str(refused))
+            step.end(exit_code=1, output=str(refused))
             return 1, str(refused)
-        step.set(exit_code=result.exit_code, output=result.output)
+        step.end(exit_code=result.exit_code, output=result.output)
     return int(result.exit_code), str(result.output)
 
 

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 from collections import deque
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _journal
 from .._agent_protocol import Agent
@@ -58,26 +59,23 @@ async def _run(agent: Agent, step: str, *args: Any, **kwargs: Any) -> Any:
     return await getattr(agent, "a_" + step)(*args, **kwargs)
 
 
-async def send(
+async def _message_step(
+    step: Literal["send", "receive"],
     agent: Agent,
     message: Mapping[str, Any] | str,
-    to: Agent,
+    other: Agent,
     request_reply: bool | None = None,
     silent: bool | None = False,
 ) -> None:
-    if _journal.current() is not None:  # a durable chat: one contextvar read otherwise
-        await _journal.check_message(agent.name, to.name, message)
-    await _run(agent, "send", message, to, request_reply, silent)
+    """``agent``'s step sending ``message`` to ``other``, or receiving it from ``other``; in a
+    durable chat, what is sent is checked against the journal first."""
+    if step == "send" and _journal.current() is not None:  # one contextvar read otherwise
+        await _journal.check_message(agent.name, other.name, message)
+    await _run(agent, step, message, other, request_reply, silent)
 
 
-async def receive(
-    agent: Agent,
-    message: Mapping[str, Any] | str,
-    sender: Agent,
-    request_reply: bool | None = None,
-    silent: bool | None = False,
-) -> None:
-    await _run(agent, "receive", message, sender, request_reply, silent)
+send = functools.partial(_message_step, "send")
+receive = functools.partial(_message_step, "receive")
 
 
 async def generate_reply(

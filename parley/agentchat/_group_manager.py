@@ -32,7 +32,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .. import _events
+from .. import _reports
 from ..code_utils import content_str
 from ..exceptions import BudgetExceededError, NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
@@ -221,15 +221,10 @@ class GroupChatManager(ConversableAgent):
             with (
                 echo_silenced(silent or not groupchat.select_speaker_auto_verbose),
                 _usage.acting_for(self, "speaker_selection"),
-                _events.step(
-                    "speaker_selection",
-                    self.name,
-                    agent=self,
-                    last_speaker=getattr(last_speaker, "name", None),
-                ) as step,
+                _reports.speaker_selection_step(self, last_speaker) as step,
             ):
                 speaker = await select(last_speaker, self)
-                step.set(speaker=speaker.name)
+                step.end(speaker.name)
             if not silent:
                 from ..io import IOStream
 

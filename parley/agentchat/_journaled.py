@@ -18,6 +18,7 @@ from ..exceptions import ChatPaused
 if TYPE_CHECKING:
     from ..types import Message
     from ._core import AgentCore
+    from ._queue import QueuedChat
 
 __all__ = [
     "durable_queue",
@@ -171,7 +172,7 @@ def _chat_id(chat_id: Any) -> str:
 
 @asynccontextmanager
 async def durable_queue(
-    store: Any, chat_id: Any, entries: Sequence[dict[str, Any]], runner: str
+    store: Any, chat_id: Any, entries: Sequence[QueuedChat], runner: str
 ) -> AsyncIterator[None]:
     """Run a chat queue (``initiate_chats``) as one durable chat ``chat_id`` of ``store``: its
     chats record their steps in one journal, each in its own lane (its queue position). Without

@@ -13,7 +13,7 @@ function-call replies. parley keeps each built-in once; ``register_reply`` count
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from .._calls import call_user, is_async_callable
@@ -62,34 +62,50 @@ async def a_chats_to_run(
     return chats
 
 
-async def summary_from_nested_chats(
-    chat_queue: Chats,
-    recipient: AgentCore,
-    messages: History = None,
-    sender: Agent | None = None,
-    config: Any = None,
-) -> tuple[bool, Any]:
-    """Run the chats in order; the reply is the last one's summary (no chat: no reply)."""
-    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
-    if not chats:
-        return True, None
-    return True, (await _queue.run_sequential(chats))[-1].summary
+def _nested_reply(
+    name: str, doc: str, answer: Callable[[Chats], Awaitable[Any]]
+) -> Callable[..., Coroutine[Any, Any, tuple[bool, Any]]]:
+    """A reply function that runs the trigger's chats and answers with ``answer(chats)``; no
+    chat to run: no reply. The two built-ins differ only in how they run the queue."""
+
+    async def reply(
+        chat_queue: Chats,
+        recipient: AgentCore,
+        messages: History = None,
+        sender: Agent | None = None,
+        config: Any = None,
+    ) -> tuple[bool, Any]:
+        chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
+        if not chats:
+            return True, None
+        return True, await answer(chats)
+
+    # The name is what traces and AutoGen's position rules see.
+    reply.__name__ = reply.__qualname__ = name
+    reply.__doc__ = doc
+    return reply
 
 
-async def a_summary_from_nested_chats(
-    chat_queue: Chats,
-    recipient: AgentCore,
-    messages: History = None,
-    sender: Agent | None = None,
-    config: Any = None,
-) -> tuple[bool, Any]:
-    """Run the chats by prerequisites; the reply is the summary of the chat whose id is the
-    last entry's (no chat: no reply)."""
-    chats = await a_chats_to_run(chat_queue, recipient, messages, sender, config)
-    if not chats:
-        return True, None
+async def _last_summary(chats: Chats) -> Any:
+    return (await _queue.run_sequential(chats))[-1].summary
+
+
+async def _summary_of_last_id(chats: Chats) -> Any:
     by_id = await _queue.run_concurrent(chats)
-    return True, by_id[chats[-1]["chat_id"]].summary
+    return by_id[chats[-1]["chat_id"]].summary
+
+
+summary_from_nested_chats = _nested_reply(
+    DEFAULT,
+    "Run the chats in order; the reply is the last one's summary (no chat: no reply).",
+    _last_summary,
+)
+a_summary_from_nested_chats = _nested_reply(
+    "a_summary_from_nested_chats",
+    "Run the chats by prerequisites; the reply is the summary of the chat whose id is the "
+    "last entry's (no chat: no reply).",
+    _summary_of_last_id,
+)
 
 
 get_chats_to_run = sync_of(a_chats_to_run)

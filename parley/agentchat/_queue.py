@@ -27,9 +27,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
 from .. import _journal
+from .._agent_protocol import Agent
 from . import _delivery
 from ._chat_flow import carryover_text, check_names
 from ._journaled import durable_queue
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REPEATED_RECIPIENTS",
     "Prerequisite",
+    "QueuedChat",
     "chat_order",
     "has_repeated_recipients",
     "missing_message",
@@ -56,26 +58,46 @@ logger = logging.getLogger(__name__)
 # A chat's ``chat_id``: AutoGen's are ints, any hashable value works here.
 K = TypeVar("K", bound=Hashable)
 
-_EXCLUDE = "finished_chat_indexes_to_exclude_from_carryover"
+
+class _Chat(TypedDict):
+    sender: Agent  # the queue's caller when the entry names none
+    recipient: Agent
 
 
-def prepare(chat_queue: Any, sender: Any = None) -> list[dict[str, Any]]:
+class QueuedChat(_Chat, total=False):
+    """One chat of a queue, as :func:`prepare` checked and copied it: ``initiate_chat``'s
+    keywords. The keys read here are typed; an entry may hold any other keyword
+    ``initiate_chat`` takes (``clear_history``, ``max_turns``, ``summary_args``, a durable
+    store's...), passed on as it is."""
+
+    message: Any  # a str, a message dict, or a callable that makes the first message
+    summary_method: Any  # "last_msg", "reflection_with_llm" or a callable
+    carryover: str | list[Any]  # the entry's own, then the earlier chats' summaries
+    silent: bool | None
+    verbose: bool  # print the message and carryover in the banner
+    chat_id: Any  # a_initiate_chats: the chat's id (AutoGen's are ints; any hashable works)
+    prerequisites: list[int]  # a_initiate_chats: the chats that must finish first
+    finished_chat_indexes_to_exclude_from_carryover: list[int]  # queue positions
+
+
+def prepare(chat_queue: Any, sender: Any = None) -> list[QueuedChat]:
     """Validated copies of the queue's entries; ``sender`` fills the entries without one."""
     if isinstance(chat_queue, Mapping):
         chat_queue = [chat_queue]
     if not isinstance(chat_queue, Sequence) or isinstance(chat_queue, str):
         raise TypeError(f"chat_queue must be a list of dicts, got {type(chat_queue).__name__}")
-    entries = []
-    for i, entry in enumerate(chat_queue):
-        if not isinstance(entry, Mapping):
+    entries: list[QueuedChat] = []
+    for i, given in enumerate(chat_queue):
+        if not isinstance(given, Mapping):
             raise TypeError(
                 f"chat_queue[{i}] must be a dict of initiate_chat arguments, got "
-                f"{type(entry).__name__}"
+                f"{type(given).__name__}"
             )
-        entry = dict(entry)
-        if sender is not None and entry.get("sender") is None:
-            entry["sender"] = sender
-        consolidate_chat_info(entry)
+        copy = dict(given)
+        if sender is not None and copy.get("sender") is None:
+            copy["sender"] = sender
+        consolidate_chat_info(copy)  # sender and recipient are there from here on
+        entry = cast("QueuedChat", copy)
         check_names(entry["sender"], entry["recipient"], entry.get("summary_method", "last_msg"))
         if "message" not in entry:
             logger.warning(missing_message(f"chat_queue[{i}]"))
@@ -107,7 +129,7 @@ def has_repeated_recipients(chat_queue: Sequence[Mapping[str, Any]]) -> bool:
     return len(recipients) < len(chat_queue)
 
 
-def _own_carryover(entry: Mapping[str, Any]) -> list[Any]:
+def _own_carryover(entry: QueuedChat) -> list[Any]:
     carryover = entry.get("carryover") or []
     return [carryover] if isinstance(carryover, str) else list(carryover)
 
@@ -134,7 +156,7 @@ def print_header(entry: Mapping[str, Any]) -> None:
     out.print("\n" + "*" * 80, flush=True, sep="")
 
 
-async def _run_one(entry: dict[str, Any], position: int) -> ChatResult:
+async def _run_one(entry: QueuedChat, position: int) -> ChatResult:
     if not entry.get("silent"):
         print_header(entry)
     with _journal.lane(f"{position}:"):  # in a durable queue, each chat keys its own steps
@@ -152,7 +174,7 @@ async def run_sequential(
     finished: list[ChatResult] = []
     async with durable_queue(store, chat_id, entries, "sequential"):
         for position, entry in enumerate(entries):
-            exclude = entry.get(_EXCLUDE) or ()
+            exclude = entry.get("finished_chat_indexes_to_exclude_from_carryover") or ()
             entry["carryover"] = _own_carryover(entry) + [
                 r.summary for i, r in enumerate(finished) if i not in exclude
             ]
@@ -218,7 +240,7 @@ def chat_order(chat_ids: Iterable[K], prerequisites: Iterable[tuple[K, K]]) -> l
     return [] if stuck else order
 
 
-def _check_ids(entries: list[dict[str, Any]]) -> dict[Hashable, int]:
+def _check_ids(entries: list[QueuedChat]) -> dict[Hashable, int]:
     """chat id -> queue index, after checking ids and prerequisites (no cycles)."""
     pairs = prerequisite_pairs(entries)
     index: dict[Hashable, int] = {}
@@ -262,14 +284,14 @@ async def run_concurrent(
 
 
 async def _run_concurrent(
-    entries: list[dict[str, Any]], index: dict[Hashable, int]
+    entries: list[QueuedChat], index: dict[Hashable, int]
 ) -> dict[Hashable, ChatResult]:
     tasks: dict[Hashable, asyncio.Task[ChatResult]] = {}
 
-    async def run(entry: dict[str, Any]) -> ChatResult:
+    async def run(entry: QueuedChat) -> ChatResult:
         prerequisites = list(entry.get("prerequisites") or ())
         results = [await tasks[pre] for pre in prerequisites]
-        exclude = entry.get(_EXCLUDE) or ()
+        exclude = entry.get("finished_chat_indexes_to_exclude_from_carryover") or ()
         entry["carryover"] = _own_carryover(entry) + [
             r.summary
             for pre, r in zip(prerequisites, results, strict=True)

@@ -17,7 +17,7 @@ import reprlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _events
+from .. import _reports
 from .._calls import call_user
 from ..exceptions import BudgetExceededError
 from ._journaled import journaled_tool
@@ -161,11 +161,9 @@ async def execute_function(
     )
 
     async def run() -> tuple[bool, Message]:
-        with _events.step(
-            "tool_call", name, agent=agent, arguments=arguments, call_id=call_id
-        ) as step:
+        with _reports.tool_call_step(agent, name, arguments, call_id) as step:
             success, reply = await _call_tool(func, name, arguments, verbose)
-            step.set(success=success, result=reply["content"])
+            step.end(success=success, result=reply["content"])
         return success, reply
 
     return await journaled_tool(agent.name, func, name, call_id, arguments, run)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 from .._runtime import run_sync as _run_sync
+from .._runtime import sync_face as _sync_face
 
 __all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
 
@@ -42,17 +43,9 @@ def in_sync_chat() -> bool:
 
 
 def sync_face(method: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
-    """The sync method of the async method ``a_<name>``: named ``<name>``, same signature."""
-    async_name = method.__name__
-
-    @functools.wraps(method)
-    def sync(self: Any, /, *args: Any, **kwargs: Any) -> T:
-        result: T = run_sync(getattr(self, async_name)(*args, **kwargs))
-        return result
-
-    sync.__name__ = async_name.removeprefix("a_")
-    sync.__qualname__ = method.__qualname__.replace(async_name, sync.__name__)
-    return sync
+    """The sync method of the async method ``a_<name>``: named ``<name>``, same signature
+    (:func:`parley._runtime.sync_face`, run as a sync chat)."""
+    return _sync_face(method, run_sync)
 
 
 def sync_of(fn: Callable[P, Coroutine[Any, Any, T]], name: str | None = None) -> Callable[P, T]:

@@ -148,7 +148,8 @@ def register_for_llm(
     description: str | None = None,
     api_style: Literal["function", "tool"] = "tool",
 ) -> Callable[[F], F]:
-    """A decorator putting ``func``'s schema into the agent's llm_config."""
+    """Decorator: offer the function to this agent's model as a tool (or legacy function),
+    its schema put into the agent's llm_config (``ConversableAgent.register_for_llm``)."""
 
     def decorator(func: F) -> F:
         from ..function_utils import get_function_schema

@@ -1,5 +1,5 @@
 """One agent's turn, top to bottom: the steps of ``ConversableAgent.a_send``, ``a_receive`` and
-``a_generate_reply``, and the reports (``parley._events``) a logger or tracer receives of them.
+``a_generate_reply``, and the reports (``parley._reports``) a logger or tracer receives of them.
 
 1. :func:`send`: the ``process_message_before_send`` hooks, the message check (once, so the
    recipient gets what the sender stored), storing it as sent, delivering it (``_delivery``).
@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _events
+from .. import _reports
 from .._agent_protocol import Agent
 from .._runtime import to_thread
 from ..exceptions import BudgetExceededError
@@ -125,14 +125,7 @@ async def receive(
             from ..io import IOStream
 
             IOStream.get_default().print(render(agent, stored, sender), flush=True)
-    if _events.listening():
-        _events.emit(
-            "received_message",
-            agent,
-            message=message,
-            sender=getattr(sender, "name", None),
-            valid=True,
-        )
+    _reports.received_message(agent, message, sender)
     state = agent.state
     if request_reply is False or (request_reply is None and not state.reply_at_receive[sender]):
         return
@@ -169,12 +162,12 @@ async def reply(
     """The agent's reply to ``messages`` from ``sender`` (None: no reply)."""
     if _usage.check() is not None:
         return None  # the chat's budget is spent: it ends here, before this turn
-    with _usage.reply_scope(agent), _turn_step(agent, messages, sender) as turn:
+    with _usage.reply_scope(agent), _reports.turn_step(agent, messages, sender) as turn:
         try:
             answer = await _walk(agent, setup, messages, sender, exclude)
         except BudgetExceededError:
             answer = None  # a request of this turn was refused: the turn ends, unanswered
-        turn.set(reply=answer)
+        turn.end(answer)
     return answer
 
 
@@ -192,26 +185,9 @@ async def _walk(
                 continue
             if not match(entry.trigger, sender):
                 continue
-            with _reply_step(agent, entry, sender) as step:
+            with _reports.reply_func_step(agent, entry.func, sender) as step:
                 final, answer = await entry.run(agent, messages, sender)
-                step.set(final=final, reply=answer)
+                step.end(final=final, reply=answer)
             if final:
                 return answer
     return setup.default
-
-
-def _turn_step(agent: AgentCore, messages: list[Message], sender: Agent | None) -> Any:
-    if not _events.listening():
-        return _events.step("turn", "")
-    name = getattr(sender, "name", None)
-    return _events.step("turn", agent.name, agent=agent, sender=name, messages=len(messages))
-
-
-def _reply_step(agent: AgentCore, entry: ReplyEntry, sender: Agent | None) -> Any:
-    if not _events.listening():
-        return _events.step("reply_func", "")
-    func = entry.func
-    name = getattr(func, "__name__", type(func).__name__)
-    return _events.step(
-        "reply_func", name, agent=agent, func=func, sender=getattr(sender, "name", None)
-    )

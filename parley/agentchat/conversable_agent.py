@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast
 
-from .. import _events
+from .. import _reports
 from ..code_utils import content_str
 from . import (
     _chat_flow,
@@ -53,11 +53,6 @@ logger = logging.getLogger(__name__)
 
 def _default_termination(message: dict[str, Any]) -> bool:
     return content_str(message.get("content")) == "TERMINATE"
-
-
-def _init_args(frame: dict[str, Any]) -> dict[str, Any]:
-    """The constructor's arguments, as the runtime logger records them."""
-    return {k: v for k, v in frame.items() if k not in ("self", "__class__")}
 
 
 class ConversableAgent(Registration, ChatQueues, LLMAgent):
@@ -116,8 +111,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         ]
         self.hook_lists = HookLists().lists
         self._hooks = HookLists(self.hook_lists)
-        if _events.listening():
-            _events.emit("agent_created", self, init_args=_init_args(locals()))
+        _reports.agent_created(self, locals())
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -12,6 +12,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+from .._signatures import same_parameters
 from .base_logger import BaseLogger
 
 __all__ = ["Completion", "CompletionLogger"]
@@ -35,31 +36,10 @@ class Completion:
 class CompletionLogger(BaseLogger):
     """A ``BaseLogger`` that writes each completion from one :class:`Completion`."""
 
-    def log_chat_completion(
-        self,
-        invocation_id: uuid.UUID,
-        client_id: int,
-        wrapper_id: int,
-        source: Any,
-        request: dict[str, Any],
-        response: Any,
-        is_cached: int,
-        cost: float,
-        start_time: str,
-    ) -> None:
-        self._log_completion(
-            Completion(
-                invocation_id,
-                client_id,
-                wrapper_id,
-                source,
-                request,
-                response,
-                is_cached,
-                cost,
-                start_time,
-            )
-        )
+    @same_parameters(BaseLogger.log_chat_completion)
+    def log_chat_completion(self, *args: Any, **kwargs: Any) -> None:
+        # Completion's fields are the interface's parameters, in its order and with its names.
+        self._log_completion(Completion(*args, **kwargs))
 
     @abstractmethod
     def _log_completion(self, completion: Completion) -> None:

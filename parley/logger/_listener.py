@@ -16,20 +16,23 @@ from collections.abc import Callable
 from typing import Any
 
 from .._events import Event, Listener, Step
+from .._reports import (
+    AgentCreatedEvent,
+    ChatStep,
+    ClientCreatedEvent,
+    CodeExecutionStep,
+    LLMCallStep,
+    ReceivedMessageEvent,
+    ReplyFuncStep,
+    ToolCallStep,
+    WrapperCreatedEvent,
+)
 from ._records import reporting
 from ._secrets import remember_in
 from .base_logger import BaseLogger
 from .logger_utils import format_ts
 
 __all__ = ["Reporter"]
-
-# The step attributes each event carries under their own names (None when a step has none).
-_CHAT_START = ("chat_id", "parent_chat_id", "sender", "recipient", "message", "max_turns")
-_CODE_EXECUTION = ("executor", "languages", "code", "exit_code", "output")
-
-
-def _picked(attrs: dict[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: attrs.get(name) for name in names}
 
 
 class _Named:
@@ -48,49 +51,54 @@ class Reporter(Listener):
     def __init__(self, logger: BaseLogger) -> None:
         self.logger = logger
         self._clients: set[int] = set()  # the model clients whose credentials are noted
-        self._on_end: dict[str, Callable[[Step], None]] = {
-            "reply_func": self._reply_func,
-            "llm_call": self._llm_call,
-            "tool_call": self._tool_call,
-            "code_execution": self._code_execution,
-            "chat": self._chat_end,
+        self._on_end: dict[type[Step], Callable[[Any], None]] = {
+            ReplyFuncStep: self._reply_func,
+            LLMCallStep: self._llm_call,
+            ToolCallStep: self._tool_call,
+            CodeExecutionStep: self._code_execution,
+            ChatStep: self._chat_end,
         }
 
     def on_event(self, event: Event) -> None:
-        name, source, data = event.name, event.source, event.data
-        log = self.logger
-        if name == "received_message":
+        source, log = event.source, self.logger
+        if isinstance(event, ReceivedMessageEvent):
+            data = event.data
             log.log_event(
                 source,
                 "received_message",
-                message=data.get("message"),
-                sender=data.get("sender"),
-                valid=data.get("valid", True),
+                message=data["message"],
+                sender=data["sender"],
+                valid=data["valid"],
             )
-        elif name == "agent_created":
-            log.log_new_agent(source, data.get("init_args") or {})
-        elif name == "wrapper_created":
-            log.log_new_wrapper(source, data.get("init_args") or {})
-        elif name == "client_created":
-            log.log_new_client(source, data.get("wrapper"), data.get("init_args") or {})
+        elif isinstance(event, AgentCreatedEvent):
+            log.log_new_agent(source, event.data["init_args"])
+        elif isinstance(event, WrapperCreatedEvent):
+            log.log_new_wrapper(source, event.data["init_args"])
+        elif isinstance(event, ClientCreatedEvent):
+            log.log_new_client(source, event.data["wrapper"], event.data["init_args"])
 
     def on_step_start(self, step: Step) -> None:
-        if step.kind != "chat":
+        if not isinstance(step, ChatStep):
             return
         attrs = step.attrs
         token = reporting.set(step)
         try:
             self.logger.log_event(
-                step.agent if step.agent is not None else attrs.get("sender") or "",
+                step.agent if step.agent is not None else attrs["sender"],
                 "chat_start",
-                **_picked(attrs, _CHAT_START),
+                chat_id=attrs["chat_id"],
+                parent_chat_id=attrs["parent_chat_id"],
+                sender=attrs["sender"],
+                recipient=attrs["recipient"],
+                message=attrs["message"],
+                max_turns=attrs["max_turns"],
                 start_time=format_ts(step.start_time),
             )
         finally:
             reporting.reset(token)
 
     def on_step_end(self, step: Step) -> None:
-        handler = self._on_end.get(step.kind)
+        handler = self._on_end.get(type(step))
         if handler is None:
             return
         token = reporting.set(step)
@@ -101,11 +109,11 @@ class Reporter(Listener):
 
     # -- steps ----------------------------------------------------------------------------
 
-    def _reply_func(self, step: Step) -> None:
+    def _reply_func(self, step: ReplyFuncStep) -> None:
         if step.error is not None:
             return
         attrs = step.attrs
-        func = attrs.get("func")
+        func = attrs["func"]
         self.logger.log_event(
             step.agent,
             "reply_func_executed",
@@ -115,57 +123,61 @@ class Reporter(Listener):
             reply=attrs.get("reply"),
         )
 
-    def _llm_call(self, step: Step) -> None:
+    def _llm_call(self, step: LLMCallStep) -> None:
         attrs = step.attrs
         if step.error is not None or "response" not in attrs:
             return
-        wrapper, client = attrs.get("wrapper"), attrs.get("client")
+        wrapper, client = attrs["wrapper"], attrs["client"]
         if id(client) not in self._clients:
             # A client made before logging started: its key is scrubbed from what is written
             # (a tool's output, a reply quoting it) all the same.
             self._clients.add(id(client))
             remember_in(getattr(client, "_kwargs", None))
         self.logger.log_chat_completion(
-            attrs.get("invocation_id") or step.id,  # type: ignore[arg-type]
+            attrs["invocation_id"],
             id(client),
             getattr(wrapper, "wrapper_id", id(wrapper)),
             step.agent if step.agent is not None else wrapper,
-            attrs.get("request") or {},
-            attrs.get("response"),
+            attrs["request"],
+            attrs["response"],
             int(bool(attrs.get("cached"))),
             float(attrs.get("cost") or 0.0),
             format_ts(step.start_time),
         )
 
-    def _tool_call(self, step: Step) -> None:
+    def _tool_call(self, step: ToolCallStep) -> None:
         attrs = step.attrs
         functions = getattr(step.agent, "function_map", None)
         function: Any = functions.get(step.name) if isinstance(functions, dict) else None
         self.logger.log_function_use(
             step.agent,
             function if function is not None else _Named(step.name),
-            attrs.get("arguments") or {},
+            attrs["arguments"],
             attrs.get("result"),
         )
 
-    def _code_execution(self, step: Step) -> None:
+    def _code_execution(self, step: CodeExecutionStep) -> None:
         attrs = step.attrs
         self.logger.log_event(
             step.agent,
             "code_execution",
-            **_picked(attrs, _CODE_EXECUTION),
+            executor=attrs["executor"],
+            languages=attrs["languages"],
+            code=attrs["code"],
+            exit_code=attrs.get("exit_code"),
+            output=attrs.get("output"),
             error=repr(step.error) if step.error is not None else None,
             start_time=format_ts(step.start_time),
             duration=step.duration,
         )
 
-    def _chat_end(self, step: Step) -> None:
+    def _chat_end(self, step: ChatStep) -> None:
         attrs = step.attrs
         usage = attrs.get("usage")
         self.logger.log_event(
-            step.agent if step.agent is not None else attrs.get("sender") or "",
+            step.agent if step.agent is not None else attrs["sender"],
             "chat_end",
-            chat_id=attrs.get("chat_id"),
+            chat_id=attrs["chat_id"],
             termination_reason=attrs.get("termination_reason")
             or (f"error: {type(step.error).__name__}" if step.error is not None else None),
             summary=attrs.get("summary"),

@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from .._agent_protocol import is_agent
+from .._events import Step
 from .._plain import SealedMessages
 from ..usage import _run
 from . import _secrets
@@ -41,10 +42,12 @@ __all__ = [
 # Request keys that may hold credentials below their top level (headers, query parameters).
 _WALKED = ("extra_headers", "default_headers", "extra_query", "default_query", "extra_body")
 
-reporting: contextvars.ContextVar[Any] = contextvars.ContextVar("parley_logged_step", default=None)
+reporting: contextvars.ContextVar[Step | None] = contextvars.ContextVar(
+    "parley_logged_step", default=None
+)
 
 
-def reported_step() -> Any:
+def reported_step() -> Step | None:
     """The ``parley._events.Step`` being logged, when the listener is the caller."""
     return reporting.get()
 

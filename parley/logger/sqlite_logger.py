@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._protected_paths import protect
+from .._reports import ToolCallStep
 from . import _records
 from . import _statements as sql
 from ._completion import Completion, CompletionLogger
@@ -368,7 +369,7 @@ class SqliteLogger(CompletionLogger):
             returns,
             time.time(),
             _records.chat_id(),
-            step.attrs.get("call_id") if step is not None else None,
+            step.attrs["call_id"] if isinstance(step, ToolCallStep) else None,
             step.duration if step is not None else None,
         )
 

@@ -18,11 +18,10 @@ from __future__ import annotations
 import inspect
 import logging
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
-from .. import _events, _journal
+from .. import _journal, _reports
 from ..exceptions import AllConfigsFailedError, ConfigFailure
 from ..usage import _run as _usage
 from ._error_kinds import classify
@@ -64,7 +63,7 @@ class Fallback:
     def __init__(self, configs: Sequence[tuple[Slot, Layer]], owner: Any = None) -> None:
         self._configs = list(configs)
         self._observers: list[Callable[[Completed], object]] = []
-        self._owner = owner  # the OpenAIWrapper, for the reports of parley._events
+        self._owner = owner  # the OpenAIWrapper, for the reports of parley._reports
 
     def subscribe(self, observer: Callable[[Completed], object]) -> None:
         """Call ``observer`` with every response, before the filter judges it."""
@@ -86,15 +85,15 @@ class Fallback:
         for index, (slot, layer) in enumerate(self._configs):
             attempt = slot.attempt(config)
             start, t0 = time.time(), time.perf_counter()
-            report = self._step(attempt, index)
             try:
-                with report:
+                with _reports.llm_call_step(attempt, index, self._owner) as report:
                     outcome = await layer(attempt)
                     response, usage = self._present(
                         attempt, outcome, start, time.perf_counter() - t0
                     )
-                    if report:
-                        report.set(**_end_attrs(response, outcome, usage))
+                    report.end(
+                        response=response, cost=outcome.cost, cached=outcome.cached, usage=usage
+                    )
             except Exception as error:
                 kind = classify(error)
                 if not kind.fall_back:
@@ -124,10 +123,9 @@ class Fallback:
         index = min(index, len(self._configs) - 1)
         slot, _ = self._configs[index]
         attempt = slot.attempt(config)
-        with self._step(attempt, index, replayed=True) as report:
+        with _reports.llm_call_step(attempt, index, self._owner, replayed=True) as report:
             response, usage = self._present(attempt, outcome, time.time(), 0.0)
-            if report:
-                report.set(**_end_attrs(response, outcome, usage))
+            report.end(response=response, cost=outcome.cost, cached=outcome.cached, usage=usage)
         response.config_id = index
         response.pass_filter = passed
         return response
@@ -154,38 +152,6 @@ class Fallback:
             duration,
         )
         return response, usage
-
-    def _step(self, attempt: Attempt, index: int, replayed: bool = False) -> Any:
-        if not _events.listening():
-            return _events.step("llm_call", "")
-        agent, purpose = _usage.charged_to(attempt.options.agent)
-        model = str(attempt.params.get("model") or "")
-        return _events.step(
-            "llm_call",
-            model,
-            agent=attempt.options.agent or agent,
-            request=attempt.params,
-            wrapper=self._owner,
-            client=attempt.slot.client,
-            config_id=index,
-            model=model,
-            invocation_id=uuid.uuid4(),
-            purpose=purpose,
-            charged_to=agent,
-            replayed=replayed,
-        )
-
-
-def _end_attrs(response: Any, outcome: Outcome, usage: dict[str, Any]) -> dict[str, Any]:
-    choices = getattr(response, "choices", None) or ()
-    return {
-        "response": response,
-        "cost": outcome.cost or 0.0,
-        "cached": outcome.cached,
-        "usage": usage,
-        "response_model": getattr(response, "model", None),
-        "finish_reasons": [getattr(c, "finish_reason", None) for c in choices],
-    }
 
 
 async def _passes(attempt: Attempt, response: Any) -> bool:

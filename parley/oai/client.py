@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-from .. import _events
+from .. import _reports
 from .._runtime import run_sync
 from ..exceptions import ModelClientError
 from . import _templating
@@ -89,15 +89,10 @@ class OpenAIWrapper:
         self.wrapper_id = id(self)
         self.total_usage_summary = None
         self.actual_usage_summary = None
-        if _events.listening():
-            _events.emit(
-                "wrapper_created", self, init_args={"config_list": config_list, **base_config}
-            )
-            for slot in self._slots:
-                if slot.client is not None:
-                    _events.emit(
-                        "client_created", slot.client, wrapper=self, init_args=slot.entry.as_dict()
-                    )
+        _reports.wrapper_created(self, config_list, base_config)
+        for slot in self._slots:
+            if slot.client is not None:
+                _reports.client_created(slot.client, self, slot.entry.as_dict())
 
     # -- custom clients -------------------------------------------------------------------
 
@@ -107,9 +102,7 @@ class OpenAIWrapper:
         for slot in self._slots:
             if slot.placeholder == name and slot.client is None:
                 slot.client = model_client_cls(slot.entry.as_dict(), **kwargs)
-                _events.emit(
-                    "client_created", slot.client, wrapper=self, init_args=slot.entry.as_dict()
-                )
+                _reports.client_created(slot.client, self, slot.entry.as_dict())
                 return
         if any(isinstance(slot.client, model_client_cls) for slot in self._slots):
             logger.warning("model client %s is already registered", name)

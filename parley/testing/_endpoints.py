@@ -6,7 +6,8 @@ Cerebras use OpenAI's own)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ._render import Ids, completion_body, error_body, sse, stream_events
@@ -16,6 +17,16 @@ from ._validation import validate_chat_request, validate_completion_request
 from ._wire import Wire
 
 __all__ = ["OpenAIChat", "OpenAIText"]
+
+
+@dataclass(frozen=True)
+class _Endpoint:
+    """What tells the two endpoints apart: the request's checks and the answer's JSON, whole
+    and as stream events (the SSE framing, the errors and the auth are the same)."""
+
+    check: Callable[..., None]
+    body: Callable[[Reply, Mapping[str, Any], Ids], Any]
+    events: Callable[[Reply, Mapping[str, Any], Ids], list[dict[str, Any]]]
 
 
 class OpenAIChat(Wire):
@@ -28,20 +39,18 @@ class OpenAIChat(Wire):
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
         r"^/openai/deployments/[^/]+/chat/completions$"
     )
+    endpoint: ClassVar[_Endpoint] = _Endpoint(validate_chat_request, completion_body, stream_events)
 
     def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
-        validate_chat_request(body, strict=strict)
+        self.endpoint.check(body, strict=strict)
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
-        return completion_body(reply, chat, ids)
-
-    def events(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> list[dict[str, Any]]:
-        return stream_events(reply, chat, ids)
+        return self.endpoint.body(reply, chat, ids)
 
     def frames(
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
     ) -> Iterator[bytes]:
-        for event in self.events(reply, chat, ids):
+        for event in self.endpoint.events(reply, chat, ids):
             yield sse(event)
         yield sse("[DONE]")
 
@@ -55,15 +64,9 @@ class OpenAIText(OpenAIChat):
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
         r"^/openai/deployments/[^/]+/completions$"
     )
-
-    def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
-        validate_completion_request(body, strict=strict)
-
-    def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
-        return text_completion_body(reply, chat, ids)
-
-    def events(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> list[dict[str, Any]]:
-        return text_stream_events(reply, chat, ids)
+    endpoint: ClassVar[_Endpoint] = _Endpoint(
+        validate_completion_request, text_completion_body, text_stream_events
+    )
 
     def unsendable(self, reply: Reply) -> str | None:
         return unsendable(reply)

@@ -4,15 +4,19 @@ A :class:`Wire` is one provider's API for completions: the paths it answers, its
 its request reads as an OpenAI chat-completions body (``to_chat``: what responders receive,
 so one script answers every provider), its own checks (``validate``), and how a scripted
 :class:`Reply` or :class:`ErrorReply` looks in its JSON, its stream and its error shape. The
-defaults here are OpenAI's; each provider module overrides what differs.
+defaults here are OpenAI's; each provider module overrides what differs. How each provider's
+API names options, finish reasons and errors is data (``wire_names.json``, read into a
+:class:`WireNames` each), used by one implementation here.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any, ClassVar
 
 from ._render import Ids, chat_prompt_tokens, effective_choices, usage_for
@@ -24,6 +28,7 @@ __all__ = [
     "OpenAIMessage",
     "RequestError",
     "Wire",
+    "WireNames",
     "answer",
     "arguments_object",
     "bearer",
@@ -32,7 +37,6 @@ __all__ = [
     "function_tool",
     "json_bytes",
     "openai_chat",
-    "renamed",
     "sse_event",
     "text_of",
 ]
@@ -66,10 +70,37 @@ def answer(reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Answer:
     )
 
 
-def renamed(source: Mapping[str, Any], names: Iterable[tuple[str, str]]) -> dict[str, Any]:
-    """The provider's options found in ``source``, under OpenAI's names (``names`` pairs the
-    provider's name with OpenAI's)."""
-    return {ours: source[theirs] for theirs, ours in names if theirs in source}
+@dataclass(frozen=True)
+class WireNames:
+    """How one provider's API names what OpenAI's does: its entry in ``wire_names.json``."""
+
+    options: Mapping[str, str] = field(default_factory=dict)
+    finish: Mapping[str, str] = field(default_factory=dict)
+    stop_sequence: str | None = None
+    capitals: bool = False
+    errors: Mapping[str, str] = field(default_factory=dict)
+
+    def chat_options(self, source: Mapping[str, Any]) -> dict[str, Any]:
+        """The provider's options found in ``source``, under OpenAI's names."""
+        return {ours: source[theirs] for theirs, ours in self.options.items() if theirs in source}
+
+    def finish_reason(self, a: Answer) -> str:
+        """The provider's finish reason for the answer."""
+        if a.stopped_at is not None and self.stop_sequence is not None:
+            return self.stop_sequence
+        reason = a.choice.effective_finish_reason
+        return self.finish.get(reason, reason.upper() if self.capitals else reason)
+
+    def error_name(self, status: int) -> str:
+        """The provider's name for an error of HTTP ``status``."""
+        return self.errors.get(str(status)) or self.errors["5xx" if status >= 500 else "4xx"]
+
+
+@functools.cache
+def wire_names(protocol: str) -> WireNames:
+    """``protocol``'s names (OpenAI's own, all empty, for a protocol the file does not list)."""
+    text = resources.files(__package__).joinpath("wire_names.json").read_text(encoding="utf-8")
+    return WireNames(**json.loads(text).get(protocol, {}))
 
 
 class OpenAIMessage:
@@ -223,8 +254,24 @@ class Wire:
         """The pieces of a streamed answer, each sent on its own (paced by ``chunk_delay``)."""
         raise NotImplementedError
 
+    @property
+    def names(self) -> WireNames:
+        return wire_names(self.protocol)
+
     def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
         """The headers and body of ``error`` in the provider's shape (``body`` verbatim)."""
+        headers = {"Content-Type": "application/json", **self.error_headers(error)}
+        if error.body is not None:
+            return headers, error.body.encode()
+        message = error.message or f"Fake LLM server error {error.status}"
+        return headers, json_bytes(self.error_payload(error, message))
+
+    def error_headers(self, error: ErrorReply) -> dict[str, str]:
+        """Headers of the provider's error responses besides the content type."""
+        return {}
+
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        """The JSON of ``error``, whose message is ``message``."""
         raise NotImplementedError
 
     def unsendable(self, reply: Reply) -> str | None:

@@ -18,29 +18,12 @@ from ._wire import (
     bearer,
     data_uri,
     function_tool,
-    json_bytes,
     openai_chat,
-    renamed,
     sse_event,
 )
 
 __all__ = ["Anthropic"]
 
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "authentication_error",
-    403: "permission_error",
-    404: "not_found_error",
-    413: "request_too_large",
-    429: "rate_limit_error",
-    529: "overloaded_error",
-}
-# Anthropic's request options and OpenAI's names for them (the stream flag included).
-_OPTIONS = (
-    ("stop_sequences", "stop"),
-    *((same, same) for same in ("max_tokens", "temperature", "top_p", "stream")),
-)
-_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
 _ARG_PIECE = 16
 
 
@@ -115,14 +98,14 @@ class Anthropic(Wire):
             system if isinstance(system, str) else _result_text(system),
             (m for message in body["messages"] for m in _chat_messages(message)),
             tools,
-            **renamed(body, _OPTIONS),
+            **self.names.chat_options(body),  # the stream flag among them
         )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)
         message = _message(a, ids)
         message["content"] = [block for block, _ in _content(a)]
-        message["stop_reason"] = _stop_reason(a)
+        message["stop_reason"] = self.names.finish_reason(a)
         message["stop_sequence"] = a.stopped_at
         message["usage"] = {"input_tokens": a.prompt_tokens, "output_tokens": a.completion_tokens}
         return message
@@ -141,18 +124,13 @@ class Anthropic(Wire):
             for delta in rest:
                 yield _event("content_block_delta", index=index, delta=delta)
             yield _event("content_block_stop", index=index)
-        delta = {"stop_reason": _stop_reason(a), "stop_sequence": a.stopped_at}
+        delta = {"stop_reason": self.names.finish_reason(a), "stop_sequence": a.stopped_at}
         yield _event("message_delta", delta=delta, usage={"output_tokens": a.completion_tokens})
         yield _event("message_stop")
 
-    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
-        headers = {"Content-Type": "application/json"}
-        if error.body is not None:
-            return headers, error.body.encode()
-        default = "api_error" if error.status >= 500 else "invalid_request_error"
-        kind = error.type or _ERROR_TYPES.get(error.status, default)
-        message = error.message or f"Fake LLM server error {error.status}"
-        return headers, json_bytes({"type": "error", "error": {"type": kind, "message": message}})
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        kind = error.type or self.names.error_name(error.status)
+        return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 def _event(name: str, **fields: Any) -> bytes:
@@ -166,13 +144,6 @@ def _message(a: Answer, ids: Ids) -> dict[str, Any]:
         "role": "assistant",
         "model": a.model,
     }
-
-
-def _stop_reason(a: Answer) -> str:
-    if a.stopped_at is not None:
-        return "stop_sequence"
-    reason = a.choice.effective_finish_reason
-    return _STOP_REASONS.get(reason, reason)
 
 
 def _content(a: Answer) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:

@@ -24,28 +24,10 @@ from ._wire import (
     function_tool,
     json_bytes,
     openai_chat,
-    renamed,
 )
 
 __all__ = ["Bedrock"]
 
-_ERRORS = {
-    400: "ValidationException",
-    403: "AccessDeniedException",
-    404: "ResourceNotFoundException",
-    408: "ModelTimeoutException",
-    424: "ModelErrorException",
-    429: "ThrottlingException",
-    500: "InternalServerException",
-    503: "ServiceUnavailableException",
-}
-_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
-_CONFIG = (
-    ("maxTokens", "max_tokens"),
-    ("stopSequences", "stop"),
-    ("temperature", "temperature"),
-    ("topP", "top_p"),
-)
 _ARG_PIECE = 16
 
 
@@ -147,7 +129,7 @@ class Bedrock(Wire):
             (m for message in body["messages"] for m in _chat_messages(message)),
             tools,
             stream=self.streams(body, params, {}),
-            **renamed(body.get("inferenceConfig") or {}, _CONFIG),
+            **self.names.chat_options(body.get("inferenceConfig") or {}),
         )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
@@ -165,7 +147,7 @@ class Bedrock(Wire):
         ]
         return {
             "output": {"message": {"role": "assistant", "content": content}},
-            "stopReason": _stop_reason(a),
+            "stopReason": self.names.finish_reason(a),
             "usage": _usage(a),
             "metrics": {"latencyMs": 1},
         }
@@ -189,32 +171,19 @@ class Bedrock(Wire):
                 yield _event("contentBlockDelta", delta=delta, contentBlockIndex=index)
             yield _event("contentBlockStop", contentBlockIndex=index)
             index += 1
-        yield _event("messageStop", stopReason=_stop_reason(a))
+        yield _event("messageStop", stopReason=self.names.finish_reason(a))
         yield _event("metadata", usage=_usage(a), metrics={"latencyMs": 1})
 
-    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
-        default = "InternalServerException" if error.status >= 500 else "ValidationException"
-        kind = error.type or _ERRORS.get(error.status, default)
-        headers = {
-            "Content-Type": "application/json",
-            "x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/",
-        }
-        if error.body is not None:
-            return headers, error.body.encode()
-        return headers, json_bytes(
-            {"message": error.message or f"Fake LLM server error {error.status}"}
-        )
+    def error_headers(self, error: ErrorReply) -> dict[str, str]:
+        kind = error.type or self.names.error_name(error.status)
+        return {"x-amzn-ErrorType": f"{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/"}
+
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        return {"message": message}
 
 
 def _event(name: str, **payload: Any) -> bytes:
     return event_message(name, json_bytes(payload))
-
-
-def _stop_reason(a: Answer) -> str:
-    if a.stopped_at is not None:
-        return "stop_sequence"
-    reason = a.choice.effective_finish_reason
-    return _STOP.get(reason, reason)
 
 
 def _usage(a: Answer) -> dict[str, int]:

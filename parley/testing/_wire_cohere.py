@@ -10,17 +10,9 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, bearer, json_bytes, renamed, sse_event, text_of
+from ._wire import Answer, Wire, answer, bearer, sse_event, text_of
 
 __all__ = ["Cohere"]
-
-_FINISH = {"stop": "COMPLETE", "tool_calls": "TOOL_CALL", "length": "MAX_TOKENS"}
-_OPTIONS = (
-    ("max_tokens", "max_tokens"),
-    ("stop_sequences", "stop"),
-    ("temperature", "temperature"),
-    ("p", "top_p"),
-)
 
 
 def _chat_message(m: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,7 +52,7 @@ class Cohere(Wire):
         }
         if body.get("tools"):
             chat["tools"] = body["tools"]
-        chat.update(renamed(body, _OPTIONS))
+        chat.update(self.names.chat_options(body))
         return chat
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
@@ -72,7 +64,7 @@ class Cohere(Wire):
             message["tool_calls"] = _calls(a)
         return {
             "id": ids.response("cohere-fake-"),
-            "finish_reason": _finish(a),
+            "finish_reason": self.names.finish_reason(a),
             "message": message,
             "usage": _usage(a),
         }
@@ -99,15 +91,11 @@ class Cohere(Wire):
                 more = {"message": {"tool_calls": {"function": {"arguments": piece}}}}
                 yield _event("tool-call-delta", index=i, delta=more)
             yield _event("tool-call-end", index=i)
-        end = {"finish_reason": _finish(a), "usage": _usage(a)}
+        end = {"finish_reason": self.names.finish_reason(a), "usage": _usage(a)}
         yield _event("message-end", delta=end)
 
-    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
-        headers = {"Content-Type": "application/json"}
-        if error.body is not None:
-            return headers, error.body.encode()
-        message = error.message or f"Fake LLM server error {error.status}"
-        return headers, json_bytes({"id": "cohere-fake-error", "message": message})
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        return {"id": "cohere-fake-error", "message": message}
 
 
 def _event(name: str, **fields: Any) -> bytes:
@@ -119,13 +107,6 @@ def _calls(a: Answer) -> list[dict[str, Any]]:
         {"id": cid, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}
         for tc, cid in zip(a.choice.tool_calls, a.call_ids, strict=True)
     ]
-
-
-def _finish(a: Answer) -> str:
-    if a.stopped_at is not None:
-        return "STOP_SEQUENCE"
-    reason = a.choice.effective_finish_reason
-    return _FINISH.get(reason, reason.upper())
 
 
 def _usage(a: Answer) -> dict[str, Any]:

@@ -23,31 +23,9 @@ from ._wire import (
     function_tool,
     json_bytes,
     openai_chat,
-    renamed,
 )
 
 __all__ = ["Gemini"]
-
-_STATUSES = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    409: "ABORTED",
-    429: "RESOURCE_EXHAUSTED",
-    499: "CANCELLED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
-_CONFIG = (
-    ("maxOutputTokens", "max_tokens"),
-    ("stopSequences", "stop"),
-    ("temperature", "temperature"),
-    ("topP", "top_p"),
-    ("candidateCount", "n"),
-)
 
 
 def _text(parts: Any) -> str:
@@ -135,13 +113,13 @@ class Gemini(Wire):
             (m for content in body["contents"] for m in _chat_messages(content)),
             tools,
             stream=self.streams(body, params, {}),
-            **renamed(body.get("generationConfig") or {}, _CONFIG),
+            **self.names.chat_options(body.get("generationConfig") or {}),
         )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)
         parts: list[dict[str, Any]] = [{"text": a.choice.content}] if a.choice.content else []
-        return _response(a, parts + _calls(a), finished=True)
+        return _response(a, parts + _calls(a), finish=self.names.finish_reason(a))
 
     def frames(
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
@@ -151,7 +129,9 @@ class Gemini(Wire):
         if a.choice.tool_calls:
             chunks.append(_calls(a))  # Gemini sends a function call whole
         chunks = chunks or [[{"text": ""}]]
-        responses = [_response(a, c, finished=i == len(chunks) - 1) for i, c in enumerate(chunks)]
+        *pending, last = chunks
+        responses = [_response(a, c) for c in pending]
+        responses.append(_response(a, last, finish=self.names.finish_reason(a)))
         if query.get("alt") == "sse":
             for r in responses:
                 yield b"data: " + json_bytes(r) + b"\r\n\r\n"
@@ -160,17 +140,12 @@ class Gemini(Wire):
             yield (b"[" if i == 0 else b",\r\n") + json_bytes(r)
         yield b"]"
 
-    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
-        headers = {"Content-Type": "application/json; charset=UTF-8"}
-        if error.body is not None:
-            return headers, error.body.encode()
-        default = "INTERNAL" if error.status >= 500 else "INVALID_ARGUMENT"
-        payload = {
-            "code": error.status,
-            "message": error.message or f"Fake LLM server error {error.status}",
-            "status": _STATUSES.get(error.status, default),
-        }
-        return headers, json_bytes({"error": payload})
+    def error_headers(self, error: ErrorReply) -> dict[str, str]:
+        return {"Content-Type": "application/json; charset=UTF-8"}
+
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        status = self.names.error_name(error.status)
+        return {"error": {"code": error.status, "message": message, "status": status}}
 
 
 def _calls(a: Answer) -> list[dict[str, Any]]:
@@ -180,12 +155,12 @@ def _calls(a: Answer) -> list[dict[str, Any]]:
     ]
 
 
-def _response(a: Answer, parts: list[dict[str, Any]], *, finished: bool) -> dict[str, Any]:
+def _response(a: Answer, parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+    """A response of ``parts``; the last one of an answer has its ``finish`` reason and usage."""
     candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
     out: dict[str, Any] = {"candidates": [candidate], "modelVersion": a.model}
-    if finished:
-        reason = a.choice.effective_finish_reason
-        candidate["finishReason"] = _FINISH.get(reason, reason.upper())
+    if finish is not None:
+        candidate["finishReason"] = finish
         out["usageMetadata"] = {
             "promptTokenCount": a.prompt_tokens,
             "candidatesTokenCount": a.completion_tokens,

@@ -12,12 +12,9 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes, renamed
+from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes
 
 __all__ = ["Ollama"]
-
-_DONE_REASONS = {"tool_calls": "stop", "stop": "stop", "length": "length"}
-_OPTIONS = (("num_predict", "max_tokens"), ("stop", "stop"), ("temperature", "temperature"))
 
 
 def _chat_message(m: Mapping[str, Any]) -> dict[str, Any]:
@@ -87,7 +84,7 @@ class Ollama(Wire):
         if body.get("tools"):
             chat["tools"] = body["tools"]
         options = body.get("options") or {}
-        chat.update(renamed(options, _OPTIONS))
+        chat.update(self.names.chat_options(options))
         return chat
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:
@@ -95,7 +92,11 @@ class Ollama(Wire):
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)
-        return {**_head(a), "message": _message(a, a.choice.content or ""), **_done(a)}
+        return {
+            **_head(a),
+            "message": _message(a, a.choice.content or ""),
+            **_done(a, self.names.finish_reason(a)),
+        }
 
     def frames(
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
@@ -107,15 +108,16 @@ class Ollama(Wire):
             )
         if a.choice.tool_calls:
             yield _line({**_head(a), "message": _message(a, ""), "done": False})
-        yield _line({**_head(a), "message": {"role": "assistant", "content": ""}, **_done(a)})
-
-    def error(self, error: ErrorReply) -> tuple[dict[str, str], bytes]:
-        headers = {"Content-Type": "application/json"}
-        if error.body is not None:
-            return headers, error.body.encode()
-        return headers, json_bytes(
-            {"error": error.message or f"Fake LLM server error {error.status}"}
+        yield _line(
+            {
+                **_head(a),
+                "message": {"role": "assistant", "content": ""},
+                **_done(a, self.names.finish_reason(a)),
+            }
         )
+
+    def error_payload(self, error: ErrorReply, message: str) -> Any:
+        return {"error": message}
 
 
 def _line(payload: Any) -> bytes:
@@ -144,11 +146,10 @@ def _message(a: Answer, content: str) -> dict[str, Any]:
     return message
 
 
-def _done(a: Answer) -> dict[str, Any]:
-    reason = a.choice.effective_finish_reason
+def _done(a: Answer, reason: str) -> dict[str, Any]:
     return {
         "done": True,
-        "done_reason": _DONE_REASONS.get(reason, reason),
+        "done_reason": reason,
         "total_duration": 1000,
         "load_duration": 0,
         "prompt_eval_count": a.prompt_tokens,

@@ -1,4 +1,4 @@
-"""The listener of :mod:`parley._events` that feeds the page: chats starting and ending, who
+"""The listener of parley's reports (:mod:`parley._reports`) that feeds the page: chats starting and ending, who
 speaks, the messages, tool calls and their results, code and its output, what each model call
 cost.
 
@@ -13,6 +13,14 @@ import json
 from typing import Any
 
 from .. import _events
+from .._reports import (
+    ChatStep,
+    CodeExecutionStep,
+    LLMCallStep,
+    ReceivedMessageEvent,
+    ToolCallStep,
+    TurnStep,
+)
 from ..usage._run import current_run
 from ._hub import Hub
 from ._render import capped, error_text, message_view, plain
@@ -67,78 +75,79 @@ class WebListener(_events.Listener):
         self._managers: set[str] = set()
 
     def on_step_start(self, step: _events.Step) -> None:
-        kind = step.kind
-        if kind == "chat":
+        if isinstance(step, ChatStep):
             run = current_run()
             if run is not None:
                 self._hub.chat_started(run)
-        elif kind == "turn":
+        elif isinstance(step, TurnStep):
             name = agent_name(step.agent)
             if name is not None:
                 self._hub.turn(current_run(), name, True)
-        elif kind == "tool_call":
+        elif isinstance(step, ToolCallStep):
             step.slots[self] = self._hub.add_item(
                 current_run(),
                 {
                     "kind": "tool",
                     "agent": agent_name(step.agent),
                     "name": step.name,
-                    "arguments": _arguments(step.attrs.get("arguments")),
-                    "call_id": str(step.attrs.get("call_id") or ""),
+                    "arguments": _arguments(step.attrs["arguments"]),
+                    "call_id": str(step.attrs["call_id"] or ""),
                     "status": "running",
                 },
             )
-        elif kind == "code_execution":
-            languages = step.attrs.get("languages") or []
+        elif isinstance(step, CodeExecutionStep):
             step.slots[self] = self._hub.add_item(
                 current_run(),
                 {
                     "kind": "code",
                     "agent": agent_name(step.agent),
-                    "languages": [str(lang) for lang in languages],
-                    "code": capped(str(step.attrs.get("code") or "")),
+                    "languages": [str(lang) for lang in step.attrs["languages"]],
+                    "code": capped(step.attrs["code"]),
                     "status": "running",
                 },
             )
 
     def on_step_end(self, step: _events.Step) -> None:
-        kind = step.kind
-        if kind == "chat":
+        if isinstance(step, ChatStep):
             self._chat_ended(step)
-        elif kind == "turn":
+        elif isinstance(step, TurnStep):
             name = agent_name(step.agent)
             if name is not None:
                 self._hub.turn(current_run(), name, False)
-        elif kind == "llm_call":
+        elif isinstance(step, LLMCallStep):
             attrs = step.attrs
             cost = 0.0 if attrs.get("cached") else _float(attrs.get("cost"))
             self._hub.spent(current_run(), cost, _tokens(attrs.get("usage")))
-        elif kind == "tool_call":
-            self._item_done(step, "result", step.attrs.get("success") is False)
-        elif kind == "code_execution":
+        elif isinstance(step, ToolCallStep):
+            tool = step.attrs
+            self._item_done(step, "result", tool.get("result"), tool.get("success") is False)
+        elif isinstance(step, CodeExecutionStep):
             exit_code = step.attrs.get("exit_code")
             self._item_done(
                 step,
                 "output",
+                step.attrs.get("output"),
                 exit_code != 0,
                 exit_code=exit_code if isinstance(exit_code, int) else None,
             )
 
-    def _item_done(self, step: _events.Step, shown: str, failed: bool, **fields: Any) -> None:
-        """The page's item of a finished tool call or code run: its ``shown`` attribute (the
+    def _item_done(
+        self, step: _events.Step, key: str, shown: Any, failed: bool, **fields: Any
+    ) -> None:
+        """The page's item of a finished tool call or code run: ``shown`` as its ``key`` (the
         error's text when the step raised), failed if it raised or ``failed``."""
-        text = error_text(step.error) if step.error is not None else step.attrs.get(shown)
+        text = error_text(step.error) if step.error is not None else shown
         self._hub.update_item(
             current_run(),
             step.slots.get(self),
             status="failed" if failed or step.error is not None else "done",
             **fields,
-            **{shown: capped(str(text if text is not None else ""))},
+            **{key: capped(str(text if text is not None else ""))},
         )
 
-    def _chat_ended(self, step: _events.Step) -> None:
+    def _chat_ended(self, step: ChatStep) -> None:
         run = current_run()
-        if run is None or run.id != step.attrs.get("chat_id"):
+        if run is None or run.id != step.attrs["chat_id"]:
             return
         attrs = step.attrs
         usage = attrs.get("usage")
@@ -153,10 +162,10 @@ class WebListener(_events.Listener):
         )
 
     def on_event(self, event: _events.Event) -> None:
-        if event.name != "received_message":
+        if not isinstance(event, ReceivedMessageEvent):
             return
         receiver = event.source
-        sender = event.data.get("sender")
+        sender = event.data["sender"]
         if _is_group_manager(receiver):
             self._managers.add(str(agent_name(receiver)))
         elif sender in self._managers:
@@ -167,6 +176,6 @@ class WebListener(_events.Listener):
                 "kind": "message",
                 "sender": sender,
                 "recipient": agent_name(receiver),
-                **message_view(event.data.get("message")),
+                **message_view(event.data["message"]),
             },
         )

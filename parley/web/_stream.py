@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import _events
+from .._reports import ChatStep, LLMCallStep, TurnStep
 from ..io import IOStream
 from ..usage._run import current_run
 from ._hub import Hub
@@ -20,10 +21,10 @@ def streaming_for() -> str | None:
     """The agent whose model call is running here (its tokens are being printed), if any."""
     step = _events.current_step()
     while step is not None:
-        if step.kind == "llm_call":
-            charged = step.attrs.get("charged_to")
+        if isinstance(step, LLMCallStep):
+            charged = step.attrs["charged_to"]
             return str(charged) if charged else (agent_name(step.agent) or "the model")
-        if step.kind in ("turn", "chat"):
+        if isinstance(step, (TurnStep, ChatStep)):
             return None
         step = step.parent
     return None
@@ -33,8 +34,8 @@ def asker() -> tuple[str | None, str | None]:
     """(the agent whose turn asks, the agent it answers), from the running turn's report."""
     step = _events.current_step()
     while step is not None:
-        if step.kind == "turn":
-            sender = step.attrs.get("sender")
+        if isinstance(step, TurnStep):
+            sender = step.attrs["sender"]
             return agent_name(step.agent), str(sender) if sender is not None else None
         step = step.parent
     return None, None

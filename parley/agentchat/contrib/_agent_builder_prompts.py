@@ -1,30 +1,23 @@
 """AgentBuilder's texts: what the builder model is asked, and what the built agents are told.
 
-``AgentBuilder`` exposes each as a class attribute of AutoGen's name, so a subclass (or an
-instance) can change one.
+They are class attributes of :class:`BuilderTexts`, the base of ``AgentBuilder``.
 """
 
 from __future__ import annotations
 
-__all__ = [
-    "AGENT_DESCRIPTION_PROMPT",
-    "AGENT_NAME_PROMPT",
-    "AGENT_SELECTION_PROMPT",
-    "AGENT_SYS_MSG_PROMPT",
-    "CODING_AND_TASK_SKILL_INSTRUCTION",
-    "CODING_PROMPT",
-    "DEFAULT_COMPUTER_TERMINAL_DESCRIPTION",
-    "DEFAULT_DESCRIPTION",
-    "DEFAULT_PROXY_AUTO_REPLY",
-    "GROUP_CHAT_DESCRIPTION",
-]
+__all__ = ["BuilderTexts"]
 
-DEFAULT_PROXY_AUTO_REPLY = (
-    "The last message had no code for me to run. The group chat manager should let another "
-    'member speak. To end the conversation, a member should reply with just "TERMINATE".'
-)
 
-GROUP_CHAT_DESCRIPTION = """# Group chat instruction
+class BuilderTexts:
+    """AgentBuilder's texts as class attributes of AutoGen's names: ``AgentBuilder`` derives
+    from this class, so a subclass (or an instance) can change one."""
+
+    DEFAULT_PROXY_AUTO_REPLY = (
+        "The last message had no code for me to run. The group chat manager should let another "
+        'member speak. To end the conversation, a member should reply with just "TERMINATE".'
+    )
+
+    GROUP_CHAT_DESCRIPTION = """# Group chat instruction
 You are working in a group chat with other experts and a group chat manager.
 Read the earlier messages of the other members (and your own), stay on their topic and answer them.
 
@@ -38,7 +31,7 @@ conversation by replying with just "TERMINATE".
 {sys_msg}
 """
 
-DEFAULT_DESCRIPTION = """## Your role
+    DEFAULT_DESCRIPTION = """## Your role
 [The expert's name and a description of their skills]
 
 ## Task and skill instructions
@@ -47,12 +40,12 @@ DEFAULT_DESCRIPTION = """## Your role
 - [(Optional) Anything else the expert should know]
 """
 
-DEFAULT_COMPUTER_TERMINAL_DESCRIPTION = (
-    "A computer terminal that does nothing but run the Python scripts (in ```python code "
-    "blocks) and shell scripts (in ```sh code blocks) it is given."
-)
+    DEFAULT_COMPUTER_TERMINAL_DESCRIPTION = (
+        "A computer terminal that does nothing but run the Python scripts (in ```python code "
+        "blocks) and shell scripts (in ```sh code blocks) it is given."
+    )
 
-AGENT_NAME_PROMPT = """# Your task
+    AGENT_NAME_PROMPT = """# Your task
 Suggest at most {max_agents} experts, by name, for the following user requirement.
 
 ## User requirement
@@ -64,7 +57,7 @@ Suggest at most {max_agents} experts, by name, for the following user requiremen
 For example: Python_Expert, Math_Expert, ...
 """
 
-AGENT_SYS_MSG_PROMPT = """# Your goal
+    AGENT_SYS_MSG_PROMPT = """# Your goal
 - Write a clear, unambiguous description of the expert below for the task below, by filling in the template.
 - Include everything the expert needs to know.
 
@@ -78,7 +71,7 @@ AGENT_SYS_MSG_PROMPT = """# Your goal
 {default_sys_msg}
 """
 
-AGENT_DESCRIPTION_PROMPT = """# Your goal
+    AGENT_DESCRIPTION_PROMPT = """# Your goal
 Summarize the following expert's description in one sentence.
 
 # Expert name
@@ -88,7 +81,7 @@ Summarize the following expert's description in one sentence.
 {sys_msg}
 """
 
-AGENT_SEARCHING_PROMPT = """# Your goal
+    AGENT_SEARCHING_PROMPT = """# Your goal
 Which of these experts should work on the following task?
 
 # TASK
@@ -104,7 +97,7 @@ Which of these experts should work on the following task?
 - Return the list of names only.
 """
 
-AGENT_SELECTION_PROMPT = """# Your goal
+    AGENT_SELECTION_PROMPT = """# Your goal
 Match each skill of the skill set with an expert of the expert pool.
 
 # Skill set
@@ -124,7 +117,7 @@ Match each skill of the skill set with an expert of the expert pool.
 Use "None" for a skill that no expert in the pool fits.
 """
 
-CODING_AND_TASK_SKILL_INSTRUCTION = """## Useful instructions for task-solving
+    CODING_AND_TASK_SKILL_INSTRUCTION = """## Useful instructions for task-solving
 - Solve the task step by step if you need to.
 - When you find an answer, verify it carefully; include evidence that can be checked (a test case, say) when you can.
 - Base every reply on the facts you were given.
@@ -145,7 +138,7 @@ CODING_AND_TASK_SKILL_INSTRUCTION = """## Useful instructions for task-solving
 - If the result shows an error, fix it and send the code again.
 """
 
-CODING_PROMPT = """Does the following task need programming to solve (calling an external API or
+    CODING_PROMPT = """Does the following task need programming to solve (calling an external API or
 tool from code, say), or would code make it easier?
 
 TASK: {task}

@@ -24,9 +24,8 @@ from .vectordb.base import HASH_LENGTH, Document, QueryResults, VectorDB
 from .vectordb.utils import chroma_results_to_query_results, filter_results_by_distance
 
 __all__ = [
-    "ChromaClientPlan",
     "Chunking",
-    "CollectionPlan",
+    "RetrievePlan",
     "fill_collection",
     "index_with_chroma_client",
     "query_with_chroma_client",
@@ -49,14 +48,20 @@ class Chunking:
 
 
 @dataclass
-class CollectionPlan:
-    """What the retrieve_config says about the collection and the documents."""
+class RetrievePlan:
+    """What the retrieve_config says about the collection, the documents and the search, for
+    both paths: a ``VectorDB`` (:func:`fill_collection`) and AutoGen's older Chroma client
+    (:func:`index_with_chroma_client`, :func:`query_with_chroma_client`)."""
 
     name: str
     docs_path: Any
     get_or_create: bool
     overwrite: bool
     new_docs: bool
+    extra_docs: bool
+    embedding_model: str
+    embedding_function: Any
+    distance_threshold: float
     chunking: Chunking
 
 
@@ -68,7 +73,7 @@ def chunk_id(chunk: str, db_type: str) -> str:
     return hashlib.blake2b(chunk.encode("utf-8")).hexdigest()[:HASH_LENGTH]
 
 
-def fill_collection(db: VectorDB, plan: CollectionPlan) -> None:
+def fill_collection(db: VectorDB, plan: RetrievePlan) -> None:
     """Make the collection ``db``'s active one, and add the chunks it does not have yet."""
     must_chunk = plan.new_docs
     if not plan.docs_path:
@@ -126,22 +131,9 @@ def fill_collection(db: VectorDB, plan: CollectionPlan) -> None:
     db.insert_docs(docs=docs, collection_name=plan.name, upsert=True)
 
 
-@dataclass
-class ChromaClientPlan:
-    """The retrieve_config of AutoGen's older path, a Chroma client without a ``VectorDB``."""
-
-    name: str
-    docs_path: Any
-    get_or_create: bool
-    extra_docs: bool
-    chunking: Chunking
-    embedding_model: str
-    embedding_function: Any
-    distance_threshold: float
-
-
-def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
-    """Index ``docs_path`` into the client's collection (an in-memory client when None)."""
+def index_with_chroma_client(client: Any, plan: RetrievePlan) -> Any:
+    """AutoGen's older path, a Chroma client without a ``VectorDB``: index ``docs_path`` into
+    the client's collection (an in-memory client when None)."""
     if client is None:
         from ..._retrieve_embed import import_chromadb, offline_settings
 
@@ -167,7 +159,7 @@ def index_with_chroma_client(client: Any, plan: ChromaClientPlan) -> Any:
 
 
 def query_with_chroma_client(
-    client: Any, plan: ChromaClientPlan, problem: str, n_results: int, search_string: str
+    client: Any, plan: RetrievePlan, problem: str, n_results: int, search_string: str
 ) -> QueryResults:
     found = dict(
         query_vector_db(

@@ -35,7 +35,7 @@ from ...oai import OpenAIWrapper, config_list_from_json
 from ..conversable_agent import ConversableAgent
 from . import _agent_builder_agents as _team
 from . import _agent_builder_library as library
-from . import _agent_builder_prompts as prompts
+from ._agent_builder_prompts import BuilderTexts
 
 __all__ = ["AgentBuilder", "AgentBuilderError"]
 
@@ -45,21 +45,10 @@ _DEFAULT_CODE_EXECUTION_CONFIG = {"last_n_messages": 1, "work_dir": "groupchat",
 AgentBuilderError = _team.AgentBuilderError
 
 
-class AgentBuilder:
+class AgentBuilder(BuilderTexts):
     """Builds a team of agents for a task (see the module docstring)."""
 
     online_server_name = "online"
-    DEFAULT_PROXY_AUTO_REPLY = prompts.DEFAULT_PROXY_AUTO_REPLY
-    GROUP_CHAT_DESCRIPTION = prompts.GROUP_CHAT_DESCRIPTION
-    DEFAULT_DESCRIPTION = prompts.DEFAULT_DESCRIPTION
-    DEFAULT_COMPUTER_TERMINAL_DESCRIPTION = prompts.DEFAULT_COMPUTER_TERMINAL_DESCRIPTION
-    AGENT_NAME_PROMPT = prompts.AGENT_NAME_PROMPT
-    AGENT_SYS_MSG_PROMPT = prompts.AGENT_SYS_MSG_PROMPT
-    AGENT_DESCRIPTION_PROMPT = prompts.AGENT_DESCRIPTION_PROMPT
-    AGENT_SEARCHING_PROMPT = prompts.AGENT_SEARCHING_PROMPT
-    AGENT_SELECTION_PROMPT = prompts.AGENT_SELECTION_PROMPT
-    CODING_AND_TASK_SKILL_INSTRUCTION = prompts.CODING_AND_TASK_SKILL_INSTRUCTION
-    CODING_PROMPT = prompts.CODING_PROMPT
     max_selection_attempts = 3
 
     def __init__(

@@ -34,9 +34,8 @@ from ._retrieve_helpers import (
 )
 from ._retrieve_prompts import PROMPT_CODE, PROMPT_DEFAULT, PROMPT_QA, UPDATE_CONTEXT_IN_PROMPT
 from ._retrieve_store import (
-    ChromaClientPlan,
     Chunking,
-    CollectionPlan,
+    RetrievePlan,
     fill_collection,
     index_with_chroma_client,
     query_with_chroma_client,
@@ -54,9 +53,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 HASH_LENGTH = int(os.environ.get("HASH_LENGTH", 8))
-_NO_INSTALL = (
-    "You MUST NOT install any packages because all the packages needed are already installed."
-)
 
 
 class RetrieveUserProxyAgent(UserProxyAgent):
@@ -177,17 +173,7 @@ class RetrieveUserProxyAgent(UserProxyAgent):
             self._doc_ids = []
 
     def _init_db(self) -> None:
-        fill_collection(
-            self._vector_db,
-            CollectionPlan(
-                name=self._collection_name,
-                docs_path=self._docs_path,
-                get_or_create=self._get_or_create,
-                overwrite=self._overwrite,
-                new_docs=self._new_docs,
-                chunking=self._chunking(),
-            ),
-        )
+        fill_collection(self._vector_db, self._plan())
 
     def retrieve_docs(self, problem: str, n_results: int = 20, search_string: str = "") -> None:
         """Find the ``n_results`` chunks nearest to ``problem`` (containing ``search_string``,
@@ -219,36 +205,35 @@ class RetrieveUserProxyAgent(UserProxyAgent):
         self, problem: str, n_results: int, search_string: str
     ) -> QueryResults:
         """AutoGen's older path (``vector_db=None``): a Chroma client used directly."""
+        plan = self._plan()
         if not self._collection or not self._get_or_create:
             say("Trying to create collection.")
-            self._client = index_with_chroma_client(self._client, self._chroma_plan())
+            self._client = index_with_chroma_client(self._client, plan)
             self._collection = self._get_or_create = True
-        return query_with_chroma_client(
-            self._client, self._chroma_plan(), problem, n_results, search_string
-        )
+        return query_with_chroma_client(self._client, plan, problem, n_results, search_string)
 
-    def _chroma_plan(self) -> ChromaClientPlan:
-        return ChromaClientPlan(
+    def _plan(self) -> RetrievePlan:
+        """The settings both retrieval paths work from. Read from the attributes each time:
+        AutoGen's subclasses may change them."""
+        return RetrievePlan(
             name=self._collection_name,
             docs_path=self._docs_path,
             get_or_create=self._get_or_create,
+            overwrite=self._overwrite,
+            new_docs=self._new_docs,
             extra_docs=self._extra_docs,
-            chunking=self._chunking(),
             embedding_model=self._embedding_model,
             embedding_function=self._embedding_function,
             distance_threshold=self._distance_threshold,
-        )
-
-    def _chunking(self) -> Chunking:
-        # Read from the attributes each time: AutoGen's subclasses may change them.
-        return Chunking(
-            chunk_token_size=self._chunk_token_size,
-            chunk_mode=self._chunk_mode,
-            must_break_at_empty_line=self._must_break_at_empty_line,
-            custom_text_split_function=self.custom_text_split_function,
-            custom_text_types=self._custom_text_types,
-            recursive=self._recursive,
-            limits=self._read_limits,
+            chunking=Chunking(
+                chunk_token_size=self._chunk_token_size,
+                chunk_mode=self._chunk_mode,
+                must_break_at_empty_line=self._must_break_at_empty_line,
+                custom_text_split_function=self.custom_text_split_function,
+                custom_text_types=self._custom_text_types,
+                recursive=self._recursive,
+                limits=self._read_limits,
+            ),
         )
 
     def _get_context(self, results: QueryResults) -> str:

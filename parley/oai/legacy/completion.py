@@ -37,7 +37,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..._runtime import run_sync
+from ..._runtime import run_sync, sync_face
 from .. import _templating
 from .._cost import compute_cost
 from .._gather import gather_bounded
@@ -101,7 +101,7 @@ class Completion(metaclass=_CompletionType):
     # -- making a completion ----------------------------------------------------------------
 
     @classmethod
-    def create(
+    async def a_create(
         cls,
         context: dict[str, Any] | None = None,
         use_cache: bool | None = True,
@@ -113,31 +113,7 @@ class Completion(metaclass=_CompletionType):
     ) -> Any:
         """A completion for ``config`` with its templates filled from ``context`` (see the module
         docstring); ``-1`` when rate limits or timeouts outlasted ``max_retry_period`` and
-        ``raise_on_ratelimit_or_timeout`` is false."""
-        return run_sync(
-            cls.a_create(
-                context,
-                use_cache,
-                config_list,
-                filter_func,
-                raise_on_ratelimit_or_timeout,
-                allow_format_str_template,
-                **config,
-            )
-        )
-
-    @classmethod
-    async def a_create(
-        cls,
-        context: dict[str, Any] | None = None,
-        use_cache: bool | None = True,
-        config_list: list[dict[str, Any]] | None = None,
-        filter_func: Callable[..., Any] | None = None,
-        raise_on_ratelimit_or_timeout: bool | None = True,
-        allow_format_str_template: bool | None = False,
-        **config: Any,
-    ) -> Any:
-        """The async form of :meth:`create` (the same implementation)."""
+        ``raise_on_ratelimit_or_timeout`` is false. ``create`` is its blocking form."""
         if config_list is not None and len(config_list) == 0:
             logger.warning("config_list is empty; using the call's own config")
         if not config_list:
@@ -155,6 +131,8 @@ class Completion(metaclass=_CompletionType):
             bool(raise_on_ratelimit_or_timeout),
             {**config, "allow_format_str_template": allow_format_str_template},
         )
+
+    create = classmethod(sync_face(a_create))
 
     @classmethod
     async def _fall_back(

@@ -19,11 +19,11 @@ from ...exceptions import (
     ConfigError,
     ModelAPIError,
     ModelServerError,
+    ParleyError,
     RateLimitError,
 )
 from .._reply_checks import malformed
 from .._retry import parse_retry_after
-from .._transport_errors import is_connection_failure
 from ._base import api_error, require
 
 __all__ = ["PROVIDER", "bedrock_error"]
@@ -73,8 +73,8 @@ def _client_error(response: Mapping[str, Any]) -> ModelAPIError:
     )
 
 
-def bedrock_error(error: Exception) -> Exception:
-    """The error to raise ``from error`` (``error`` itself if it is none of boto3's)."""
+def bedrock_error(error: Exception) -> ParleyError | None:
+    """The error to raise ``from error`` (None if it is none of boto3's)."""
     boto = require("botocore.exceptions", PROVIDER)
 
     if isinstance(error, boto.ClientError):
@@ -97,6 +97,4 @@ def bedrock_error(error: Exception) -> Exception:
         return ConfigError("bedrock needs a region: give aws_region, or set AWS_REGION")
     if isinstance(error, boto.ProfileNotFound):
         return ConfigError(f"bedrock: {error}")
-    if is_connection_failure(error) and not isinstance(error, ModelAPIError):
-        return api_error(PROVIDER, f"no answer: {error}", status=None)
-    return error
+    return None

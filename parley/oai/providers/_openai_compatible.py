@@ -165,16 +165,31 @@ def request(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str,
 
 
 class OpenAICompatibleClient(ProviderClient):
-    """A client over a Stainless SDK's ``chat.completions.create``. Subclasses set ``SDK``
-    (the module), ``CLIENT`` (its async client class), ``API_KEY_ENV``, ``PATH`` (what the
-    SDK appends to its base URL: removed from a configured ``base_url`` ending with it) and
-    ``PARAMS`` (AutoGen's parameter names for the provider, with AutoGen's default or None)."""
+    """A client over a Stainless SDK's ``chat.completions.create``. Subclasses set
+    ``PROVIDER``, ``PATH`` (what the SDK appends to its base URL: removed from a configured
+    ``base_url`` ending with it) and ``PARAMS`` (AutoGen's parameter names for the provider,
+    with AutoGen's default or None). The Stainless SDKs are named after their provider, so
+    ``SDK`` (the module), ``CLIENT`` (its async client class) and ``API_KEY_ENV`` follow from
+    ``PROVIDER`` (``groq``, ``AsyncGroq``, ``GROQ_API_KEY``) unless a subclass sets its own."""
 
     CLIENT: ClassVar[str] = ""
     API_KEY_ENV: ClassVar[str] = ""
     PATH: ClassVar[tuple[str, ...]] = ("/v1",)
     PARAMS: ClassVar[Mapping[str, Any]] = {}
     SETTINGS: ClassVar[Mapping[str, Any]] = {}  # the SDK client's own, for every config
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        provider = cls.__dict__.get("PROVIDER")
+        if provider:
+            named = {
+                "SDK": provider,
+                "CLIENT": f"Async{provider.capitalize()}",
+                "API_KEY_ENV": f"{provider.upper()}_API_KEY",
+            }
+            for attribute, value in named.items():
+                if attribute not in cls.__dict__:
+                    setattr(cls, attribute, value)
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)

@@ -10,10 +10,12 @@ What every such call needs, whichever SDK it is:
 - :func:`call_kwargs`: a request's keys split into the SDK method's keyword arguments and
   ``extra_body`` (what a given SDK version does not declare still reaches the API, as the
   JSON body's keys).
-- :func:`stainless_error`: the errors of the Stainless-generated SDKs (anthropic, groq,
-  together, cerebras all share openai's error classes, each under its own module) as parley's
-  :class:`~parley.exceptions.ModelAPIError` tree (:func:`api_error` scrubs the message of the
-  configured credentials).
+- :func:`sdk_errors`: around an SDK call, the SDK's errors become parley's
+  :class:`~parley.exceptions.ModelAPIError` tree, raised from them: each provider reads its
+  own SDK's errors, a failure to reach the server is recognized here once for all;
+  :func:`stainless_error` is that reading for the Stainless-generated SDKs (anthropic, groq,
+  together, cerebras all share openai's error classes, each under its own module).
+  (:func:`api_error` scrubs the messages of the configured credentials.)
 - :func:`root_url`: a configured ``base_url`` without the path the SDK appends itself.
 """
 
@@ -22,13 +24,15 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-from collections.abc import AsyncIterable, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from ..._runtime import loop_resource
-from ...exceptions import ModelAPIError
+from ...exceptions import ModelAPIError, ParleyError
 from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
+from .._transport_errors import is_connection_failure
 from ._base import ProviderClient, api_error, collect
 
 __all__ = [
@@ -37,6 +41,7 @@ __all__ = [
     "call_kwargs",
     "per_loop",
     "root_url",
+    "sdk_errors",
     "stainless_error",
     "stainless_reply",
 ]
@@ -130,6 +135,25 @@ def _error_code(body: Any) -> str | None:
     return None
 
 
+@contextmanager
+def sdk_errors(provider: str, read: Callable[[Exception], Exception | None]) -> Iterator[None]:
+    """Raise the errors of the SDK call inside the block as parley's, ``from`` the SDK's:
+    ``read(error)`` is the provider's reading of its SDK's errors (None: not one of them); a
+    failure to reach the server that it does not know (the HTTP library's, let through by the
+    SDK) is a ModelConnectionError. parley's own errors, and any other, pass unchanged."""
+    try:
+        yield
+    except ParleyError:
+        raise
+    except Exception as e:
+        error = read(e)
+        if error is None and is_connection_failure(e):
+            error = api_error(provider, f"no answer: {type(e).__name__}: {e}", status=None)
+        if error is None:
+            raise
+        raise error from e
+
+
 async def stainless_reply(
     provider: str,
     sdk: Any,
@@ -142,7 +166,7 @@ async def stainless_reply(
     stream's chunks (``pieces(reply)``) collected and the stream closed. The SDK checks the
     request, parley the reply (:func:`reading_reply`); the SDK's API errors become parley's
     (:func:`stainless_error`)."""
-    try:
+    with sdk_errors(provider, functools.partial(stainless_error, provider, sdk)):
         with reading_reply(provider, shapes=False):
             reply = await call
         with reading_reply(provider):
@@ -152,11 +176,6 @@ async def stainless_reply(
                 return await collect(pieces(reply), params)
             finally:
                 await reply.close()
-    except Exception as e:
-        error = stainless_error(provider, sdk, e)
-        if error is None:
-            raise
-        raise error from e
 
 
 def stainless_error(provider: str, sdk: Any, error: Exception) -> ModelAPIError | None:

@@ -36,6 +36,7 @@ from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error
 from ._bedrock_messages import converse_request
 from ._bedrock_replies import StreamReader, read_response
+from ._sdk_calls import sdk_errors
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
 
@@ -105,24 +106,18 @@ class BedrockClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         model = self._model(params)
         request = converse_request(params, model)
-        with reading_reply(PROVIDER):
+        with reading_reply(PROVIDER), sdk_errors(PROVIDER, bedrock_error):
+            if not params.get("stream"):
+                return read_response(await to_thread(self._call, "converse", request), model)
+            response = await to_thread(self._call, "converse_stream", request)
+            events = response["stream"]
             try:
-                if not params.get("stream"):
-                    return read_response(await to_thread(self._call, "converse", request), model)
-                response = await to_thread(self._call, "converse_stream", request)
-                events = response["stream"]
-                try:
-                    return await collect(_chunks(response, model, iter(events)), params)
-                except BaseException:
-                    _cut(events)
-                    raise
-                finally:
-                    events.close()
-            except Exception as e:
-                error = bedrock_error(e)
-                if error is e:
-                    raise
-                raise error from e
+                return await collect(_chunks(response, model, iter(events)), params)
+            except BaseException:
+                _cut(events)
+                raise
+            finally:
+                events.close()
 
     def _call(self, operation: str, request: dict[str, Any]) -> Any:
         return getattr(self._client(), operation)(**request)

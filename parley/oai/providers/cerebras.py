@@ -26,8 +26,6 @@ class CerebrasClient(OpenAICompatibleClient):
 
     PROVIDER: ClassVar[str] = "cerebras"
     SDK: ClassVar[str] = "cerebras.cloud.sdk"
-    CLIENT: ClassVar[str] = "AsyncCerebras"
-    API_KEY_ENV: ClassVar[str] = "CEREBRAS_API_KEY"
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys((*COMMON_PARAMS, "parallel_tool_calls"))

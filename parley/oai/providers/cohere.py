@@ -13,8 +13,9 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ...exceptions import ModelAPIError
 from .._reply_checks import reading_reply
-from .._transport_errors import header_dict, is_connection_failure
+from .._transport_errors import header_dict
 from ._base import (
     api_error,
     chunk,
@@ -25,7 +26,7 @@ from ._base import (
     tool_call,
 )
 from ._messages import content_parts, content_text, function_specs
-from ._sdk_calls import PooledClient
+from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["CohereClient"]
 
@@ -142,15 +143,10 @@ class CohereClient(PooledClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = request_of(params)
         with reading_reply(self.PROVIDER):
-            try:
+            with sdk_errors(self.PROVIDER, self._error):
                 if params.get("stream"):
                     return await collect(self._chunks(request), params)
                 answer = await self._sdk().chat(**request)
-            except Exception as e:
-                error = self._error(e)
-                if error is e:
-                    raise
-                raise error from e
             return self._completion(answer, request["model"])
 
     @staticmethod
@@ -196,7 +192,7 @@ class CohereClient(PooledClient):
                 yield chunk(**head, finish_reason=finish)
                 yield chunk(**head, usage=_tokens(event.delta.usage))
 
-    def _error(self, error: Exception) -> Exception:
+    def _error(self, error: Exception) -> ModelAPIError | None:
         api_error_cls = require("cohere.core.api_error", "cohere").ApiError
         if isinstance(error, api_error_cls):
             body = error.body
@@ -207,9 +203,7 @@ class CohereClient(PooledClient):
                 status=error.status_code,
                 headers=header_dict(error.headers),
             )
-        if is_connection_failure(error):
-            return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
-        return error
+        return None
 
 
 def _call(call: Any) -> dict[str, Any]:

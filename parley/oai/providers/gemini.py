@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 
 from ...exceptions import ModelAPIError
 from .._reply_checks import malformed, reading_reply
-from .._transport_errors import header_dict, is_connection_failure
+from .._transport_errors import header_dict
 from ._base import (
     api_error,
     chunk,
@@ -36,7 +36,7 @@ from ._gemini_messages import (
     made_up_call_id,
     to_contents,
 )
-from ._sdk_calls import PooledClient
+from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["GeminiClient"]
 
@@ -113,13 +113,8 @@ class GeminiClient(PooledClient):
         with reading_reply(self.PROVIDER):
             if params.get("stream"):
                 return await collect(self._chunks(request), params)
-            try:
+            with sdk_errors(self.PROVIDER, self._error):
                 answer = await models.generate_content(**request)
-            except Exception as e:
-                error = self._error(e)
-                if error is e:
-                    raise
-                raise error from e
             return self._completion(answer, request["model"])
 
     def _completion(self, answer: Any, model: str) -> Any:
@@ -143,7 +138,7 @@ class GeminiClient(PooledClient):
         reason: Any = None
         usage: tuple[int, int] | None = None
         said = False
-        try:
+        with sdk_errors(self.PROVIDER, self._error):
             stream = await self._sdk().aio.models.generate_content_stream(**request)
             async for piece in stream:
                 text, found, piece_reason = _read_candidate(piece, first_call=calls)
@@ -160,16 +155,11 @@ class GeminiClient(PooledClient):
                 said = said or _has_parts(piece)
             if not said and not _says_why(reason):
                 raise malformed(self.PROVIDER, "the stream had no text, no call, no reason")
-        except Exception as e:
-            error = self._error(e)
-            if error is e:
-                raise
-            raise error from e
         yield chunk(**head, finish_reason=finish_reason(reason, calls > 0))
         if usage is not None:
             yield chunk(**head, usage=usage)
 
-    def _error(self, error: Exception) -> Exception:
+    def _error(self, error: Exception) -> ModelAPIError | None:
         errors = require("google.genai.errors", "gemini")
         if isinstance(error, errors.APIError):
             response = getattr(error, "response", None)
@@ -180,9 +170,7 @@ class GeminiClient(PooledClient):
                 headers=header_dict(getattr(response, "headers", None)),
                 code=error.status,
             )
-        if is_connection_failure(error) and not isinstance(error, ModelAPIError):
-            return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
-        return error
+        return None
 
 
 # Finish reasons that say nothing about why an answer is empty.

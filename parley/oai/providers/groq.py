@@ -26,9 +26,6 @@ class GroqClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "groq"``."""
 
     PROVIDER: ClassVar[str] = "groq"
-    SDK: ClassVar[str] = "groq"
-    CLIENT: ClassVar[str] = "AsyncGroq"
-    API_KEY_ENV: ClassVar[str] = "GROQ_API_KEY"
     PATH: ClassVar[tuple[str, ...]] = ("/openai/v1",)
     PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys(
         (*COMMON_PARAMS, "frequency_penalty", "presence_penalty", "parallel_tool_calls")

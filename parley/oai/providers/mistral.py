@@ -26,7 +26,7 @@ from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
 from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
-from ._sdk_calls import aclose, per_loop, root_url
+from ._sdk_calls import aclose, per_loop, root_url, sdk_errors
 
 __all__ = ["MistralAIClient"]
 
@@ -125,9 +125,9 @@ class MistralAIClient(ProviderClient):
     async def a_create(self, params: dict[str, Any]) -> Any:
         chat = self._client().chat
         body = self._body(params)
-        try:
-            # The SDK checks the request, and reports an answer it cannot read as an error with
-            # the answer's status (a MalformedResponseError for a success: api_error).
+        # The SDK checks the request, and reports an answer it cannot read as an error with
+        # the answer's status (a MalformedResponseError for a success: api_error).
+        with sdk_errors(self.PROVIDER, self._error):
             if not params.get("stream"):
                 reply = await chat.complete_async(**body)
                 with reading_reply(self.PROVIDER):
@@ -138,11 +138,6 @@ class MistralAIClient(ProviderClient):
                     return await collect(chunks(stream, lambda event: event.data), params)
             finally:
                 await aclose(stream)
-        except Exception as e:
-            error = self._error(e)
-            if error is None:
-                raise
-            raise error from e
 
     def _error(self, error: Exception) -> ModelAPIError | None:
         status = getattr(error, "status_code", None)

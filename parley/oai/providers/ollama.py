@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 from ...exceptions import ModelAPIError
 from .._reply_checks import reading_reply
-from .._transport_errors import header_dict, is_connection_failure
+from .._transport_errors import header_dict
 from ._base import (
     api_error,
     chunk,
@@ -31,7 +31,7 @@ from ._base import (
 from ._messages import FunctionSpec, function_specs
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
-from ._sdk_calls import PooledClient
+from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["OllamaClient"]
 
@@ -93,19 +93,11 @@ class OllamaClient(PooledClient):
         )
         if response_format:
             request["format"] = response_format
-        with reading_reply(self.PROVIDER):
-            try:
-                if params.get("stream"):
-                    answer = await collect(self._chunks(request), params)
-                else:
-                    answer = self._completion(await self._sdk().chat(**request, stream=False))
-            except ModelAPIError:
-                raise
-            except Exception as e:
-                error = self._error(e)
-                if error is e:
-                    raise
-                raise error from e
+        with reading_reply(self.PROVIDER), sdk_errors(self.PROVIDER, self._error):
+            if params.get("stream"):
+                answer = await collect(self._chunks(request), params)
+            else:
+                answer = self._completion(await self._sdk().chat(**request, stream=False))
         if specs and not native:
             answer = _emulated_calls(answer, specs)
         return answer
@@ -139,13 +131,11 @@ class OllamaClient(PooledClient):
                 yield chunk(**head, finish_reason=reason)
                 yield chunk(**head, usage=(piece.prompt_eval_count or 0, piece.eval_count or 0))
 
-    def _error(self, error: Exception) -> Exception:
+    def _error(self, error: Exception) -> ModelAPIError | None:
         if isinstance(error, self._module.ResponseError):
             status = error.status_code if error.status_code > 0 else 500
             return api_error(self.PROVIDER, str(error.error), status=status)
-        if is_connection_failure(error):
-            return api_error(self.PROVIDER, f"no answer: {type(error).__name__}", status=None)
-        return error
+        return None
 
 
 def _tool(spec: FunctionSpec) -> dict[str, Any]:

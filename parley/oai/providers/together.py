@@ -29,9 +29,6 @@ class TogetherClient(OpenAICompatibleClient):
     """The ModelClient of ``api_type: "together"``."""
 
     PROVIDER: ClassVar[str] = "together"
-    SDK: ClassVar[str] = "together"
-    CLIENT: ClassVar[str] = "AsyncTogether"
-    API_KEY_ENV: ClassVar[str] = "TOGETHER_API_KEY"
     PARAMS: ClassVar[Mapping[str, Any]] = {
         **dict.fromkeys(COMMON_PARAMS),
         "max_tokens": 512,

@@ -97,39 +97,27 @@
     return true;
   }
 
+  // What each message type from the server does; a type not listed here is ignored.
+  const handlers = new Map([
+    ["snapshot", applySnapshot],
+    ["chat", (m) => upsertChat(m.chat)],
+    ["item", (m) => upsertItem(m.chat, m.item)],
+    ["token", (m) => appendDraft(m.chat, m.speaker, m.text)],
+    ["draft_end", (m) => endDraft(m.chat)],
+    ["console", (m) => appendConsole(m.chat, m.text)],
+    ["request", (m) => upsertRequest(m.request)],
+    ["result", onResult],
+    ["closed", onClosed],
+  ]);
+
   function handle(message) {
-    switch (message.type) {
-      case "snapshot":
-        applySnapshot(message);
-        break;
-      case "chat":
-        upsertChat(message.chat);
-        break;
-      case "item":
-        upsertItem(message.chat, message.item);
-        break;
-      case "token":
-        appendDraft(message.chat, message.speaker, message.text);
-        break;
-      case "draft_end":
-        endDraft(message.chat);
-        break;
-      case "console":
-        appendConsole(message.chat, message.text);
-        break;
-      case "request":
-        upsertRequest(message.request);
-        break;
-      case "result":
-        onResult(message);
-        break;
-      case "closed":
-        state.closed = true;
-        setConnection("The server has closed: the chats shown here are no longer live.");
-        break;
-      default:
-        break;
-    }
+    const handler = handlers.get(message.type);
+    if (handler) handler(message);
+  }
+
+  function onClosed() {
+    state.closed = true;
+    setConnection("The server has closed: the chats shown here are no longer live.");
   }
 
   function applySnapshot(snapshot) {
@@ -153,14 +141,21 @@
 
   // -- chats ------------------------------------------------------------------------------------
 
-  function upsertChat(chat) {
-    let record = state.chats.get(chat.id);
+  // The record of a chat or request shown on the page (`records`: state.chats or
+  // state.requests), made by `create` and added to the list `listId` the first time.
+  function recordOf(records, item, create, listId) {
+    let record = records.get(item.id);
     if (record === undefined) {
-      record = createChat(chat);
-      state.chats.set(chat.id, record);
-      byId("chats").append(record.root);
-      byId("no-chats").hidden = true;
+      record = create(item);
+      records.set(item.id, record);
+      byId(listId).append(record.root);
     }
+    return record;
+  }
+
+  function upsertChat(chat) {
+    const record = recordOf(state.chats, chat, createChat, "chats");
+    byId("no-chats").hidden = true;
     record.chat = chat;
     renderChatStatus(record);
   }
@@ -339,12 +334,7 @@
   // -- requests ---------------------------------------------------------------------------------
 
   function upsertRequest(request) {
-    let record = state.requests.get(request.id);
-    if (record === undefined) {
-      record = createRequest(request);
-      state.requests.set(request.id, record);
-      byId("requests").append(record.root);
-    }
+    const record = recordOf(state.requests, request, createRequest, "requests");
     record.request = request;
     renderRequestStatus(record);
     refreshRequests();

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from . import transforms_util
 from ._texts import Slot, replace_texts, sent_texts
@@ -16,7 +16,35 @@ if TYPE_CHECKING:
 __all__ = ["TextMessageCompressor", "TextMessageContentName"]
 
 
-class TextMessageCompressor:
+class _CountedTextTransform:
+    """What both transforms share: the message filter (``filter_dict``, ``exclude_filter``) and
+    a ``get_logs`` reporting how much the last ``apply_transform`` changed, in the words of the
+    subclass's ``_changed_log`` (with ``{}`` for the count) and ``_unchanged_log``."""
+
+    _changed_log: ClassVar[str]
+    _unchanged_log: ClassVar[str]
+
+    def __init__(self, filter_dict: dict[str, Any] | None, exclude_filter: bool) -> None:
+        self._filter_dict = filter_dict
+        self._exclude_filter = exclude_filter
+        self._last_changed = 0  # set by apply_transform, read by get_logs
+
+    def _selects(self, message: dict[str, Any]) -> bool:
+        return transforms_util.should_transform_message(
+            message, self._filter_dict, self._exclude_filter
+        )
+
+    def get_logs(
+        self,
+        pre_transform_messages: list[dict[str, Any]],
+        post_transform_messages: list[dict[str, Any]],
+    ) -> tuple[str, bool]:
+        if self._last_changed > 0:
+            return self._changed_log.format(self._last_changed), True
+        return self._unchanged_log, False
+
+
+class TextMessageCompressor(_CountedTextTransform):
     """Compresses message text with a :class:`.text_compressors.TextCompressor` (by default
     :class:`.text_compressors.LLMLingua`, which needs ``pip install 'parley[long-context]'``).
 
@@ -25,6 +53,9 @@ class TextMessageCompressor:
     ``AbstractCache``) under the text and ``min_tokens``. For a stored tool result the texts the
     model reads (each of ``tool_responses``) are compressed.
     """
+
+    _changed_log = "{} tokens saved with text compression."
+    _unchanged_log = "No tokens saved with text compression."
 
     def __init__(
         self,
@@ -40,14 +71,11 @@ class TextMessageCompressor:
 
             text_compressor = LLMLingua()
         self._validate_min_tokens(min_tokens)
+        super().__init__(filter_dict, exclude_filter)
         self._text_compressor = text_compressor
         self._min_tokens = min_tokens
         self._compression_args = compression_params
-        self._filter_dict = filter_dict
-        self._exclude_filter = exclude_filter
         self._cache = cache
-        # Savings of the last apply_transform, for get_logs.
-        self._recent_tokens_savings = 0
 
     def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The messages with their text compressed (new dicts; the given ones are unchanged)."""
@@ -58,9 +86,7 @@ class TextMessageCompressor:
         total_savings = 0
         out = list(messages)
         for i, message in enumerate(messages):
-            if not transforms_util.should_transform_message(
-                message, self._filter_dict, self._exclude_filter
-            ):
+            if not self._selects(message):
                 continue
             new: dict[Slot, Any] = {}
             for slot, content in sent_texts(message):
@@ -81,17 +107,8 @@ class TextMessageCompressor:
                     new[slot] = compressed
             if new:
                 out[i] = replace_texts(message, new)
-        self._recent_tokens_savings = total_savings
+        self._last_changed = total_savings
         return out
-
-    def get_logs(
-        self,
-        pre_transform_messages: list[dict[str, Any]],
-        post_transform_messages: list[dict[str, Any]],
-    ) -> tuple[str, bool]:
-        if self._recent_tokens_savings > 0:
-            return f"{self._recent_tokens_savings} tokens saved with text compression.", True
-        return "No tokens saved with text compression.", False
 
     def _compress(self, content: Any) -> tuple[Any, int]:
         if isinstance(content, str):
@@ -123,11 +140,14 @@ class TextMessageCompressor:
             raise ValueError("min_tokens must be greater than 0 or None")
 
 
-class TextMessageContentName:
+class TextMessageContentName(_CountedTextTransform):
     """Adds the speaker's ``name`` to the text of each named message (for models that do not
     read the ``name`` field), at the ``"start"`` or the ``"end"``, formatted by
     ``format_string``; ``deduplicate`` skips text that already carries it. In multimodal content
     the first (or last) text part carries it; without a text part there, one is added."""
+
+    _changed_log = "{} message(s) changed to incorporate name."
+    _unchanged_log = "No messages changed to incorporate name."
 
     def __init__(
         self,
@@ -146,13 +166,10 @@ class TextMessageContentName:
             )
         if not isinstance(deduplicate, bool):
             raise AssertionError(f"deduplicate must be a bool, got {deduplicate!r}")
+        super().__init__(filter_dict, exclude_filter)
         self._position = position
         self._format_string = format_string
         self._deduplicate = deduplicate
-        self._filter_dict = filter_dict
-        self._exclude_filter = exclude_filter
-        # Messages changed by the last apply_transform, for get_logs.
-        self._messages_changed = 0
 
     def apply_transform(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The messages with names in their text (new dicts; the given ones are unchanged)."""
@@ -163,9 +180,7 @@ class TextMessageContentName:
             if not (
                 transforms_util.is_content_right_type(content)
                 and transforms_util.is_content_right_type(name)
-                and transforms_util.should_transform_message(
-                    message, self._filter_dict, self._exclude_filter
-                )
+                and self._selects(message)
                 and not transforms_util.is_content_text_empty(content)
                 and not transforms_util.is_content_text_empty(name)
             ):
@@ -174,7 +189,7 @@ class TextMessageContentName:
             if labelled is not content:
                 out[i] = {**message, "content": labelled}
                 changed += 1
-        self._messages_changed = changed
+        self._last_changed = changed
         return out
 
     def _label(self, content: Any, label: str) -> Any:
@@ -200,12 +215,3 @@ class TextMessageContentName:
         else:
             parts.insert(0 if start else len(parts), {"type": "text", "text": label})
         return parts
-
-    def get_logs(
-        self,
-        pre_transform_messages: list[dict[str, Any]],
-        post_transform_messages: list[dict[str, Any]],
-    ) -> tuple[str, bool]:
-        if self._messages_changed > 0:
-            return f"{self._messages_changed} message(s) changed to incorporate name.", True
-        return "No messages changed to incorporate name.", False
