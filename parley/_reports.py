@@ -249,7 +249,7 @@ def llm_call_step(
 ) -> LLMCallStep | Inert:
     if not listening():
         return INERT
-    sent_by = attempt.extras.get("agent")
+    sent_by = attempt.options.agent
     charged, purpose = _usage.charged_to(sent_by)
     model = str(attempt.params.get("model") or "")
     attrs: LLMCallAttrs = {

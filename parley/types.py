@@ -22,14 +22,16 @@ This module imports only ``typing`` and ``collections.abc``: importing it costs 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeAlias, TypedDict
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 __all__ = [
     "ConfigEntry",
     "ContentPart",
     "FunctionCall",
     "FunctionResponse",
+    "FunctionSchema",
     "ImageURL",
+    "JinjaTemplate",
     "LLMConfig",
     "Message",
     "MessageContentType",
@@ -37,6 +39,7 @@ __all__ = [
     "TemplateContent",
     "ToolCall",
     "ToolResponse",
+    "ToolSchema",
     "UserMessageImageContentPart",
     "UserMessageTextContentPart",
 ]
@@ -77,8 +80,20 @@ class UserMessageImageContentPart(TypedDict):
 #: One part of a multimodal ``content`` list.
 ContentPart: TypeAlias = UserMessageTextContentPart | UserMessageImageContentPart
 
-#: A template ``content``: called with the message's ``context``, it returns the text sent.
-TemplateContent: TypeAlias = Callable[[dict[str, Any]], str]
+
+class JinjaTemplate(Protocol):
+    """A ``jinja2.Template`` as template content: rendered with the message's ``context`` as
+    keyword arguments (``template.render(**context)``). Only a ``jinja2.Template`` (or a
+    subclass) is rendered; other objects with a ``render`` method are not templates."""
+
+    def render(self, *args: Any, **kwargs: Any) -> str: ...
+
+
+#: A template ``content``, filled with the message's ``context`` when the message is sent: a
+#: callable given the context dict, or a ``jinja2.Template`` rendered with its keys. (A ``str``
+#: is filled too, with ``str.format``, when the llm_config's ``allow_format_str_template`` is
+#: true.) Without a context, a template is sent as it is.
+TemplateContent: TypeAlias = Callable[[dict[str, Any]], str] | JinjaTemplate
 
 # --- Function and tool calls ----------------------------------------------------------------------
 
@@ -117,6 +132,31 @@ class FunctionResponse(TypedDict):
     role: Literal["function"]
     name: str
     content: str
+
+
+# --- Tool and function schemas -----------------------------------------------------------------
+
+
+class _FunctionSchemaRequired(TypedDict):
+    name: str
+
+
+class FunctionSchema(_FunctionSchemaRequired, total=False):
+    """A function described to a model: its name (required), what it does, and the JSON Schema
+    of its arguments. An entry of an llm_config's legacy ``functions``, and the ``function`` of
+    a :class:`ToolSchema`."""
+
+    description: str
+    parameters: dict[str, Any]
+    strict: bool
+
+
+class ToolSchema(TypedDict):
+    """An entry of an llm_config's ``tools`` (what ``register_for_llm`` puts there):
+    ``{"type": "function", "function": {"name": ..., "description": ..., "parameters": ...}}``."""
+
+    type: Literal["function"]
+    function: FunctionSchema
 
 
 # --- Messages -----------------------------------------------------------------------------------

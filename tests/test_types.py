@@ -29,11 +29,13 @@ from parley.types import (
     ConfigEntry,
     FunctionCall,
     FunctionResponse,
+    FunctionSchema,
     LLMConfig,
     Message,
     MessageContentType,
     ToolCall,
     ToolResponse,
+    ToolSchema,
     UserMessageImageContentPart,
     UserMessageTextContentPart,
 )
@@ -86,6 +88,17 @@ def greeting(context: dict[str, Any]) -> str:
     return "Hi " + str(context["name"])
 
 template: Message = {"content": greeting, "context": {"name": "Bob"}}
+
+class Page:  # the shape of a jinja2.Template
+    def render(self, *args: Any, **kwargs: Any) -> str:
+        return "a page"
+
+jinja: Message = {"content": Page(), "context": {"title": "t"}}
+tool: ToolSchema = {
+    "type": "function",
+    "function": {"name": "add", "description": "Add.", "parameters": {"type": "object"}},
+}
+legacy_function: FunctionSchema = {"name": "add"}
 # A human who interrupts a message's calls answers each one, the legacy call included.
 interrupted: FunctionResponse = {"role": "function", "name": "add", "content": "USER INTERRUPTED"}
 no_id: ToolResponse = {"role": "tool", "content": "3"}
@@ -96,7 +109,7 @@ def shorten(content: MessageContentType) -> MessageContentType:
 """
 
 BAD = """
-from parley.types import ConfigEntry, LLMConfig, Message, ToolCall
+from parley.types import ConfigEntry, LLMConfig, Message, ToolCall, ToolSchema
 
 entry: ConfigEntry = {"model": "gpt-4", "api_keys": "sk-..."}  # line 4: misspelt key
 config: LLMConfig = {"temperature": "low"}  # line 5: not a number
@@ -104,6 +117,7 @@ message: Message = {"role": "bot", "content": "hi"}  # line 6: no such role
 call: ToolCall = {"id": "1", "type": "function", "function": {"name": "f", "arguments": {}}}  # 7
 partial: ToolCall = {"id": "1", "function": {"name": "f", "arguments": "{}"}}  # 8: no "type"
 template: Message = {"content": lambda: "hi", "context": {}}  # line 9: takes no context
+tool: ToolSchema = {"type": "function", "function": {"description": "d"}}  # line 10: no name
 """
 
 
@@ -144,7 +158,7 @@ def test_mypy_catches_mistakes_in_them(tmp_path: Path) -> None:
     status, output = _mypy(tmp_path, BAD)
     assert status == 1
     lines = sorted({int(n) for n in re.findall(r"sample\.py:(\d+): error", output)})
-    assert lines == [4, 5, 6, 7, 8, 9], output
+    assert lines == [4, 5, 6, 7, 8, 9, 10], output
     assert 'Extra key "api_keys"' in output
 
 
@@ -167,6 +181,8 @@ def test_types_resolve_at_run_time() -> None:
     assert parley.types.ToolCall.__required_keys__ == {"id", "type", "function"}
     assert parley.types.ImageURL.__required_keys__ == {"url"}
     assert parley.types.ToolResponse.__required_keys__ == {"role", "content"}
+    assert parley.types.ToolSchema.__required_keys__ == {"type", "function"}
+    assert parley.types.FunctionSchema.__required_keys__ == {"name"}
     assert "config_list" in parley.types.LLMConfig.__optional_keys__
     assert "api_key" in parley.types.LLMConfig.__optional_keys__
 

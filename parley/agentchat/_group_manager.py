@@ -40,6 +40,7 @@ from ..usage import Budget
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery, _group_resume
+from ._agent_configs import LLMConfigView
 from ._core import as_messages
 from ._group_chat import GroupChat
 from ._group_visibility import Relay
@@ -77,10 +78,7 @@ class GroupChatManager(ConversableAgent):
         checked_budget(budget)
         if not isinstance(groupchat, GroupChat):
             raise TypeError(f"GroupChatManager needs a GroupChat, got {type(groupchat).__name__}")
-        llm_config = kwargs.get("llm_config")
-        if isinstance(llm_config, dict) and (
-            llm_config.get("functions") or llm_config.get("tools")
-        ):
+        if LLMConfigView(kwargs.get("llm_config")).has_tools:
             raise ValueError(
                 "GroupChatManager is not allowed to make function/tool calls. Please remove the "
                 "'functions' or 'tools' config in 'llm_config' you passed in."

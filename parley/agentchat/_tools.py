@@ -14,6 +14,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from ..types import FunctionSchema, ToolSchema
+from ._agent_configs import LLMConfigView, is_function_schema, is_tool_schema
 from ._messages import sanitize_name
 
 if TYPE_CHECKING:
@@ -35,7 +37,7 @@ logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def check_name(name: str) -> None:
+def check_name(name: str | None) -> None:
     if not name or sanitize_name(name) != name or len(name) > 64:
         raise ValueError(
             f"Invalid name: {name}. Only letters, numbers, '_' and '-' are allowed, at most 64 characters."
@@ -57,10 +59,6 @@ def merge_functions(
             function_map[name] = func
 
 
-# The keys that describe tools to a model's tool-calling API.
-_TOOL_KEYS = ("tools", "functions")
-
-
 def build_client(llm_config: Any, tools_in_requests: bool) -> Any:
     """The agent's ``OpenAIWrapper`` for ``llm_config`` (None without one). An agent whose tools
     are described in its prompt instead (``tools_in_requests`` False: the single-agent loops of
@@ -69,9 +67,7 @@ def build_client(llm_config: Any, tools_in_requests: bool) -> Any:
         return None
     from ..oai import OpenAIWrapper
 
-    config = llm_config
-    if not tools_in_requests:
-        config = {k: v for k, v in llm_config.items() if k not in _TOOL_KEYS}
+    config = llm_config if tools_in_requests else LLMConfigView(llm_config).without_tools()
     return OpenAIWrapper(**config)
 
 
@@ -86,21 +82,25 @@ def _rebuild_client(agent: AgentCore) -> None:
     agent.client.adopt_model_clients(old)
 
 
-def _update_signature(agent: AgentCore, key: str, sig: Any, is_remove: Any) -> None:
+def _update_signature(
+    agent: AgentCore, key: Literal["tools", "functions"], sig: object, is_remove: Any
+) -> None:
+    # AutoGen's public llm_config dict is changed in place: users and AutoGen code read the
+    # schemas there, and the agent's client is rebuilt from it.
     llm_config = agent.llm_config
     if is_remove:
         if not isinstance(llm_config, dict) or key not in llm_config:
             raise AssertionError(f"The agent config doesn't have {key} {sig}.")
-        kept = [s for s in llm_config[key] if _sig_name(s, key) != sig]
+        kept = [s for s in llm_config[key] if _schema_name(s, key) != sig]
     else:
         if not isinstance(sig, dict):
             raise ValueError(
                 f"The signature must be of the type dict. Received signature type {type(sig)}"
             )
         assert isinstance(llm_config, dict)
-        name = _sig_name(sig, key)
+        name = _schema_name(sig, key)
         check_name(name)
-        kept = [s for s in llm_config.get(key, []) if _sig_name(s, key) != name]
+        kept = [s for s in llm_config.get(key, []) if _schema_name(s, key) != name]
         if len(kept) != len(llm_config.get(key, [])):
             logger.warning("Function '%s' is being overridden.", name)
         kept.append(sig)
@@ -111,20 +111,23 @@ def _update_signature(agent: AgentCore, key: str, sig: Any, is_remove: Any) -> N
     _rebuild_client(agent)
 
 
-def _sig_name(sig: Any, key: str) -> Any:
+def _schema_name(schema: object, key: Literal["tools", "functions"]) -> str | None:
+    """The function name of an entry of ``tools`` or ``functions`` (None: it names none)."""
     if key == "tools":
-        return sig.get("function", {}).get("name") if isinstance(sig, dict) else None
-    return sig.get("name") if isinstance(sig, dict) else None
+        return schema["function"]["name"] if is_tool_schema(schema) else None
+    return schema["name"] if is_function_schema(schema) else None
 
 
-def update_tool_signature(agent: AgentCore, tool_sig: str | dict[str, Any], is_remove: Any) -> None:
+def update_tool_signature(
+    agent: AgentCore, tool_sig: str | ToolSchema | dict[str, Any], is_remove: Any
+) -> None:
     if not agent.llm_config:
         raise AssertionError("To update a tool signature, agent must have an llm_config")
     _update_signature(agent, "tools", tool_sig, is_remove)
 
 
 def update_function_signature(
-    agent: AgentCore, func_sig: str | dict[str, Any], is_remove: Any
+    agent: AgentCore, func_sig: str | FunctionSchema | dict[str, Any], is_remove: Any
 ) -> None:
     if not isinstance(agent.llm_config, dict):
         raise AssertionError("To update a function signature, agent must have an llm_config")

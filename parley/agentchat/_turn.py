@@ -34,6 +34,7 @@ from ..oai._streaming import echo_silenced
 from ..types import Message
 from ..usage import _run as _usage
 from . import _delivery
+from ._agent_configs import LLMConfigView
 from ._delivery import no_driver
 from ._messages import check_message, nothing_to_store, render_message
 from ._sync_chat import in_sync_chat
@@ -137,8 +138,7 @@ async def receive(
 
 def render(agent: Any, message: Mapping[str, Any], sender: Agent, skip_head: bool = False) -> str:
     """The console text of ``message`` received by ``agent`` from ``sender``."""
-    llm_config = agent.llm_config
-    allow = bool(llm_config and llm_config.get("allow_format_str_template"))
+    allow = LLMConfigView(agent.llm_config).allow_format_str_template
     text = render_message(message, sender.name, agent.name, allow_format=allow)
     return text.split("\n", 2)[2] if skip_head else text
 

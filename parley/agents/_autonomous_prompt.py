@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..agentchat._agent_configs import LLMConfigView
 from ..token_count_utils import count_token
 from ._autonomous_commands import Command
 
@@ -92,10 +93,7 @@ class AutonomousPrompts:
 
 def model_name(llm_config: Mapping[str, Any] | None) -> str:
     """The model tokens are counted for: the first config's, or gpt-4's tokenizer."""
-    config = llm_config or {}
-    entries = config.get("config_list") or [config]
-    model = entries[0].get("model") if entries else None
-    return str(model or "gpt-4")
+    return LLMConfigView(llm_config).model or "gpt-4"
 
 
 def _numbered(items: Sequence[str]) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..agentchat._agent_configs import LLMConfigView
+
 __all__ = ["RegisteredFunction", "first_paragraph", "registered_functions"]
 
 
@@ -41,12 +43,9 @@ def registered_functions(
     """By name: the functions with a schema in ``llm_config``, in its order, then those only in
     ``function_map``."""
     found: dict[str, RegisteredFunction] = {}
-    config = llm_config if isinstance(llm_config, Mapping) else {}
-    schemas = [t.get("function") for t in config.get("tools") or () if isinstance(t, Mapping)]
-    schemas += list(config.get("functions") or ())
-    for schema in schemas:
-        name = schema.get("name") if isinstance(schema, Mapping) else None
-        if isinstance(schema, Mapping) and isinstance(name, str) and name:
+    for schema in LLMConfigView(llm_config).described_functions:
+        name = schema["name"]
+        if name:
             found[name] = RegisteredFunction(
                 name,
                 str(schema.get("description") or ""),

@@ -2,7 +2,8 @@
 
 - ``client``: ``OpenAIWrapper``, one completion call across a config list, through small
   layers (``_layers``: cache, price, rate limit, retry; ``_fallback``: the next config on
-  errors), each config entry checked once (``_config``) and served by its ``_slot``;
+  errors), each config entry checked once into a typed ``Entry`` (``_config``) and served by
+  its ``_slot``;
 - ``model_client``: the ``ModelClient`` protocol a client of your own implements;
 - ``providers/``: the model clients, one per API (OpenAI and Azure, Anthropic, Gemini, ...);
 - ``legacy/``: AutoGen/FLAML's ``Completion``, ``ChatCompletion`` and ``tune``;

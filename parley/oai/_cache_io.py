@@ -34,7 +34,6 @@ import atexit
 import logging
 import os
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -74,13 +73,11 @@ class _Seed:
     seed: Any
 
 
-def location(extras: Mapping[str, Any]) -> Any:
+def location(cache: Any, seed: int | str | None) -> Any:
     """Where a request's response is cached: its ``cache`` object, else the disk cache of its
     ``cache_seed``; None when caching is off."""
-    cache = extras.get("cache")
     if cache is not None:
         return cache
-    seed = extras.get("cache_seed")
     return None if seed is None else _Seed(seed)
 
 

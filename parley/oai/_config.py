@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .._credentials import looks_secret
@@ -26,6 +28,7 @@ from .providers._registry import PROVIDERS, provider_for
 
 __all__ = [
     "EXTRA_KWARGS",
+    "Entry",
     "client_kwarg_names",
     "split_config",
     "validate_config_list",
@@ -86,6 +89,73 @@ _BINARY = (bytes, bytearray, memoryview)
 # Passed through to the request as they are, and so often carrying credentials under any name.
 _OPAQUE_FIELDS = frozenset({"extra_headers", "extra_query", "extra_body"})
 _NOT_SHOWN = "the value is not shown: it may hold a secret"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Entry:
+    """A checked config entry, sorted and typed once where it enters (:func:`validate_entry`):
+    the wrapper reads these attributes, never the dict again.
+
+    Immutable: the mappings are read-only views of parley's own shallow copy, so neither the
+    caller's dict nor this object changes later. Its repr names the keys it holds but shows no
+    value except ``model`` and ``api_type``: an entry holds credentials.
+    """
+
+    model: str | None
+    api_type: str | None
+    api_version: str | None
+    #: The class name of a custom model client, registered later with ``register_model_client``.
+    model_client_cls: str | None
+    max_retries: int | None
+    retry_budget: float | None
+    api_rate_limit: float | None
+    #: The keys that configure the model client object (with an llm_config's own beneath).
+    client_kwargs: Mapping[str, Any]
+    #: parley/AutoGen's options, never sent (``cache_seed``, ``price``, ``filter_func``, ...).
+    extras: Mapping[str, Any]
+    #: The request parameters sent with every request for this entry.
+    params: Mapping[str, Any]
+    #: Every key of the entry as given (an llm_config's client keys excepted, as in AutoGen).
+    given: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, items: dict[str, Any], base_client: Mapping[str, Any] | None = None) -> Entry:
+        """The entry of checked ``items`` (kept: pass a dict nobody else holds), its client
+        keys over ``base_client``."""
+        client, extras, params = split_config(items)
+        if base_client:
+            client = {**base_client, **client}
+        retries = client.get("max_retries")
+        budget = items.get("retry_budget")
+        rate = items.get("api_rate_limit")
+        return cls(
+            model=items.get("model"),
+            api_type=items.get("api_type"),
+            api_version=items.get("api_version"),
+            model_client_cls=items.get("model_client_cls"),
+            max_retries=None if retries is None else int(retries),
+            retry_budget=None if budget is None else float(budget),
+            api_rate_limit=float(rate) if rate else None,
+            client_kwargs=MappingProxyType(client),
+            extras=MappingProxyType(extras),
+            params=MappingProxyType(params),
+            given=MappingProxyType(items),
+        )
+
+    def under(self, base: Entry) -> Entry:
+        """This entry with ``base`` (an llm_config's top level) beneath: its client keys
+        configure the client, its other keys are defaults this entry's own override."""
+        own = {k: v for k, v in base.given.items() if k not in base.client_kwargs}
+        return Entry.of({**own, **self.given}, base.client_kwargs)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A fresh dict of the entry's keys, as a custom model client receives it."""
+        return dict(self.given)
+
+    def __repr__(self) -> str:
+        return (
+            f"Entry(model={self.model!r}, api_type={self.api_type!r}, keys={sorted(self.given)!r})"
+        )
 
 
 def client_kwarg_names() -> frozenset[str]:
@@ -197,8 +267,8 @@ def _check_secrets(entry: Mapping[str, Any], where: str) -> None:
             )
 
 
-def validate_entry(entry: Any, where: str, *, require_model: bool) -> dict[str, Any]:
-    """A validated shallow copy of one entry; ConfigError naming ``where`` and the field."""
+def validate_entry(entry: Any, where: str, *, require_model: bool) -> Entry:
+    """The checked entry, typed; ConfigError naming ``where`` and the field."""
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{where} must be a dict, got {type(entry).__name__} ({_NOT_SHOWN})")
     odd_keys = sorted({type(k).__name__ for k in entry if not isinstance(k, str)})
@@ -207,19 +277,20 @@ def validate_entry(entry: Any, where: str, *, require_model: bool) -> dict[str, 
     _check_secrets(entry, where)
     from pydantic import ValidationError
 
+    items = dict(entry)
     try:
-        _entry_model().model_validate(dict(entry))
+        _entry_model().model_validate(items)
     except ValidationError as e:
         raise ConfigError(_describe(e, where)) from None
-    if require_model and not entry.get("model") and not entry.get("model_client_cls"):
+    if require_model and not items.get("model") and not items.get("model_client_cls"):
         raise ConfigError(
             f"{where}: field 'model' is missing: every config_list entry names its model"
         )
-    return dict(entry)
+    return Entry.of(items)
 
 
-def validate_config_list(config_list: Any) -> list[dict[str, Any]]:
-    """Validated shallow copies of the entries of ``config_list``."""
+def validate_config_list(config_list: Any) -> list[Entry]:
+    """The checked entries of ``config_list``."""
     if isinstance(config_list, (str, bytes)) or not isinstance(config_list, Sequence):
         raise ConfigError(
             f"config_list must be a list of dicts, got {type(config_list).__name__}; "
@@ -232,12 +303,13 @@ def validate_config_list(config_list: Any) -> list[dict[str, Any]]:
 
 
 def split_config(
-    config: Mapping[str, Any],
+    config: Mapping[str, Any], *, provider_from: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """(client kwargs, extras, request params) of a merged config. A native provider's client
-    keys (its credentials, region, host: :mod:`parley.oai.providers._registry`) are client kwargs."""
+    """(client kwargs, extras, request params) of a config. A native provider's client keys
+    (its credentials, region, host: :mod:`parley.oai.providers._registry`) are client kwargs;
+    the provider is named by ``provider_from``'s ``api_type`` (default: the config's own)."""
     client_names = client_kwarg_names()
-    provider = provider_for(config.get("api_type"))
+    provider = provider_for((config if provider_from is None else provider_from).get("api_type"))
     if provider is not None and provider.client_keys:
         client_names = client_names | provider.client_keys
     client: dict[str, Any] = {}

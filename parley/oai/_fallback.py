@@ -143,7 +143,7 @@ class Fallback:
             observer(done)
         model = usage.get("model") or attempt.params.get("model") or "unknown"
         _usage.record_call(
-            attempt.extras.get("agent"),
+            attempt.options.agent,
             str(model),
             usage,
             outcome.cost or 0.0,
@@ -155,10 +155,10 @@ class Fallback:
 
 
 async def _passes(attempt: Attempt, response: Any) -> bool:
-    filter_func = attempt.extras.get("filter_func")
+    filter_func = attempt.options.filter_func
     if filter_func is None:
         return True
-    verdict = filter_func(context=attempt.extras.get("context"), response=response)
+    verdict = filter_func(context=attempt.options.context, response=response)
     return bool(await verdict if inspect.isawaitable(verdict) else verdict)
 
 

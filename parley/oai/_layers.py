@@ -109,7 +109,7 @@ class Retrying:
 def cost_of(attempt: Attempt, response: Any) -> float:
     """The dollar cost of ``response``: by the request's ``price`` (per 1k prompt and
     completion tokens) if it has one, else by its client."""
-    price = attempt.extras.get("price")
+    price = attempt.options.price
     if price is None:
         return float(attempt.slot.client.cost(response))
     usage = getattr(response, "usage", None)
@@ -138,7 +138,7 @@ class Cached:
         self._keys = KeyHasher()
 
     async def __call__(self, attempt: Attempt) -> Outcome:
-        where = _cache_io.location(attempt.extras)
+        where = _cache_io.location(attempt.options.cache, attempt.options.cache_seed)
         if where is None:
             return await self._inner(attempt)
         key = self._keys.key(attempt.params)

@@ -32,8 +32,8 @@ from . import _templating
 from ._cache_io import LEGACY_CACHE_DIR
 from ._config import (
     EXTRA_KWARGS,
+    Entry,
     client_kwarg_names,
-    split_config,
     validate_config_list,
     validate_entry,
 )
@@ -79,12 +79,8 @@ class OpenAIWrapper:
         self, *, config_list: list[dict[str, Any]] | None = None, **base_config: Any
     ) -> None:
         base = validate_entry(base_config, "llm_config", require_model=False)
-        entries = validate_config_list(config_list) if config_list else []
-        base_client, _, _ = split_config(base)
-        base_rest = {k: v for k, v in base.items() if k not in base_client}
-        if not entries:
-            entries = [{}]
-        self._slots = [Slot(i, {**base_rest, **e}, base_client) for i, e in enumerate(entries)]
+        entries = validate_config_list(config_list) if config_list else [Entry.of({})]
+        self._slots = [Slot(i, e.under(base)) for i, e in enumerate(entries)]
         last = len(self._slots) - 1
         self._complete = Fallback(
             [(s, stack(s, last=s.index == last)) for s in self._slots], owner=self
@@ -96,7 +92,7 @@ class OpenAIWrapper:
         _reports.wrapper_created(self, config_list, base_config)
         for slot in self._slots:
             if slot.client is not None:
-                _reports.client_created(slot.client, self, slot.entry)
+                _reports.client_created(slot.client, self, slot.entry.as_dict())
 
     # -- custom clients -------------------------------------------------------------------
 
@@ -105,8 +101,8 @@ class OpenAIWrapper:
         name = model_client_cls.__name__
         for slot in self._slots:
             if slot.placeholder == name and slot.client is None:
-                slot.client = model_client_cls(dict(slot.entry), **kwargs)
-                _reports.client_created(slot.client, self, slot.entry)
+                slot.client = model_client_cls(slot.entry.as_dict(), **kwargs)
+                _reports.client_created(slot.client, self, slot.entry.as_dict())
                 return
         if any(isinstance(slot.client, model_client_cls) for slot in self._slots):
             logger.warning("model client %s is already registered", name)

@@ -291,6 +291,23 @@ def test_a_format_template_is_filled_when_the_receiver_allows_it(
     assert not fake_llm.requests
 
 
+def test_allow_format_str_template_set_on_the_agent_later_is_seen(
+    fake_llm: FakeLLMServer,
+) -> None:
+    """agent.llm_config is AutoGen's dict: a change made to it in place counts from then on."""
+    receiver = agent("B", llm_config=fake_llm.llm_config())
+    message = {"content": "Hi {name}", "context": {"name": "Bob"}}
+    assert "Hi {name}" in printed(message, receiver)
+    receiver.llm_config["allow_format_str_template"] = True  # type: ignore[index]
+    assert "Hi Bob" in printed(message, receiver)
+
+
+def test_a_jinja_template_is_rendered_with_the_context() -> None:
+    jinja2 = pytest.importorskip("jinja2")
+    text = printed({"content": jinja2.Template("Hello {{ who }}"), "context": {"who": "Ann"}})
+    assert "Hello Ann" in text
+
+
 def test_a_callable_template_is_called_with_the_context() -> None:
     text = printed({"content": lambda ctx: f"Hello {ctx['who']}", "context": {"who": "Ann"}})
     assert "Hello Ann" in text

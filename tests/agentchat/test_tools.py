@@ -171,6 +171,42 @@ def test_signature_updates_and_errors(fake_llm: FakeLLMServer) -> None:
         a.register_for_llm(description="d")(g)
 
 
+def test_a_signature_update_reaches_the_next_request(fake_llm: FakeLLMServer) -> None:
+    """update_tool_signature / update_function_signature change agent.llm_config in place, as
+    AutoGen's do, and the next request describes the tools as they are then."""
+    fake_llm.add_reply("one").add_reply("two").add_reply("three")
+    a = ConversableAgent("a", llm_config=fake_llm.llm_config(), human_input_mode="NEVER")
+    schema = {
+        "type": "function",
+        "function": {"name": "add", "description": "Add.", "parameters": {"type": "object"}},
+    }
+    a.update_tool_signature(schema, is_remove=False)
+    assert a.llm_config["tools"] == [schema]  # type: ignore[index]
+    a.generate_reply([{"role": "user", "content": "hi"}])
+    assert [t["function"]["name"] for t in fake_llm.last_request["tools"]] == ["add"]
+    a.update_tool_signature("add", is_remove=True)
+    a.update_function_signature({"name": "mul", "parameters": {}}, is_remove=False)
+    a.generate_reply([{"role": "user", "content": "hi"}])
+    assert "tools" not in fake_llm.last_request
+    assert [f["name"] for f in fake_llm.last_request["functions"]] == ["mul"]
+    a.update_function_signature("mul", is_remove=True)
+    a.generate_reply([{"role": "user", "content": "hi"}])
+    assert "functions" not in fake_llm.last_request
+    assert schema["function"]["name"] == "add"  # the caller's schema is stored, not changed
+
+
+def test_malformed_signatures_are_refused(fake_llm: FakeLLMServer) -> None:
+    a = ConversableAgent("a", llm_config=fake_llm.llm_config())
+    with pytest.raises(ValueError, match="must be of the type dict"):
+        a.update_tool_signature(["add"], is_remove=False)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="Invalid name: None"):
+        a.update_tool_signature({"type": "function", "function": {}}, is_remove=False)
+    with pytest.raises(ValueError, match="Invalid name: a b"):
+        a.update_function_signature({"name": "a b"}, is_remove=False)
+    assert "tools" not in a.llm_config  # type: ignore[operator]
+    assert "functions" not in a.llm_config  # type: ignore[operator]
+
+
 def test_registering_tools_keeps_usage_totals(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("x", usage={"prompt_tokens": 10, "completion_tokens": 1})
     a = ConversableAgent("a", llm_config=fake_llm.llm_config(model="gpt-4"))
