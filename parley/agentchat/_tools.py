@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ._messages import sanitize_name
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._state import AgentCore
     from .conversable_agent import ConversableAgent
 
 __all__ = [
