@@ -2,7 +2,7 @@
 
 Names follow OpenTelemetry's GenAI semantic conventions where one fits (``gen_ai.*``: the
 operation, the model, the tokens, the agent, the tool) and ``parley.*`` otherwise. The values
-come from the step's typed ``attrs`` (:mod:`parley._reports`), read key by key: a
+come from the step's typed ``attrs`` (:mod:`parley._core.reports`), read key by key: a
 request, a response or a client object is never dumped whole, so nothing but what is listed
 here leaves the process. Message contents, tool arguments and results, code and its output
 are only added with ``capture_content`` (they may hold personal data), and then without the
@@ -17,9 +17,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._credentials import scrub
-from ._events import Step
-from ._reports import (
+from ._core.events import Step
+from ._core.reports import (
     ChatStep,
     CodeExecutionStep,
     LLMCallStep,
@@ -29,6 +28,7 @@ from ._reports import (
     ToolCallStep,
     TurnStep,
 )
+from ._credentials import scrub
 
 __all__ = ["Attrs", "Outcome", "end_attributes", "span_name_and_attributes"]
 

@@ -23,9 +23,9 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from . import _events
+from ._core import events as _events
+from ._core.reports import LLMCallStep, ReplyFuncStep
 from ._credentials import redact, scrub_error
-from ._reports import LLMCallStep, ReplyFuncStep
 from ._tracing_attrs import end_attributes, span_name_and_attributes
 
 __all__ = ["SpanListener"]

@@ -14,7 +14,7 @@ run (``reply_func_executed``); every tool call (``log_function_use``). parley ad
 ``chat_start`` / ``chat_end`` (ids linking nested chats to their parent, the termination reason,
 the cost as ``ChatResult.cost``) and ``code_execution``. Credentials are never written.
 
-parley's core does not call this module: it reports to ``parley._events`` listeners, and
+parley's core does not call this module: it reports to ``parley._core.events`` listeners, and
 :func:`start` registers one that turns the reports into the calls above. The ``log_*``
 functions are AutoGen's hooks, forwarding to the active logger, for code that calls them.
 
@@ -32,7 +32,7 @@ import threading
 import uuid
 from typing import Any, Literal
 
-from . import _events
+from ._core import events as _events
 from .logger.base_logger import BaseLogger
 from .logger.logger_factory import LoggerFactory
 

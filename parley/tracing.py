@@ -46,8 +46,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from . import _events
-from ._runtime import after_fork
+from ._core import events as _events
+from ._core.runtime import after_fork
 
 __all__ = ["INSTALL_HINT", "disable", "enable", "tracing_enabled"]
 

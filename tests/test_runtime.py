@@ -1,4 +1,4 @@
-"""parley._runtime: where requests run, what a cancellation reaches, what a closing loop and a
+"""parley._core.runtime: where requests run, what a cancellation reaches, what a closing loop and a
 fork leave behind. All against a real FakeLLMServer through the real openai client."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from parley import ConversableAgent, OpenAIWrapper
-from parley._runtime import after_fork, run_in_thread, run_sync, to_thread
+from parley._core.runtime import after_fork, run_in_thread, run_sync, to_thread
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from parley._runtime import run_in_thread, run_sync, runner_loop
+from parley._core.runtime import run_in_thread, run_sync, runner_loop
 
 marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker", default="unset")
 

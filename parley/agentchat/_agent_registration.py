@@ -16,7 +16,7 @@ from ._sync_chat import run_sync
 
 if TYPE_CHECKING:
     from ._chat_result import ChatResult
-    from ._core import AgentCore, AgentState
+    from ._state import AgentCore, AgentState
 
 __all__ = ["ChatQueues", "Registration", "reply_configs"]
 

@@ -28,8 +28,8 @@ from .conversable_agent import ConversableAgent
 
 if TYPE_CHECKING:
     from ..types import Message
-    from ._core import AgentCore
     from ._group_chat import GroupChat
+    from ._state import AgentCore
 
 __all__ = ["ModelSelection", "match_speaker", "mentioned_agents", "register_clients"]
 

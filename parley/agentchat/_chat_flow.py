@@ -12,8 +12,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .. import _journal, _reports
-from .._calls import call_user
+from .._core import journal as _journal
+from .._core import reports as _reports
+from .._core.calls import call_user
 from ..exceptions import BudgetExceededError, InvalidCarryOverType
 from ..oai._streaming import echo_silenced
 from ..usage import Usage
@@ -21,13 +22,13 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
-from ._core import as_dicts
 from ._journaled import open_journal
 from ._messages import check_agent_names
+from ._state import as_dicts
 from .utils import SUMMARY_METHODS, consolidate_chat_info
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._state import AgentCore
 
 __all__ = [
     "CARRYOVER_LABEL",

@@ -11,7 +11,7 @@ missing engine is one clear error, never a silent fallback to the host. The lega
 Docker (``parley.coding._bwrap``); that one is checked when the agent is built, so a machine
 where bubblewrap cannot run refuses the agent rather than a block. Execution blocks, so it
 runs in a worker thread and never stalls the event loop; cancelling the chat (a cancelled task,
-Ctrl-C in a sync chat) tells the executor to stop the block (``parley._runtime``).
+Ctrl-C in a sync chat) tells the executor to stop the block (``parley._core.runtime``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .. import _reports
-from .._runtime import run_in_thread
+from .._core import reports as _reports
+from .._core.runtime import run_in_thread
 from ..exceptions import DangerousCommandError
 from ._journaled import journaled_code
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from .._agent_protocol import Agent
     from ..types import Message
-    from ._core import AgentCore, History
+    from ._state import AgentCore, History
 
     #: The implementation of the code-execution reply an agent registers.
     CodeReply = Callable[

@@ -27,14 +27,14 @@ from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _journal
 from .._agent_protocol import Agent
-from .._runtime import to_thread
+from .._core import journal as _journal
+from .._core.runtime import to_thread
 from ..types import Message
 from . import _overrides
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._state import AgentCore
 
 __all__ = [
     "generate_init_message",

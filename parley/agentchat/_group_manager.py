@@ -32,7 +32,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .. import _reports
+from .._core import reports as _reports
 from ..code_utils import content_str
 from ..exceptions import BudgetExceededError, NoEligibleSpeaker
 from ..oai._streaming import echo_silenced
@@ -41,12 +41,12 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery, _group_resume
 from ._agent_configs import LLMConfigView
-from ._core import as_messages
 from ._group_chat import GroupChat
 from ._group_visibility import Relay
 from ._human import is_termination
 from ._overrides import sync_only
 from ._registry import builtin_reply, insert_reply
+from ._state import as_messages
 from ._sync_chat import run_sync
 from .agent import Agent
 from .conversable_agent import ConversableAgent

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._calls import call_user
+from .._core.calls import call_user
 from ..code_utils import content_str
 from ..usage._run import note_end
 from . import _delivery
@@ -21,7 +21,7 @@ from ._journaled import journaled_human
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
     from ..types import FunctionResponse, Message, ToolResponse
-    from ._core import AgentCore, History
+    from ._state import AgentCore, History
 
 __all__ = [
     "APPROVE",

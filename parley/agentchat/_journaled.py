@@ -1,4 +1,4 @@
-"""The steps of a turn a durable chat records and replays (see :mod:`parley._journal`): a
+"""The steps of a turn a durable chat records and replays (see :mod:`parley._core.journal`): a
 tool call, a code execution, a human's answer.
 
 A tool's start is committed before it runs, so a resumed chat knows a call that was running
@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _journal
+from .._core import journal as _journal
 from ..exceptions import ChatPaused
 
 if TYPE_CHECKING:
     from ..types import Message
-    from ._core import AgentCore
     from ._queue import QueuedChat
+    from ._state import AgentCore
 
 __all__ = [
     "durable_queue",

@@ -16,13 +16,13 @@ import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from .._calls import call_user, is_async_callable
+from .._core.calls import call_user, is_async_callable
 from . import _queue
 from ._sync_chat import sync_of
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
-    from ._core import AgentCore, History
+    from ._state import AgentCore, History
 
 __all__ = [
     "a_chats_to_run",

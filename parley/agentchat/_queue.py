@@ -29,8 +29,8 @@ import logging
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, cast
 
-from .. import _journal
 from .._agent_protocol import Agent
+from .._core import journal as _journal
 from . import _delivery
 from ._chat_flow import carryover_text, check_names
 from ._journaled import durable_queue

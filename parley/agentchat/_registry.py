@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._agent_protocol import is_agent as _is_agent
-from .._calls import call_user, is_async_callable
+from .._core.calls import call_user, is_async_callable
 from ..exceptions import SenderRequired
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent as _Agent
     from ..types import Message
-    from ._core import AgentCore
+    from ._state import AgentCore
 
 __all__ = [
     "HOOKABLE",

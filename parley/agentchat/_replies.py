@@ -17,8 +17,8 @@ import reprlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _reports
-from .._calls import call_user
+from .._core import reports as _reports
+from .._core.calls import call_user
 from ..exceptions import BudgetExceededError
 from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template, sanitize_name
@@ -26,7 +26,7 @@ from ._messages import MAX_NESTING, fill_template, sanitize_name
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
     from ..types import FunctionCall, FunctionResponse, Message, ToolResponse
-    from ._core import AgentCore, History
+    from ._state import AgentCore, History
 
 __all__ = [
     "PrepareRequest",

@@ -20,14 +20,14 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .._agent_protocol import is_agent as _is_agent
-from .._calls import call_user
+from .._core.calls import call_user
 from ..exceptions import NoEligibleSpeaker
 from ._auto_selection import ModelSelection
 from .agent import Agent
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
     from ._group_chat import GroupChat
+    from ._state import AgentCore
 
 __all__ = ["SPEAKER_SELECTION_METHODS", "SPEAKER_TRANSITIONS_TYPES", "SpeakerSelector"]
 

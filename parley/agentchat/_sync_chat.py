@@ -16,8 +16,8 @@ import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
-from .._runtime import run_sync as _run_sync
-from .._runtime import sync_face as _sync_face
+from .._core.runtime import run_sync as _run_sync
+from .._core.runtime import sync_face as _sync_face
 
 __all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
 
@@ -44,7 +44,7 @@ def in_sync_chat() -> bool:
 
 def sync_face(method: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
     """The sync method of the async method ``a_<name>``: named ``<name>``, same signature
-    (:func:`parley._runtime.sync_face`, run as a sync chat)."""
+    (:func:`parley._core.runtime.sync_face`, run as a sync chat)."""
     return _sync_face(method, run_sync)
 
 

@@ -19,7 +19,7 @@ from ._agent_configs import LLMConfigView, is_function_schema, is_tool_schema
 from ._messages import sanitize_name
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
+    from ._state import AgentCore
     from .conversable_agent import ConversableAgent
 
 __all__ = [

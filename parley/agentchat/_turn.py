@@ -1,5 +1,5 @@
 """One agent's turn, top to bottom: the steps of ``ConversableAgent.a_send``, ``a_receive`` and
-``a_generate_reply``, and the reports (``parley._reports``) a logger or tracer receives of them.
+``a_generate_reply``, and the reports (``parley._core.reports``) a logger or tracer receives of them.
 
 1. :func:`send`: the ``process_message_before_send`` hooks, the message check (once, so the
    recipient gets what the sender stored), storing it as sent, delivering it (``_delivery``).
@@ -26,9 +26,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _reports
 from .._agent_protocol import Agent
-from .._runtime import to_thread
+from .._core import reports as _reports
+from .._core.runtime import to_thread
 from ..exceptions import BudgetExceededError
 from ..oai._streaming import echo_silenced
 from ..types import Message
@@ -40,8 +40,8 @@ from ._messages import check_message, nothing_to_store, render_message
 from ._sync_chat import in_sync_chat
 
 if TYPE_CHECKING:
-    from ._core import AgentCore
     from ._registry import HookLists, ReplyEntry
+    from ._state import AgentCore
 
 __all__ = ["TurnSetup", "is_silent", "receive", "render", "reply", "send"]
 

@@ -1,7 +1,7 @@
 """``ConversableAgent`` (AutoGen's ``autogen.agentchat.conversable_agent``).
 
 The class is the agent's public face; its conversation state and the settings its steps read
-are one :class:`AgentState` (``agent.state``, see ``_core``). The turn reads top to bottom in
+are one :class:`AgentState` (``agent.state``, see ``_state``). The turn reads top to bottom in
 ``_turn``: ``a_send`` (``_turn.send``) stores and delivers the message, the recipient's
 ``a_receive`` (``_turn.receive``) stores and prints it and asks ``a_generate_reply``
 (``_turn.reply``), which walks the reply-function list (``_registry``); the built-in reply
@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast
 
-from .. import _reports
+from .._core import reports as _reports
 from ..code_utils import content_str
 from . import (
     _chat_flow,
@@ -34,13 +34,13 @@ from . import _compat_internals as _compat
 from ._agent_configs import check_code_execution_config, copy_llm_config
 from ._agent_registration import ChatQueues, Registration
 from ._chat_result import ChatResult
-from ._core import AgentState, StateView, as_dict, as_dicts, as_messages
 from ._registry import (
     HookLists,
     ReplyEntry,
     builtin_reply,
     match_trigger,
 )
+from ._state import AgentState, StateView, as_dict, as_dicts, as_messages
 from ._sync_chat import run_sync, sync_face
 from .agent import Agent, LLMAgent
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._runtime import run_in_thread
+from .._core.runtime import run_in_thread
 from ..coding._paths import resolve_in_work_dir
 from ..coding.base import CodeBlock, CodeExecutor
 from ..exceptions import OutsideWorkDirError

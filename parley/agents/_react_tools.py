@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._calls import call_user
+from .._core.calls import call_user
 from ..exceptions import ArgumentsValidationError
 from ..function_utils import serialize_to_str, validate_arguments
 from ._registered import registered_functions

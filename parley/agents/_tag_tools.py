@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._calls import call_user
-from .._runtime import run_in_thread
+from .._core.calls import call_user
+from .._core.runtime import run_in_thread
 from ..agentchat.conversable_agent import ConversableAgent
 from ..io import IOStream
 from ._tag_prompts import TagPrompts

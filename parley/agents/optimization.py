@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._calls import call_user
+from .._core.calls import call_user
 from ..agentchat._sync_chat import sync_of
 from ..agentchat.conversable_agent import ConversableAgent
 from ..oai._gather import gather_bounded

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from .._runtime import run_in_thread
+from .._core.runtime import run_in_thread
 from ..coding.base import CodeBlock, CodeExecutor
 from . import _react_parse, _react_prompt, _react_tools
 from .loop_agent import LoopAgent, ask_model

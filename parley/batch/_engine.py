@@ -16,8 +16,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._calls import is_async_callable
-from .._runtime import CancelToken, resource_shard, run_under
+from .._core.calls import is_async_callable
+from .._core.runtime import CancelToken, resource_shard, run_under
 from ..io.base import IOStream
 from ..usage import Budget
 from ..usage import _run as _usage
@@ -27,7 +27,7 @@ from ._retry import RetryOn, backoff, retryable
 
 __all__ = ["Engine", "Finished", "Outcome", "Settings", "Todo"]
 
-# Chats sharing one connection pool per model (see parley._runtime.resource_shard).
+# Chats sharing one connection pool per model (see parley._core.runtime.resource_shard).
 _CHATS_PER_POOL = 50
 
 

@@ -18,7 +18,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._runtime import CancelToken, current_token
+from .._core.runtime import CancelToken, current_token
 from ..usage._budget import Spent, exhausted
 from ..usage._run import LLMCall
 from ._engine import Finished, Outcome, Work

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
-from .._runtime import run_in_thread
+from .._core.runtime import run_in_thread
 from ..agentchat._sync_chat import sync_of
 from ..usage import Budget, Usage
 from ..usage import _run as _usage

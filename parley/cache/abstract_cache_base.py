@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import TracebackType
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from .._lifetime import ClosesOnExit
+from .._core.lifetime import ClosesOnExit
 
 __all__ = ["AbstractCache", "ClosingCache"]
 

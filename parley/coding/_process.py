@@ -9,7 +9,7 @@ The policy:
 * The program runs under a supervisor (``_reaper.py`` has the design, ``_supervisor.py`` this
   side of it), Linux's child subreaper: every process it starts stays the supervisor's
   descendant however it detaches (``setsid``, double fork), and all of them are killed when the
-  program ends, at the deadline, when the caller is cancelled (``parley._runtime``: a cancelled
+  program ends, at the deadline, when the caller is cancelled (``parley._core.runtime``: a cancelled
   chat, Ctrl-C in a sync chat) and when parley itself dies — the supervisor's control socket
   then reaches end of file. Nothing a block starts outlives it. Supervisors are forked by one
   server process per parley process, so a block starts about as fast as a bare subprocess.
@@ -30,7 +30,7 @@ The policy:
   the block's ``PATH`` then runs inside the command line it returns, still under the
   supervisor, and such a run does not warn.
 * No signals are used for timing (no ``signal.alarm``), so it works from any thread; async code
-  calls it through ``parley._runtime.run_in_thread``, as the agents do with executors.
+  calls it through ``parley._core.runtime.run_in_thread``, as the agents do with executors.
 
 POSIX only (process groups, ``selectors`` on pipes); parley does not run code on Windows hosts.
 The subreaper and the /proc walk are Linux's; elsewhere only the process group is contained.
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .._runtime import CancelToken, current_token
+from .._core.runtime import CancelToken, current_token
 from ..exceptions import ExecutionCancelledError, UnsandboxedExecutionWarning
 from ._reaper import PR_GET_DUMPABLE, PR_SET_DUMPABLE, prctl
 from ._supervisor import Block, start_block

@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from .._runtime import after_fork, keep_until_exit
+from .._core.runtime import after_fork, keep_until_exit
 
 __all__ = ["Block", "readable", "start_block"]
 

@@ -31,7 +31,7 @@ is ``parley.coding.executor_base`` (its docstring has the rules). parley's sandb
   and a line saying so.
 * **Cancelling stops the block.** When the chat running a block is cancelled (its task is
   cancelled, or Ctrl-C hits a sync chat; the agents run executors through
-  ``parley._runtime.run_in_thread``), every process of the block is killed within a second and
+  ``parley._core.runtime.run_in_thread``), every process of the block is killed within a second and
   :meth:`execute_code_blocks` raises :class:`~parley.exceptions.ExecutionCancelledError` — a
   cancelled call has no result to report, and the caller is being cancelled anyway. The
   executor stays usable. (A direct call interrupted by Ctrl-C kills the block and raises
@@ -221,7 +221,7 @@ class DockerCommandLineCodeExecutor(CommandLineExecutorBase):
 
     def run_code_file(self, program: str, path: Path) -> RunOutcome:
         """Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
-        ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped)."""
+        ``parley._core.runtime.run_in_thread`` call running it is cancelled (the block is stopped)."""
         result = self._exec(program, path, self._timeout)
         return result.exit_code, self._output(result), result.timed_out
 

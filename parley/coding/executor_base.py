@@ -49,7 +49,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from .._lifetime import StopsOnExit
+from .._core.lifetime import StopsOnExit
 from .._renamed import mirror_renamed
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
 from ._code_file import write_regular_file
@@ -167,7 +167,7 @@ class CommandLineExecutorBase(StopsOnExit):
         """Run the blocks in order; stop at the first non-zero exit code (the module's rules).
 
         Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
-        ``parley._runtime.run_in_thread`` call running it is cancelled (the block is stopped
+        ``parley._core.runtime.run_in_thread`` call running it is cancelled (the block is stopped
         first), ``ValueError`` if the user functions cannot be set up (``"Functions failed to
         load: ..."``, ``"Pip install failed. ..."``), and the local executor ``ValueError`` for
         a dangerous shell command.

@@ -15,13 +15,13 @@ Every record is signed with a key only the host holds (a forged or altered journ
 with :class:`JournalIntegrityError`), and a chat has one running owner at a time (a second
 resume of a running chat raises :class:`ChatLeaseError`).
 
-The core records and replays through :mod:`parley._journal`; this package holds the stores
+The core records and replays through :mod:`parley._core.journal`; this package holds the stores
 and :func:`resume`. Nothing in parley imports it.
 """
 
 from __future__ import annotations
 
-from .._journal import RERUN, SKIP, Journal, Store, UncertainCall
+from .._core.journal import RERUN, SKIP, Journal, Store, UncertainCall
 from ..exceptions import ChatLeaseError, ChatPaused, JournalIntegrityError
 from ._pausing import PausingIO
 from ._redis_store import RedisChatStore  # imports redis when a store is made

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._runtime import after_fork
+from .._core.runtime import after_fork
 
 __all__ = ["LEASE_SECONDS", "RELEASED", "Lease", "hold", "new_owner", "owner_is_dead", "release"]
 

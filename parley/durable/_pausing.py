@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _journal
+from .._core import journal as _journal
 from ..exceptions import ChatPaused, DurableChatError
 from ..io.base import IOStream, OutputStream
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import _journal
-from .._calls import call_user
+from .._core import journal as _journal
+from .._core.calls import call_user
 from ..exceptions import UncertainToolCallError
 
 __all__ = ["Resuming", "decide", "resuming"]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
-from .._runtime import dedicated_worker
+from .._core.runtime import dedicated_worker
 from ..exceptions import ChatLeaseError
 from ._lease import Lease, release
 from ._records import StepRow

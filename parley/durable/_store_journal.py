@@ -1,4 +1,4 @@
-"""One chat's journal (``parley._journal.Journal``) over a store: the recorded steps are read
+"""One chat's journal (``parley._core.journal.Journal``) over a store: the recorded steps are read
 (and checked) once, at open; each new one is signed and written through, under the run's
 lease."""
 
@@ -8,7 +8,7 @@ import json
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from .. import _journal
+from .._core import journal as _journal
 from ..exceptions import DurableChatError
 from ._keys import Signer
 from ._lease import Lease, release

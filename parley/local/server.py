@@ -33,7 +33,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from .._lifetime import Serving
+from .._core.lifetime import Serving
 from ..testing import FakeLLMServer
 from ..testing._validation import prompt_texts
 from .client import LocalLlamaClient

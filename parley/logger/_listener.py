@@ -1,5 +1,5 @@
 """The listener :func:`parley.runtime_logging.start` registers: parley's reports
-(``parley._events``) turned into AutoGen's logger calls.
+(``parley._core.events``) turned into AutoGen's logger calls.
 
 Events: ``agent_created`` -> ``log_new_agent``; ``wrapper_created`` -> ``log_new_wrapper``;
 ``client_created`` -> ``log_new_client``; ``received_message`` -> ``log_event``. Step ends:
@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._events import Event, Listener, Step
-from .._reports import (
+from .._core.events import Event, Listener, Step
+from .._core.reports import (
     AgentCreatedEvent,
     ChatStep,
     ClientCreatedEvent,

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from .._agent_protocol import is_agent
-from .._events import Step
+from .._core.events import Step
 from .._plain import SealedMessages
 from ..usage import _run
 from . import _secrets
@@ -48,7 +48,7 @@ reporting: contextvars.ContextVar[Step | None] = contextvars.ContextVar(
 
 
 def reported_step() -> Step | None:
-    """The ``parley._events.Step`` being logged, when the listener is the caller."""
+    """The ``parley._core.events.Step`` being logged, when the listener is the caller."""
     return reporting.get()
 
 

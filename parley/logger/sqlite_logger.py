@@ -23,8 +23,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from .._core.reports import ToolCallStep
 from .._protected_paths import protect
-from .._reports import ToolCallStep
 from . import _records
 from . import _statements as sql
 from ._completion import Completion, CompletionLogger

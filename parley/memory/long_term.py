@@ -6,7 +6,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from .._runtime import run_in_thread
+from .._core.runtime import run_in_thread
 from .base import EmbeddingFunction, MemoryHit, VectorStore
 
 if TYPE_CHECKING:

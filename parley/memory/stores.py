@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._lifetime import ClosesOnExit
+from .._core.lifetime import ClosesOnExit
 from .base import MemoryHit
 
 if TYPE_CHECKING:

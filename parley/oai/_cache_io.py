@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from .._runtime import after_fork, dedicated_worker, keep_until_exit
+from .._core.runtime import after_fork, dedicated_worker, keep_until_exit
 
 __all__ = [
     "LEGACY_CACHE_DIR",

@@ -21,7 +21,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, NoReturn
 
-from .. import _journal, _reports
+from .._core import journal as _journal
+from .._core import reports as _reports
 from ..exceptions import AllConfigsFailedError, ConfigFailure
 from ..usage import _run as _usage
 from ._error_kinds import classify
@@ -63,7 +64,7 @@ class Fallback:
     def __init__(self, configs: Sequence[tuple[Slot, Layer]], owner: Any = None) -> None:
         self._configs = list(configs)
         self._observers: list[Callable[[Completed], object]] = []
-        self._owner = owner  # the OpenAIWrapper, for the reports of parley._reports
+        self._owner = owner  # the OpenAIWrapper, for the reports of parley._core.reports
 
     def subscribe(self, observer: Callable[[Completed], object]) -> None:
         """Call ``observer`` with every response, before the filter judges it."""
@@ -86,7 +87,9 @@ class Fallback:
             attempt = slot.attempt(config)
             start, t0 = time.time(), time.perf_counter()
             try:
-                with _reports.llm_call_step(attempt, index, self._owner) as report:
+                with _reports.llm_call_step(
+                    attempt, index, self._owner, _usage.charged_to
+                ) as report:
                     outcome = await layer(attempt)
                     response, usage = self._present(
                         attempt, outcome, start, time.perf_counter() - t0
@@ -123,7 +126,9 @@ class Fallback:
         index = min(index, len(self._configs) - 1)
         slot, _ = self._configs[index]
         attempt = slot.attempt(config)
-        with _reports.llm_call_step(attempt, index, self._owner, replayed=True) as report:
+        with _reports.llm_call_step(
+            attempt, index, self._owner, _usage.charged_to, replayed=True
+        ) as report:
             response, usage = self._present(attempt, outcome, time.time(), 0.0)
             report.end(response=response, cost=outcome.cost, cached=outcome.cached, usage=usage)
         response.config_id = index

@@ -1,5 +1,5 @@
 """A model call in a durable chat: its response replayed from the journal, or asked for and
-committed there (see :mod:`parley._journal`).
+committed there (see :mod:`parley._core.journal`).
 
 A call is keyed by the agent it is charged to and its purpose (a reply, a summary, a tool's
 own call), and by how many such calls came before. The record keeps the response as the
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .. import _journal
+from .._core import journal as _journal
 from ..exceptions import DurableChatError
 from ..usage import _run as _usage
 from ._cache_io import Unstorable, decode_response, encode_response

@@ -21,8 +21,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._core.runtime import to_thread
 from .._credentials import scrub_error
-from .._runtime import to_thread
 from . import _cache_io
 from ._cache_key import KeyHasher
 from ._cost import compute_cost

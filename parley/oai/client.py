@@ -25,8 +25,8 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-from .. import _reports
-from .._runtime import run_sync
+from .._core import reports as _reports
+from .._core.runtime import run_sync
 from ..exceptions import ModelClientError
 from . import _templating
 from ._cache_io import LEGACY_CACHE_DIR

@@ -97,7 +97,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import Any
 
-from .._lifetime import Serving
+from .._core.lifetime import Serving
 from ._http import HttpRequest, HttpResponse, HttpServer
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
-from .._lifetime import Bound
+from .._core.lifetime import Bound
 from ._budget import Budget, Spent, exhausted
 
 __all__ = [

@@ -11,8 +11,8 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
-from .. import _events
-from .._lifetime import ClosesOnExit
+from .._core import events as _events
+from .._core.lifetime import ClosesOnExit
 from ..io import IOStream
 from ..usage._run import current_run
 from ._app import build_app

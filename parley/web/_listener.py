@@ -1,4 +1,4 @@
-"""The listener of parley's reports (:mod:`parley._reports`) that feeds the page: chats starting and ending, who
+"""The listener of parley's reports (:mod:`parley._core.reports`) that feeds the page: chats starting and ending, who
 speaks, the messages, tool calls and their results, code and its output, what each model call
 cost.
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .. import _events
-from .._reports import (
+from .._core import events as _events
+from .._core.reports import (
     ChatStep,
     CodeExecutionStep,
     LLMCallStep,

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _events
-from .._reports import ChatStep, LLMCallStep, TurnStep
+from .._core import events as _events
+from .._core.reports import ChatStep, LLMCallStep, TurnStep
 from ..io import IOStream
 from ..usage._run import current_run
 from ._hub import Hub

@@ -1,4 +1,4 @@
-"""The reports a chat makes for its listeners (``parley._reports``): every kind of step and event
+"""The reports a chat makes for its listeners (``parley._core.reports``): every kind of step and event
 carries exactly the attributes its type declares, at its start and at its end; and while nobody
 listens, no step is made at all."""
 
@@ -11,15 +11,9 @@ from typing import Any
 import pytest
 
 import parley
-from parley import (
-    AssistantAgent,
-    ConversableAgent,
-    GroupChat,
-    GroupChatManager,
-    UserProxyAgent,
-    _events,
-    _reports,
-)
+from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley._core import events as _events
+from parley._core import reports as _reports
 from parley.testing import FakeLLMServer
 
 EVENT_TYPES = {

@@ -14,8 +14,8 @@ from typing import TypeVar
 
 import pytest
 
-from parley import _runtime as _cancel
-from parley._runtime import CancelToken
+from parley._core import runtime as _cancel
+from parley._core.runtime import CancelToken
 from parley.coding import CodeBlock
 from parley.coding.base import CommandLineCodeResult
 from parley.coding.docker_commandline_code_executor import (

@@ -14,7 +14,7 @@ import pydantic
 import pytest
 
 from parley import AssistantAgent, UserProxyAgent
-from parley._runtime import run_in_thread
+from parley._core.runtime import run_in_thread
 from parley.coding import CodeBlock, CodeExecutor
 from parley.coding.base import IPythonCodeResult
 from parley.coding.jupyter import (

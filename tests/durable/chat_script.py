@@ -25,9 +25,9 @@ from parley import (
     GroupChat,
     GroupChatManager,
     UserProxyAgent,
-    _events,
     register_function,
 )
+from parley._core import events as _events
 from parley.coding import LocalCommandLineCodeExecutor
 from parley.durable import ChatPaused, ChatStore, PausingIO, RedisChatStore
 from parley.io import IOStream

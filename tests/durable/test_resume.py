@@ -146,20 +146,20 @@ async def test_async_resume_and_a_finished_chat_replays_without_requests(
     assert await store.a_status(script.CHAT_ID) == "done"
     sent = len(server.received)
 
-    seen: list[parley._events.Step] = []
+    seen: list[parley._core.events.Step] = []
 
-    class Calls(parley._events.Listener):
-        def on_step_end(self, step: parley._events.Step) -> None:
+    class Calls(parley._core.events.Listener):
+        def on_step_end(self, step: parley._core.events.Step) -> None:
             if step.kind == "llm_call":
                 seen.append(step)
 
     chat = script.build("pair", server.config_list(), tmp_path)
     listener = Calls()
-    parley._events.add_listener(listener)
+    parley._core.events.add_listener(listener)
     try:
         again = await chat.resume(store, asynchronous=True)
     finally:
-        parley._events.remove_listener(listener)
+        parley._core.events.remove_listener(listener)
     assert _outcome(again) == baselines["pair"][0]
     assert len(server.received) == sent  # everything replayed...
     assert _lines(tmp_path / "tool.txt") == 1

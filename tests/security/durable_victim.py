@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from parley import AssistantAgent, UserProxyAgent, _events, register_function
+from parley import AssistantAgent, UserProxyAgent, register_function
+from parley._core import events as _events
 from parley.batch import BatchItem, run_chats
 from parley.coding import LocalCommandLineCodeExecutor
 from parley.durable import ChatStore

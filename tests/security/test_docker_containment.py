@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from parley import ConversableAgent
-from parley._runtime import run_in_thread
+from parley._core.runtime import run_in_thread
 from parley.coding import CodeBlock
 from parley.coding.docker._owner import SANDBOX_LABEL
 from tests.coding._docker_support import (

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from parley import ConversableAgent, _events
+from parley import ConversableAgent
+from parley._core import events as _events
 from parley.exceptions import AllConfigsFailedError
 from parley.oai import OpenAIWrapper
 from parley.testing import FakeLLMServer

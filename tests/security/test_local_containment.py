@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from parley import ConversableAgent, UserProxyAgent
-from parley._runtime import run_in_thread
+from parley._core.runtime import run_in_thread
 from parley.code_utils import execute_code
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 from tests.coding._bwrap_support import pids_in

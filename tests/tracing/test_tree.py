@@ -13,14 +13,8 @@ from opentelemetry import trace
 
 import parley
 import parley.tracing
-from parley import (
-    AssistantAgent,
-    ConversableAgent,
-    GroupChat,
-    GroupChatManager,
-    UserProxyAgent,
-    _events,
-)
+from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley._core import events as _events
 from parley.testing import FakeLLMServer
 
 from .conftest import Traced

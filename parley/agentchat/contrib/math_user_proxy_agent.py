@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..._runtime import run_in_thread
+from ..._core.runtime import run_in_thread
 from ...code_utils import UNKNOWN, execute_code, extract_code, infer_lang
 from ...math_utils import get_answer
 from .. import _sync_chat

@@ -25,13 +25,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..._runtime import to_thread
+from ..._core.runtime import to_thread
 from ...code_utils import content_str
 from ...io import IOStream
 from ...types import Message
-from .._core import as_dicts
 from .._messages import nothing_to_store
 from .._replies import Request, generate_oai_reply, prepare_request
+from .._state import as_dicts
 from .._sync_chat import sync_face
 from ..conversable_agent import ConversableAgent
 from .img_utils import gpt4v_formatter, message_formatter_pil_to_b64

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Literal
 
-from ..._calls import call_user
+from ..._core.calls import call_user
 from .. import _code_execution, _human, _replies
 from .._agent_registration import reply_configs
 from .._registry import ReplyEntry, builtin_reply, insert_reply

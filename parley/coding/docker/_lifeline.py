@@ -18,7 +18,7 @@ import socket
 import weakref
 from typing import Any
 
-from ..._runtime import after_fork
+from ..._core.runtime import after_fork
 
 __all__ = ["Lifeline"]
 

@@ -12,7 +12,7 @@ which kills every process of the command whatever its process group or session, 
 a new process in the container (a fork bomb may have taken every PID).
 
 **Cancellation.** The host also kills the command that way as soon as the caller is cancelled:
-:meth:`Sandbox.run` watches the token of the ``parley._runtime.run_in_thread`` call it runs under
+:meth:`Sandbox.run` watches the token of the ``parley._core.runtime.run_in_thread`` call it runs under
 (a cancelled chat task, Ctrl-C in a sync chat) and then raises
 :class:`~parley.exceptions.ExecutionCancelledError`, the command's processes gone. Watching costs
 no engine call: the token's callback wakes the wait for the command's output.
@@ -42,7 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..._runtime import CancelToken, current_token
+from ..._core.runtime import CancelToken, current_token
 from ...exceptions import ExecutionCancelledError
 from .._process import MAX_OUTPUT_BYTES, CappedBuffer
 from ._engine import connect, ensure_image
@@ -205,7 +205,7 @@ class Sandbox:
         """Run ``command`` in the workspace; its processes are all gone when this returns.
 
         Raises :class:`~parley.exceptions.ExecutionCancelledError` if the
-        ``parley._runtime.run_in_thread`` call this runs under is cancelled (the processes are
+        ``parley._core.runtime.run_in_thread`` call this runs under is cancelled (the processes are
         gone then too).
         """
         import docker

@@ -4,7 +4,7 @@
 (``pip install 'parley[jupyter]'``) this way:
 
 * The kernel is started by an ``AsyncKernelManager`` whose coroutines run on parley's runner
-  loop (``parley._runtime.run_sync``): ``jupyter_client``'s blocking manager would create an
+  loop (``parley._core.runtime.run_sync``): ``jupyter_client``'s blocking manager would create an
   event loop in every worker thread that calls it, and never close it.
 * The kernel gets parley's minimal environment (``safe_env``: no API keys), starts in the
   executor's ``output_dir``, and its own stdout and stderr go to ``/dev/null`` (ipykernel
@@ -26,7 +26,7 @@ from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..._runtime import CancelToken, run_sync, run_under
+from ..._core.runtime import CancelToken, run_sync, run_under
 from .._process import safe_env
 from .jupyter_client import INSTALL_HINT
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..._lifetime import StopsOnExit
+from ..._core.lifetime import StopsOnExit
 from .._process import while_code_runs
 from .._work_dir import check_work_dir
 from ..base import CodeBlock, IPythonCodeResult

@@ -14,7 +14,7 @@ sockets (``_embedded_channels.py``) both give that; everything else is here:
   :class:`CellReader`. The timeout is the cell's whole running time, not (as in AutoGen) the
   longest silence between two messages, so a cell printing every second is stopped too. At
   the timeout the kernel is interrupted and the reader waits a little for it to become idle:
-  the kernel and its variables survive. A cancelled call (``parley._runtime``: a cancelled
+  the kernel and its variables survive. A cancelled call (``parley._core.runtime``: a cancelled
   chat) interrupts the kernel and raises :class:`~parley.exceptions.ExecutionCancelledError`.
 
 The texts of a cell's result, kept by :class:`CellReader`:
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Literal, Protocol
 
-from ..._runtime import current_token
+from ..._core.runtime import current_token
 from ...exceptions import ExecutionCancelledError
 from .._process import MAX_OUTPUT_BYTES, CappedBuffer
 

@@ -46,7 +46,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._lifetime import StopsOnExit
+from ..._core.lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from .._code_user import choose_user, prepare_work_dir
 from .._work_dir import check_work_dir

@@ -36,7 +36,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
-from ..._lifetime import StopsOnExit
+from ..._core.lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from ._kernel_messages import ExecutionResult as _ExecutionResult
 from ._kernel_messages import new_message, run_cell, wait_until_ready

@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..._lifetime import StopsOnExit
+from ..._core.lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from .._process import safe_env, while_code_runs
 from ._gateway_process import GatewayProcess

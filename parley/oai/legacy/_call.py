@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..._runtime import dedicated_worker
+from ..._core.runtime import dedicated_worker
 from .._cache_io import close_disks_under, open_disk
 from .._cache_key import cache_key
 from .._error_kinds import Cause, ErrorKind, classify

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..._runtime import run_sync
+from ..._core.runtime import run_sync
 from .._gather import gather_bounded
 from ._tune_budget import SpendGuard, worst_case_cost
 from ._tune_prune import PruneState, sample_margin, target_output_tokens

@@ -37,7 +37,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..._runtime import run_sync, sync_face
+from ..._core.runtime import run_sync, sync_face
 from .. import _templating
 from .._cost import compute_cost
 from .._gather import gather_bounded

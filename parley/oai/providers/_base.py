@@ -27,8 +27,8 @@ import uuid
 from collections.abc import AsyncIterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ..._core.runtime import run_sync
 from ..._credentials import redact, remember_environment, remember_in, scrubbing_errors
-from ..._runtime import run_sync
 from ...exceptions import (
     AuthenticationError,
     BadRequestError,

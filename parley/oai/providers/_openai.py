@@ -12,7 +12,7 @@ keys merged over the JSON body. OpenAI's legacy text completions (``POST /comple
 
 Clients are async only. An ``AsyncOpenAI`` (and its connection pool) belongs to the event loop
 that makes the request: async callers use one on their own loop, sync callers one on parley's
-runner loop (:mod:`parley._runtime`). On each loop, clients with identical settings are shared,
+runner loop (:mod:`parley._core.runtime`). On each loop, clients with identical settings are shared,
 so a hundred agents on one endpoint use one pool; it is closed when its loop shuts down.
 """
 
@@ -24,8 +24,8 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..._core.runtime import loop_resource, run_sync
 from ..._credentials import remember_environment, remember_in, scrubbing_errors
-from ..._runtime import loop_resource, run_sync
 from ...exceptions import ConfigError
 from .._cost import USAGE_KEYS, compute_cost, response_usage
 from .._reply_checks import check_reply, checked_chunks, malformed, reading_reply

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Iterator, Mappin
 from contextlib import contextmanager
 from typing import Any
 
-from ..._runtime import loop_resource
+from ..._core.runtime import loop_resource
 from ...exceptions import ModelAPIError, ParleyError
 from .._reply_checks import reading_reply
 from .._retry import parse_retry_after

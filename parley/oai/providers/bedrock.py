@@ -29,8 +29,8 @@ import weakref
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, ClassVar
 
+from ..._core.runtime import to_thread
 from ..._credentials import remember
-from ..._runtime import to_thread
 from .._reply_checks import reading_reply
 from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error

@@ -32,7 +32,7 @@ import asyncio
 import weakref
 from typing import Any
 
-from ...._runtime import run_in_thread
+from ...._core.runtime import run_in_thread
 from ....formatting_utils import colored
 from ..._sync_chat import run_sync
 from ._memo_store import MemoStore

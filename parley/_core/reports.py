@@ -8,7 +8,7 @@ function) > ``llm_call`` / ``tool_call`` / ``code_execution``; a group chat's ma
 ``wrapper_created``, ``client_created``, ``received_message``. :data:`STEP_ATTRS` lists what
 each kind of step carries, read from the types below.
 
-Each function returns :data:`parley._events.INERT` (or makes no event) while nobody listens,
+Each function returns :data:`parley._core.events.INERT` (or makes no event) while nobody listens,
 before it builds anything: that test is made here and nowhere else, so the report points pay a
 function call and no more. Listeners tell the kinds apart with ``isinstance`` (or ``kind``),
 which also types ``attrs``. A public event stream is meant to be made from these: they are the
@@ -21,13 +21,12 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
-from ._events import INERT, Event, Inert, Step, emit, listening
-from .usage import _run as _usage
+from .events import INERT, Event, Inert, Step, emit, listening
 
 if TYPE_CHECKING:
-    from .oai._slot import Attempt
-    from .usage import Usage
-    from .usage._run import ChatRun
+    from ..oai._slot import Attempt
+    from ..usage import Usage
+    from ..usage._run import ChatRun
 
 __all__ = [
     "STEP_ATTRS",
@@ -245,12 +244,18 @@ class LLMCallStep(Step):
 
 
 def llm_call_step(
-    attempt: Attempt, config_id: int, wrapper: Any, replayed: bool = False
+    attempt: Attempt,
+    config_id: int,
+    wrapper: Any,
+    charged_to: Callable[[Any], tuple[str | None, str]],
+    replayed: bool = False,
 ) -> LLMCallStep | Inert:
+    """``charged_to``: parley.usage's ``charged_to`` (this layer is below usage), called only
+    while someone listens."""
     if not listening():
         return INERT
     sent_by = attempt.options.agent
-    charged, purpose = _usage.charged_to(sent_by)
+    charged, purpose = charged_to(sent_by)
     model = str(attempt.params.get("model") or "")
     attrs: LLMCallAttrs = {
         "request": attempt.params,

@@ -32,9 +32,9 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Hashable
 from typing import Any, TypeVar
 
-from ._lifetime import Bound
-from ._loop_scope import LoopScope
-from ._worker import Worker
+from .lifetime import Bound
+from .loop_scope import LoopScope
+from .worker import Worker
 
 __all__ = [
     "WIND_DOWN_SECONDS",

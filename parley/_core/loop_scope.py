@@ -4,7 +4,7 @@ asyncio tells nobody that a loop is about to close, with one exception: ``shutdo
 (called by ``asyncio.run``, ``asyncio.Runner`` and pytest-asyncio before they close a loop)
 finalizes every async generator that started on the loop and is still suspended. So a scope
 starts one such generator, ``_until_shutdown``, and parks it at its ``yield``; its ``finally``
-closes the scope's resources, while the loop still runs. :mod:`parley._runtime` owns the scopes.
+closes the scope's resources, while the loop still runs. :mod:`parley._core.runtime` owns the scopes.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How parley reports what it does to whoever listens: the runtime logger
 (:mod:`parley.runtime_logging`), the tracer (:mod:`parley.tracing`) and the web page
 (:mod:`parley.web`). The kinds of report, what each carries and the one function that makes
-each are in :mod:`parley._reports`; this module is the machinery they share.
+each are in :mod:`parley._core.reports`; this module is the machinery they share.
 
 Two kinds of report:
 
@@ -10,7 +10,7 @@ Two kinds of report:
 - a :class:`Step` is work with a start and an end, nested in the step that was current when it
   started. A step carries ``attrs`` set at its start and completed at its end.
 
-Nothing is built while nobody listens: the report functions of :mod:`parley._reports` test
+Nothing is built while nobody listens: the report functions of :mod:`parley._core.reports` test
 :func:`listening` first and hand out the shared inert step (:data:`INERT`), so a chat without
 logging or tracing pays a function call per report point. Listeners are called on the thread
 that did the work (the event loop, or the worker thread running a sync tool or code block);
@@ -49,7 +49,7 @@ class Listener:
     """Receives parley's reports; override what you need (each method does nothing here).
 
     Each kind of report is a subclass of :class:`Event` or :class:`Step`
-    (:mod:`parley._reports`): ``isinstance`` tells them apart and types their data.
+    (:mod:`parley._core.reports`): ``isinstance`` tells them apart and types their data.
     """
 
     def on_event(self, event: Event) -> None:

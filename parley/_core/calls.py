@@ -4,7 +4,7 @@ A user's callback (reply function, hook, tool, human-input override) may be a pl
 or a coroutine function. Coroutine functions are awaited on the loop. Plain ones run in a worker
 thread (carrying the caller's context variables), so a slow or blocking callback — one that
 calls a sync parley API such as ``initiate_chat``, say — never stalls the event loop that every
-other chat and request shares. The worker runs under :func:`parley._runtime.run_in_thread`, so
+other chat and request shares. The worker runs under :func:`parley._core.runtime.run_in_thread`, so
 cancelling the chat cancels what the callback started through parley (a nested sync chat) and
 waits for it to stop.
 """
@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from ._runtime import to_thread
+from .runtime import to_thread
 
 __all__ = ["call_user", "is_async_callable"]
 

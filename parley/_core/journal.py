@@ -177,7 +177,7 @@ async def journaled(
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
             # A record this host wrote, but not one this step can use (a bug, an older
             # version): the chat cannot go on from it. parley's own errors say themselves.
-            from .exceptions import JournalIntegrityError, ParleyError
+            from ..exceptions import JournalIntegrityError, ParleyError
 
             if isinstance(e, ParleyError):
                 raise
@@ -214,7 +214,7 @@ async def check_message(sender: str, recipient: str, message: Any) -> None:
     if entry is None:
         await journal.finish(key, sent)
     elif entry.result != sent:
-        from .exceptions import ReplayDivergedError
+        from ..exceptions import ReplayDivergedError
 
         raise ReplayDivergedError(
             f"the resumed chat sent {sent!r} where its journal has {entry.result!r} "

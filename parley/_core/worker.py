@@ -1,6 +1,6 @@
 """A thread of its own for blocking work that must always run on the same thread.
 
-:func:`parley._runtime.dedicated_worker` hands out one per name and restarts it in a forked
+:func:`parley._core.runtime.dedicated_worker` hands out one per name and restarts it in a forked
 child. Calls run one at a time, in order; an async caller awaits its result on its own loop.
 """
 
@@ -19,7 +19,7 @@ T = TypeVar("T")
 
 
 class Worker:
-    """A thread serving calls one at a time, in order (see ``parley._runtime.dedicated_worker``)."""
+    """A thread serving calls one at a time, in order (see ``parley._core.runtime.dedicated_worker``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
