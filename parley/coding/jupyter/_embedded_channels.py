@@ -9,11 +9,9 @@
 * The kernel gets parley's minimal environment (``safe_env``: no API keys), starts in the
   executor's ``output_dir``, and its own stdout and stderr go to ``/dev/null`` (ipykernel
   sends what code prints, down to the file descriptors, as messages).
-* It listens on Unix sockets (``ipc``) in a private temporary folder, which also holds its
-  connection file: no TCP port other local users could connect to, and none to race for (a
-  TCP kernel's ports are picked by binding and releasing them, and another process can take
-  one before the kernel binds it). The folder is removed when the kernel is shut down. Its
-  path is short (``/tmp`` when ``TMPDIR`` is too long): a socket's path has at most ~100 bytes.
+* It listens on Unix sockets (``ipc``) in a private temporary folder (``_socket_folder``),
+  which also holds its connection file: no TCP port other local users could connect to, and
+  none to race for. The folder is removed when the kernel is shut down.
 * Messages are read from the shell and iopub sockets directly, polled together, with the
   sockets' own ``get_msg``: no thread and no event loop is involved in running a cell.
 """
@@ -21,16 +19,15 @@
 from __future__ import annotations
 
 import importlib
-import os
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..._runtime import CancelToken, run_sync, run_under
 from .._process import safe_env
+from ._socket_folder import private_socket_folder
 from .jupyter_client import INSTALL_HINT
 
 __all__ = ["EmbeddedKernel", "kernel_language"]
@@ -57,19 +54,8 @@ def kernel_language(kernel_name: str) -> str:
     return str(specs.get_kernel_spec(kernel_name).language).lower()
 
 
-# Bytes a Unix socket's path may have (107 on Linux, 103 on macOS), less room for the
-# sockets' names in the folder (``kernel-N``).
-_FOLDER_PATH_MAX = 90
-
-
-def _private_folder() -> str:
-    """A new folder only this user can enter, for the kernel's sockets and connection file:
-    in the temporary folder, or in ``/tmp`` when that path is too long for the sockets."""
-    folder = tempfile.mkdtemp(prefix="parley-kernel-")
-    if len(os.fsencode(folder)) <= _FOLDER_PATH_MAX or not os.path.isdir("/tmp"):
-        return folder
-    os.rmdir(folder)
-    return tempfile.mkdtemp(prefix="parley-kernel-", dir="/tmp")
+# What the folder holds: "/kernel.json" and the sockets "/kernel-1" ... "/kernel-5".
+_NAMES_ROOM = 13
 
 
 def _on_runner(coro: Coroutine[Any, Any, Any]) -> Any:
@@ -84,7 +70,7 @@ class EmbeddedKernel:
     def __init__(self, kernel_name: str, cwd: Path) -> None:
         client_module = _jupyter_client()
         self._zmq = importlib.import_module("zmq")
-        self._runtime_dir = _private_folder()
+        self._runtime_dir = private_socket_folder("parley-kernel-", _NAMES_ROOM)
         self._manager = client_module.AsyncKernelManager(
             kernel_name=kernel_name,
             transport="ipc",
