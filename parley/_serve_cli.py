@@ -81,8 +81,10 @@ def run(args: argparse.Namespace) -> int:
             _status("interrupted")
             return _INTERRUPTED
         if not args.exit:
-            _status("the script has ended; the page stays up until Ctrl-C (--exit: don't wait)")
+            # The message is inside: a Ctrl-C right after it (once the user reads it) is the
+            # one this waits for, not an error.
             try:
+                _status("the script has ended; the page stays up until Ctrl-C (--exit: don't wait)")
                 threading.Event().wait()
             except KeyboardInterrupt:
                 pass

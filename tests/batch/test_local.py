@@ -253,13 +253,19 @@ def test_import_parley_imports_neither_the_batch_nor_ray() -> None:
 async def test_a_cancelled_batch_stops_its_chats(
     server: FakeLLMServer, config: dict[str, Any]
 ) -> None:
-    server.responder = lambda body: {"content": respond(body), "delay": 0.2}
-    with pytest.raises(asyncio.TimeoutError):
-        await asyncio.wait_for(a_run_chats(PairChat(config, turns=5), range(20)), 0.3)
-    sent = len(server.requests)
-    await asyncio.sleep(0.5)  # a chat left running would send its next request by now
-    assert len(server.requests) == sent
-    assert server.wait_for_abandoned(1)  # the requests in flight were dropped, not awaited
+    # Every answer comes only after the test is over: each chat sends its first request and
+    # waits, so all 20 are in flight (the default concurrency runs them at once) when the
+    # batch is cancelled, whatever the machine's load.
+    server.responder = lambda body: {"content": respond(body), "delay": 600}
+    batch = asyncio.create_task(a_run_chats(PairChat(config, turns=5), range(20)))
+    await asyncio.to_thread(server.wait_for_requests, 20, 60.0)
+    batch.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await batch
+    # Each request in flight was dropped, not awaited (a chat that went on would still be
+    # waiting for its answer), and no chat sent another.
+    await asyncio.to_thread(server.wait_for_abandoned, 20, 60.0)
+    assert len(server.requests) == 20
 
 
 def test_ray_missing_is_an_import_error_naming_the_extra(

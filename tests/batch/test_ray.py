@@ -4,6 +4,7 @@ its tests run in order, the one that kills a worker node last."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -29,13 +30,22 @@ from ._ray_cluster import (
     processes,
     short_root,
 )
-from .chats import PRICE, LockedUp, NodeTaggedPairChat, PairChat, histories, respond
+from .chats import (
+    PRICE,
+    LockedUp,
+    NodeTaggedPairChat,
+    PairChat,
+    histories,
+    respond,
+    task_of,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]  # this checkout: the workers import parley from it
 CHATS = 1000
-KILL_TIMEOUT = 60.0
+KILL_TIMEOUT = 60.0  # bounds the hold on a node's requests: it ends once the node is killed
+BATCH_TIMEOUT = 600.0  # bounds waiting for a node to get busy: the batch's end ends it sooner
 
 
 @dataclass
@@ -178,38 +188,97 @@ def test_the_batch_budget_on_ray(
     assert "budget:llm_calls" in {r.termination_reason for r in batch if r is not None}
 
 
+class KillSwitch:
+    """The fake model for the node-kill test: answers as :func:`respond` does (after ``delay``
+    seconds), but from the ``after``-th request of ``node`` on, holds each of that node's
+    requests until :meth:`release`: the node then has chats in flight, stuck there, whatever
+    the machine's load, and :meth:`wait` returns, to let the test kill it. Runs on the fake
+    server's loop; the test reads what it saw from its own thread."""
+
+    def __init__(self, fake: FakeLLMServer, node: Node, after: int, delay: float) -> None:
+        self._fake, self._node, self._after, self._delay = fake, node, after, delay
+        self._lock = threading.Lock()
+        self._seen = 0
+        self._held: set[int] = set()  # tasks whose request from the node waits
+        self._busy = threading.Event()
+        self._released = threading.Event()
+
+    async def __call__(self, body: dict[str, Any]) -> Any:
+        if self._from_node(body):
+            with self._lock:
+                self._seen += 1
+                hold = self._seen >= self._after
+                if hold:
+                    self._held.add(task_of(body))
+            if hold:
+                self._busy.set()
+                deadline = time.monotonic() + KILL_TIMEOUT
+                while not self._released.is_set():  # until the node is dead (or time is up)
+                    if time.monotonic() > deadline:
+                        raise TimeoutError(f"the kill switch held a request {KILL_TIMEOUT} s")
+                    await asyncio.sleep(0.01)
+        return {"content": respond(body), "delay": self._delay}
+
+    def _from_node(self, body: dict[str, Any]) -> bool:
+        # The responder is given the body only; its recorded request (the same object as its
+        # ``chat``) has the headers.
+        for request in reversed(self._fake.received):
+            if request.chat is body:
+                return request.headers.get("x-node") == self._node.marker
+        raise LookupError("a request the fake server did not record")
+
+    def wait(self, timeout: float) -> bool:
+        """Whether the node had requests held (chats in flight) within ``timeout``."""
+        return self._busy.wait(timeout)
+
+    def release(self) -> None:
+        self._released.set()
+        self._busy.set()  # a waiting test goes on
+
+    @property
+    def held(self) -> set[int]:
+        """The tasks whose chats the node had in flight, held here."""
+        with self._lock:
+            return set(self._held)
+
+
 def test_a_worker_node_killed_mid_batch(
     cluster: Running, fake: FakeLLMServer, config: dict[str, Any], local: Any
 ) -> None:
     node = cluster.node("w1")
-    fake.responder = lambda body: {"content": respond(body), "delay": 0.01}
+    # Once the node's worker is well into its chats (its process up, some chats done), its
+    # next requests wait: its chats are in flight when it is killed, and the other workers
+    # must run them again.
+    switch = KillSwitch(fake, node, after=100, delay=0.01)
+    fake.responder = switch
     before = len(fake.received)
-    killed_at: list[int] = []
-
-    def from_w1() -> int:
-        return sum(1 for r in fake.received[before:] if r.headers.get("x-node") == node.marker)
+    killed: list[tuple[int, set[int]]] = []  # requests until then, the node's chats in flight
 
     def kill_w1_once_busy() -> None:
-        # Once the node's worker is well into its chats: its process is up and has chats
-        # in flight, whose requests the other workers will have to make again.
-        deadline = time.monotonic() + KILL_TIMEOUT
-        while from_w1() < 200 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        killed_at.append(len(fake.received) - before)
-        node.kill()
+        try:
+            # Until the node has chats held, or the batch ended without that (release).
+            if switch.wait(BATCH_TIMEOUT) and switch.held:
+                node.kill()
+                killed.append((len(fake.received), switch.held))
+        finally:
+            switch.release()
 
     killer = threading.Thread(target=kill_w1_once_busy)
     killer.start()
     try:
         batch = run_chats(NodeTaggedPairChat(config), range(CHATS), concurrency=60, backend="ray")
     finally:
+        switch.release()
         killer.join(KILL_TIMEOUT)
         fake.responder = respond
-    assert killed_at
-    assert killed_at[0] < CHATS * 3 * 2 // 3  # mid-batch
+    assert killed, "the node never had its chats in flight"
+    ((at, lost),) = killed
     assert not node.alive()
     assert not processes(node.marker)
     assert batch.ok, batch.errors
     assert histories(batch) == histories(local)  # every result, once, as on the local backend
     assert sum(batch.workers.values()) == CHATS
-    assert len(fake.received) - before > CHATS * 3  # the lost node's chats ran again elsewhere
+    # The chats the node had in flight ran again on the other nodes.
+    again = {task_of(r.chat) for r in fake.received[at:] if r.headers.get("x-node") != node.marker}
+    assert lost <= again, sorted(lost - again)
+    assert len(fake.received) - before > CHATS * 3

@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import stat
+import tempfile
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -242,6 +246,71 @@ def test_stop_leaves_no_kernel_process(
     executor.stop()  # twice: nothing happens
     with pytest.raises(ValueError, match="was stopped"):
         run(executor, "1")
+
+
+def assert_unix_sockets_beside(connection: Path) -> None:
+    """The kernel of connection file ``connection`` listens on Unix sockets in its folder."""
+    info = json.loads(connection.read_text())
+    assert info["transport"] == "ipc", info["transport"]
+    for channel in ("shell", "iopub", "stdin", "control", "hb"):
+        socket = Path(f"{info['ip']}-{info[f'{channel}_port']}")
+        assert socket.parent == connection.parent
+        assert stat.S_ISSOCK(socket.stat().st_mode), socket
+
+
+def test_kernels_started_at_once_each_run_their_code(
+    build: Callable[..., Executor], kind: str, tmp_path: Path
+) -> None:
+    """Kernels started together (as parallel tests or a batch's chats do) each run their own
+    code. Each listens on Unix sockets beside its connection file (the embedded kernel's in a
+    folder of its own, removed at stop): no TCP ports two starting kernels could both pick (and
+    one then fail with "Address already in use")."""
+    count = 4
+    folders = [tmp_path / f"out{i}" for i in range(count)]
+    for folder in folders:
+        folder.mkdir()
+    connections: list[Path] = []
+    with ThreadPoolExecutor(count) as pool:
+        starting = [pool.submit(build, output_dir=f) for f in folders]
+        executors = [f.result() for f in starting if f.exception() is None]
+        try:
+            assert len(executors) == count, [f.exception() for f in starting]
+            code = "import os, sys\nprint(os.getcwd(), os.getpid(), sys.argv[-1])"
+            results = list(pool.map(lambda e: run(e, code), executors))
+            outputs = [r.output.split() for r in results]
+            assert [r.exit_code for r in results] == [0] * count, [r.output for r in results]
+            assert [Path(o[0]) for o in outputs] == [f.resolve() for f in folders]
+            assert len({int(o[1]) for o in outputs}) == count  # a kernel process each
+            connections = [Path(o[2]) for o in outputs]  # each kernel's connection file
+            assert len(set(connections)) == count
+            for connection in connections:
+                assert_unix_sockets_beside(connection)
+        finally:
+            for executor in executors:
+                executor.stop()
+    deadline = time.monotonic() + 30  # the gateway may clean up after answering
+    while [c for c in connections if c.exists()] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [c for c in connections if c.exists()]
+    if kind == "embedded":
+        assert not [c.parent for c in connections if c.parent.exists()]
+
+
+def test_an_embedded_kernel_starts_under_a_long_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Unix socket's path has at most ~100 bytes: with a TMPDIR too long for the kernel's
+    sockets, its private folder is made in /tmp."""
+    long = tmp_path / ("t" * 60) / ("m" * 60)
+    long.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(long))
+    with EmbeddedIPythonCodeExecutor(output_dir=tmp_path) as executor:
+        result = run(executor, "import sys\nprint(sys.argv[-1])")
+        assert result.exit_code == 0, result.output
+        connection = Path(result.output.strip())
+        assert_unix_sockets_beside(connection)
+        assert not connection.is_relative_to(long)
+    assert not connection.parent.exists()
 
 
 def test_the_code_cannot_see_parley_s_api_keys(

@@ -25,6 +25,11 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.i
 LOCAL_MODEL_NOTEBOOKS = {"tune_inference.ipynb"}
 # A hang detector, not a speed target: tune_inference's tuning cell runs the local model ~1 min.
 CELL_TIMEOUT = 300  # seconds
+# Run in the kernel before a local-model notebook. The model answers one request at a time, and
+# a tuning trial sends 8 at once: the last waits for the others, and with other kernels on the
+# same cores that went past the legacy Completion's 60 s request timeout (a timed-out request
+# fails its trial). Still below CELL_TIMEOUT: a hung request fails as a timeout.
+LOCAL_MODEL_SETUP = "import parley\nparley.Completion.request_timeout = 240\n"
 
 
 @pytest.fixture
@@ -484,6 +489,8 @@ def test_retrieve_chat_notebook_on_the_local_model(kernel: Any) -> None:
 
 
 def _run_notebook(kernel: Any, notebook: Path) -> str:
+    if notebook.name in LOCAL_MODEL_NOTEBOOKS:
+        run_cell(kernel, LOCAL_MODEL_SETUP)
     cells = json.loads(notebook.read_text())["cells"]
     outputs = [run_cell(kernel, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
     return "\n".join(outputs)

@@ -21,6 +21,10 @@ from parley import cli
 
 from ._support import WAIT, Page, ws_url
 
+# The bound on what the `parley serve` process itself does: start (Python, parley, the page's
+# server) and exit. A second or two here; far more on a loaded machine.
+PROCESS_WAIT = 120.0
+
 SCRIPT = """
     import sys
     from parley import ConversableAgent
@@ -46,7 +50,7 @@ class _Lines:
 
     def until(self, pattern: str) -> re.Match[str]:
         while True:
-            line = self.lines.get(timeout=WAIT)
+            line = self.lines.get(timeout=PROCESS_WAIT)
             match = re.search(pattern, line)
             if match:
                 return match
@@ -79,7 +83,7 @@ def run_serve(script: Path) -> Iterator[object]:
     for process in processes:
         if process.poll() is None:
             process.kill()
-        process.communicate(timeout=WAIT)
+        process.communicate(timeout=PROCESS_WAIT)
 
 
 def _answer_the_prompt(url: str, text: str) -> None:
@@ -94,7 +98,7 @@ def test_serve_runs_the_script_with_the_page_as_its_human(run_serve: object) -> 
     process, stderr = run_serve("--exit")  # type: ignore[operator]
     url = stderr.until(r"the page for the human: (http://127\.0\.0\.1:\d+/\?token=\S+)").group(1)
     _answer_the_prompt(url, "from the web")
-    out, _ = process.communicate(timeout=WAIT)
+    out, _ = process.communicate(timeout=PROCESS_WAIT)
     assert process.returncode == 0
     assert "history: ['hello world', 'Noted.', 'from the web', 'Noted.']" in out
     assert "bot (to user):\n\nNoted." in out  # the transcript is echoed to the terminal too
@@ -112,7 +116,7 @@ def test_the_page_stays_up_until_ctrl_c(run_serve: object) -> None:
     with urllib.request.urlopen(url, timeout=WAIT) as response:
         assert response.status == 200
     process.send_signal(signal.SIGINT)
-    out, _ = process.communicate(timeout=WAIT)
+    out, _ = process.communicate(timeout=PROCESS_WAIT)
     assert process.returncode == 0
     assert "'bye'" in out
 

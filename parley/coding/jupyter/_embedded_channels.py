@@ -9,9 +9,9 @@
 * The kernel gets parley's minimal environment (``safe_env``: no API keys), starts in the
   executor's ``output_dir``, and its own stdout and stderr go to ``/dev/null`` (ipykernel
   sends what code prints, down to the file descriptors, as messages).
-* It listens on Unix sockets (``ipc``) in a private temporary folder, which also holds its
-  connection file: no TCP port other local users could connect to. The folder is removed when
-  the kernel is shut down.
+* It listens on Unix sockets (``ipc``) in a private temporary folder (``_socket_folder``),
+  which also holds its connection file: no TCP port other local users could connect to, and
+  none to race for. The folder is removed when the kernel is shut down.
 * Messages are read from the shell and iopub sockets directly, polled together, with the
   sockets' own ``get_msg``: no thread and no event loop is involved in running a cell.
 """
@@ -21,13 +21,13 @@ from __future__ import annotations
 import importlib
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..._core.runtime import CancelToken, run_sync, run_under
 from .._process import safe_env
+from ._socket_folder import private_socket_folder
 from .jupyter_client import INSTALL_HINT
 
 __all__ = ["EmbeddedKernel", "kernel_language"]
@@ -54,6 +54,10 @@ def kernel_language(kernel_name: str) -> str:
     return str(specs.get_kernel_spec(kernel_name).language).lower()
 
 
+# What the folder holds: "/kernel.json" and the sockets "/kernel-1" ... "/kernel-5".
+_NAMES_ROOM = 13
+
+
 def _on_runner(coro: Coroutine[Any, Any, Any]) -> Any:
     """Await ``coro`` on parley's runner loop to the end, even in a cancelled step: run_sync
     would give up at once there, and a cancelled block still has to be interrupted."""
@@ -66,7 +70,7 @@ class EmbeddedKernel:
     def __init__(self, kernel_name: str, cwd: Path) -> None:
         client_module = _jupyter_client()
         self._zmq = importlib.import_module("zmq")
-        self._runtime_dir = tempfile.mkdtemp(prefix="parley-kernel-")
+        self._runtime_dir = private_socket_folder("parley-kernel-", _NAMES_ROOM)
         self._manager = client_module.AsyncKernelManager(
             kernel_name=kernel_name,
             transport="ipc",

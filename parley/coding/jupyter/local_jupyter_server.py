@@ -26,8 +26,9 @@ differences:
   when parley dies.
 * The gateway, and so each kernel and the code it runs, gets parley's minimal environment
   (``parley.coding._process.safe_env``): API keys and other secrets of this process are not
-  visible to executed code. Its Jupyter runtime files (kernel connection files) live in a
-  private temporary folder, removed at stop.
+  visible to executed code. Its Jupyter runtime files (kernel connection files, and the Unix
+  sockets the kernels listen on: no TCP ports) live in a private temporary folder, removed at
+  stop.
 * The gateway runs in ``/`` and resolves kernel paths against it (``kernel_root``), so an
   executor starts its kernel in its own ``output_dir``.
 * HTTPS (parley only): ``certfile`` and ``keyfile`` make the gateway speak HTTPS, and clients
@@ -58,6 +59,7 @@ from ..._core.lifetime import StopsOnExit
 from ...exceptions import JupyterGatewayError
 from .._process import safe_env, while_code_runs
 from ._gateway_process import GatewayProcess
+from ._socket_folder import private_socket_folder
 from .base import JupyterConnectionInfo
 from .jupyter_client import INSTALL_HINT, JupyterClient
 
@@ -67,6 +69,8 @@ __all__ = ["LocalJupyterServer"]
 _POLL_SECONDS = 0.1
 _PORT_ATTEMPTS = 3  # a free port can be taken between choosing it and the gateway binding it
 _WILDCARDS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+# What the runtime folder holds: per kernel "/kernel-<uuid>.json" and "/kernel-<uuid>-ipc-N".
+_KERNEL_NAMES_ROOM = 52
 # `python -m kernel_gateway`, made non-dumpable first (prctl PR_SET_DUMPABLE 0, Linux): its
 # memory holds the token, and its kernels (which exec, so are dumpable again) must not read it.
 _LAUNCH = (
@@ -146,7 +150,7 @@ class LocalJupyterServer(StopsOnExit):
         self._https = certfile is not None
         self._stopped = False
         self._stop_lock = threading.Lock()  # stop() may come from atexit and a thread at once
-        self._runtime_dir = tempfile.mkdtemp(prefix="parley-jupyter-")
+        self._runtime_dir = private_socket_folder("parley-jupyter-", _KERNEL_NAMES_ROOM)
         self._private_dir = tempfile.mkdtemp(prefix="parley-gateway-")  # gone once it serves
         self._code_running = contextlib.ExitStack()
         try:
@@ -215,6 +219,9 @@ class LocalJupyterServer(StopsOnExit):
                 "logging_config": logging,
             },
             "JupyterWebsocketPersonality": {"list_kernels": True},
+            # Unix sockets beside each kernel's connection file, in the private runtime folder
+            # (see _socket_folder).
+            "KernelManager": {"transport": "ipc"},
         }
 
     def _start(
