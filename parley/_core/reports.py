@@ -112,11 +112,14 @@ class ChatStep(Step):
         cost: dict[str, Any] | None,
         usage: Usage,
     ) -> None:
-        attrs = self.attrs
-        attrs["termination_reason"] = termination_reason
-        attrs["summary"] = summary
-        attrs["cost"] = cost
-        attrs["usage"] = usage
+        self.attrs.update(
+            {
+                "termination_reason": termination_reason,
+                "summary": summary,
+                "cost": cost,
+                "usage": usage,
+            }
+        )
 
 
 def chat_step(
@@ -187,8 +190,7 @@ class ReplyFuncStep(Step):
     attrs: ReplyFuncAttrs
 
     def end(self, *, final: bool, reply: Any) -> None:
-        self.attrs["final"] = final
-        self.attrs["reply"] = reply
+        self.attrs.update({"final": final, "reply": reply})
 
 
 def reply_func_step(agent: Any, func: Callable[..., Any], sender: Any) -> ReplyFuncStep | Inert:
@@ -292,8 +294,7 @@ class ToolCallStep(Step):
     attrs: ToolCallAttrs
 
     def end(self, *, success: bool, result: Any) -> None:
-        self.attrs["success"] = success
-        self.attrs["result"] = result
+        self.attrs.update({"success": success, "result": result})
 
 
 def tool_call_step(
@@ -326,8 +327,7 @@ class CodeExecutionStep(Step):
     attrs: CodeExecutionAttrs
 
     def end(self, *, exit_code: int, output: str) -> None:
-        self.attrs["exit_code"] = exit_code
-        self.attrs["output"] = output
+        self.attrs.update({"exit_code": exit_code, "output": output})
 
 
 def code_execution_step(
