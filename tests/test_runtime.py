@@ -40,7 +40,7 @@ async def test_cancelling_an_async_chat_aborts_its_request_on_the_wire(
     chat.cancel()
     with pytest.raises(asyncio.CancelledError):
         await chat
-    assert time.monotonic() - started < 0.1
+    assert time.monotonic() - started < 10  # not after the delayed answer's 30 s
 
     # The server saw the client close the connection of the request it was delaying.
     (abandoned,) = await asyncio.to_thread(fake_llm.wait_for_abandoned, 1)

@@ -6,7 +6,6 @@ import asyncio
 import copy
 import json
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from parley.agentchat import APPROVE, EXIT, ReviewRequest
 from parley.agentchat._messages import InvalidAgentNameError
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
+from tests._overlap import OVERLAP_TIMEOUT, AllInFlight
 
 
 def bot(name: str, server: FakeLLMServer, **kwargs: Any) -> ConversableAgent:
@@ -53,20 +53,18 @@ async def test_sync_api_inside_a_running_loop(fake_llm: FakeLLMServer) -> None:
 
 
 async def test_fifty_concurrent_async_chats(fake_llm: FakeLLMServer) -> None:
-    fake_llm.responder = lambda req: {"content": f"turn {len(req['messages'])}", "delay": 0.2}
+    # Every chat's first call is held until all fifty are in flight: chats run one after
+    # another would never get there, and fail after OVERLAP_TIMEOUT.
+    fake_llm.responder = AllInFlight(50, lambda req: f"turn {len(req['messages'])}")
     pairs = [(bot(f"a{i}", fake_llm), bot(f"b{i}", fake_llm)) for i in range(50)]
-    started = time.monotonic()
     results = await asyncio.gather(
         *(
             a.a_initiate_chat(b, message=f"chat {i}", max_turns=3, silent=True)
             for i, (a, b) in enumerate(pairs)
         )
     )
-    elapsed = time.monotonic() - started
     assert all(len(r.chat_history) == 6 for r in results)
     assert [r.chat_history[0]["content"] for r in results] == [f"chat {i}" for i in range(50)]
-    # 5 sequential LLM calls of 0.2 s per chat: ~1 s if the chats overlap, 50 s if not
-    assert elapsed < 5
 
 
 def test_long_chat_does_not_recurse(fake_llm: FakeLLMServer) -> None:
@@ -239,17 +237,19 @@ def test_async_tools_run_concurrently(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply(tool_calls=[{"name": "slow", "arguments": {"n": i}} for i in range(5)])
     fake_llm.add_reply("TERMINATE")
 
+    # Each call waits until all five have started: run one at a time, the first would wait
+    # out OVERLAP_TIMEOUT and answer an error instead of its result.
+    all_started = asyncio.Barrier(5)
+
     async def slow(n: int) -> str:
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(all_started.wait(), OVERLAP_TIMEOUT)
         return f"done {n}"
 
     assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
     user = UserProxyAgent(
         "user", human_input_mode="NEVER", code_execution_config=False, function_map={"slow": slow}
     )
-    started = time.monotonic()
     user.initiate_chat(assistant, message="go", silent=True)
-    assert time.monotonic() - started < 1.2  # five 0.3 s calls overlapped
     results = [m["content"] for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert results == [f"done {i}" for i in range(5)]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
+import threading
 from typing import Annotated, Any, Literal
 
 import pytest
@@ -13,6 +13,7 @@ from pydantic import BaseModel
 import parley
 from parley import AssistantAgent, ConversableAgent, UserProxyAgent
 from parley.testing import FakeLLMServer
+from tests._overlap import OVERLAP_TIMEOUT
 
 
 class Point(BaseModel):
@@ -222,31 +223,36 @@ def test_registering_tools_keeps_usage_totals(fake_llm: FakeLLMServer) -> None:
 def test_async_registered_tools_run_concurrently(fake_llm: FakeLLMServer) -> None:
     assistant, user = make_pair(fake_llm)
 
+    # Each call waits until all four have started: run one at a time, the first would wait out
+    # OVERLAP_TIMEOUT and answer an error instead of its result.
+    all_started = asyncio.Barrier(4)
+
     @user.register_for_execution()
     @assistant.register_for_llm(description="Wait, then answer.")
     async def wait(n: int) -> str:
-        await asyncio.sleep(0.3)
+        await asyncio.wait_for(all_started.wait(), OVERLAP_TIMEOUT)
         return f"waited {n}"
 
     fake_llm.add_reply(tool_calls=[{"name": "wait", "arguments": {"n": i}} for i in range(4)])
     fake_llm.add_reply("TERMINATE")
-    started = time.monotonic()
     user.initiate_chat(assistant, message="go", silent=True)
-    assert time.monotonic() - started < 1.0
     assert tool_results(fake_llm.requests[1]) == [f"waited {i}" for i in range(4)]
 
 
 def test_sync_tools_do_not_block_the_event_loop(fake_llm: FakeLLMServer) -> None:
     assistant, user = make_pair(fake_llm)
 
+    # Each blocking call waits in its thread until all four are blocked there together: tools
+    # run one after another (or on the loop) would break the barrier after OVERLAP_TIMEOUT.
+    all_blocked = threading.Barrier(4, timeout=OVERLAP_TIMEOUT)
+
     @user.register_for_execution()
     @assistant.register_for_llm(description="Block.")
     def block(n: int) -> str:
-        time.sleep(0.3)
+        all_blocked.wait()
         return f"blocked {n}"
 
     fake_llm.add_reply(tool_calls=[{"name": "block", "arguments": {"n": i}} for i in range(4)])
     fake_llm.add_reply("TERMINATE")
-    started = time.monotonic()
     user.initiate_chat(assistant, message="go", silent=True)
-    assert time.monotonic() - started < 1.0  # each sync tool ran in its own worker thread
+    assert tool_results(fake_llm.requests[1]) == [f"blocked {i}" for i in range(4)]

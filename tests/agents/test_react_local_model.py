@@ -1,13 +1,14 @@
 """ReActAgent end to end on the embedded SmolLM2-135M (``@pytest.mark.local_model``, slow).
 
 The tiny model is no reasoner: the test asserts that the loop runs and ends cleanly within its
-limits and that every request asked the model to stop at the Observation, not what it answers.
+limits (iterations, tokens per answer) and that every request asked the model to stop at the
+Observation, not what it answers. It has no wall-clock bound: a loaded machine runs the model
+slowly, and the limits, not the time, are what the loop must respect.
 Like tests/test_local_model.py, it fails (does not skip) when the ``local`` extra is missing.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -20,17 +21,21 @@ from parley.local import (
     local_config_list,
 )
 
-pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.local_model, pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 class RecordingLocalClient(LocalLlamaClient):
-    """The local model, keeping the parameters of each request it was given."""
+    """The local model, keeping the parameters of each request it was given and the tokens
+    each answer took."""
 
     requests: ClassVar[list[dict[str, Any]]] = []
+    answer_tokens: ClassVar[list[int]] = []
 
     def create(self, params: dict[str, Any]) -> Any:
         type(self).requests.append(dict(params))
-        return super().create(params)
+        response = super().create(params)
+        type(self).answer_tokens.append(self.get_usage(response)["completion_tokens"])
+        return response
 
 
 class Calculator:
@@ -47,21 +52,23 @@ class Calculator:
 
 def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(model_file: Path) -> None:
     RecordingLocalClient.requests = []
+    RecordingLocalClient.answer_tokens = []
     config = local_config_list(max_tokens=96, model_client_cls="RecordingLocalClient")
     agent = ReActAgent(
         "solver", [Calculator()], llm_config={"config_list": config}, max_iterations=3
     )
     agent.register_model_client(RecordingLocalClient)
 
-    started = time.monotonic()
     answer = agent.run("What is 6 times 7? Use the calculator.")
-    elapsed = time.monotonic() - started
 
     assert isinstance(answer, str)
     assert answer.strip()
     assert agent.stop_reason in ("final_answer", "max_iterations")
     requests = RecordingLocalClient.requests
-    assert 1 <= len(requests) <= 3
+    assert 1 <= len(requests) <= 3  # max_iterations
+    answer_tokens = RecordingLocalClient.answer_tokens
+    assert len(answer_tokens) == len(requests)
+    assert all(n <= 96 for n in answer_tokens), answer_tokens  # max_tokens
     assert all(r["stop"] == list(STOP_SEQUENCES) for r in requests)
     assert len(agent.steps) == len(requests) - (agent.stop_reason == "final_answer")
     for step in agent.steps:
@@ -71,4 +78,3 @@ def test_the_loop_runs_on_the_local_model_and_ends_within_its_limits(model_file:
     usage = agent.get_total_usage()
     assert usage is not None
     assert usage["total_cost"] == 0
-    assert elapsed < 120

@@ -141,7 +141,7 @@ def test_a_timeout_keeps_the_output_and_says_timeout(run: Run) -> None:
         py("print('never')"),
         timeout=2,
     )
-    assert time.monotonic() - start < 6  # the block is stopped at its deadline
+    assert time.monotonic() - start < 30  # stopped at its 2 s deadline, not after its 60 s
     assert (result.exit_code, result.output) == (124, "first\npartial\n\nTimeout")
 
 

@@ -202,10 +202,10 @@ def test_execute_code_unknown_language_raises(tmp_path: Path) -> None:
 
 
 def test_execute_code_timeout_kills_at_the_deadline_and_keeps_output(tmp_path: Path) -> None:
-    code = "import time\nprint('started')\ntime.sleep(30)"
+    code = "import time\nprint('started')\ntime.sleep(120)"
     start = time.monotonic()
     result = execute_code(code, timeout=1, work_dir=str(tmp_path), use_docker=False)
-    assert time.monotonic() - start < 5  # AutoGen waited the full 30 s
+    assert time.monotonic() - start < 60  # AutoGen waited the block's full 120 s
     assert result == (1, "started\nTimeout", None)
 
 

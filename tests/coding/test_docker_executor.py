@@ -177,11 +177,9 @@ def test_stop_removes_the_container_and_a_later_block_starts_a_new_one(tmp_path:
 def test_the_container_is_reused_between_blocks(tmp_path: Path) -> None:
     with executor(tmp_path) as ex:
         ex.execute_code_blocks([sh("echo x > /tmp/marker")])
-        start = time.monotonic()
+        # The marker proves the reuse: a new container would not have it.
         result = ex.execute_code_blocks([sh("cat /tmp/marker")])
-        elapsed = time.monotonic() - start
         assert result.output == "x\n"
-        assert elapsed < 5
         # Between blocks nothing runs but the container's keeper (PID 1, left out here).
         assert processes(ex) == []
 
@@ -235,8 +233,9 @@ def test_a_cancelled_call_stops_its_block_or_its_wait_and_raises(tmp_path: Path)
             waiting.cancel()
         left = processes(ex)
         after = ex.execute_code_blocks([sh("echo after")])
-    assert gave_up < 1
-    assert stopped < 1
+    # Not cancelled, each would wait on the 1006 s block (and fail its 10 s result() first).
+    assert gave_up < 8
+    assert stopped < 8
     assert not [p for p in left if "sleep 1006" in p], left
     assert (after.exit_code, after.output) == (0, "after\n")
     assert not (tmp_path / "no").exists()

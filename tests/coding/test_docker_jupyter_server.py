@@ -126,7 +126,7 @@ def test_a_timeout_interrupts_and_the_kernel_survives(
         slow = ex.execute_code_blocks(py("import time\ntime.sleep(60)"))
         assert slow.exit_code == 1
         assert "Timeout" in slow.output or "timeout" in slow.output
-        assert time.monotonic() - started < 15
+        assert time.monotonic() - started < 40  # interrupted at 2 s, not after its 60 s
         assert ex.execute_code_blocks(py("print(kept)")).output.strip() == "7"
 
 

@@ -20,7 +20,10 @@ from tests.coding._processes import alive
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
-SETTLE_SECONDS = 3.0  # a SIGKILLed process may take a moment to disappear
+SETTLE_SECONDS = 10.0  # a SIGKILLed process may take a moment to disappear (polled)
+# The bound on a block stopped at its 1 s deadline: the blocks here run 60 s, 1000 s or forever
+# unless stopped, so this still tells a kill at the deadline from none, whatever the load.
+STOPPED_WITHIN = 30.0
 
 # Writes its process group and its child's pid, then spins; the child sleeps with its output
 # sent elsewhere, so only the process-group kill can reach it.
@@ -81,7 +84,7 @@ def test_executor_timeout_kills_the_loop_and_its_children(tmp_path: Path) -> Non
     elapsed = time.monotonic() - start
     assert result.exit_code == 124
     assert result.output == "spinning\n\nTimeout"
-    assert elapsed < 1 + SETTLE_SECONDS
+    assert elapsed < STOPPED_WITHIN
     pgid, child = read_pids(tmp_path / "pids.txt")
     assert pgid != os.getpgrp()  # the block had its own group
     assert_all_gone(pgid, child)
@@ -100,7 +103,7 @@ def test_execute_code_timeout_kills_the_loop_and_its_children(tmp_path: Path) ->
     exit_code, logs, _ = execute_code(
         SPAWN_AND_LOOP, timeout=1, work_dir=str(tmp_path), use_docker=False
     )
-    assert time.monotonic() - start < 1 + SETTLE_SECONDS
+    assert time.monotonic() - start < STOPPED_WITHIN
     assert (exit_code, logs) == (1, "spinning\nTimeout")
     assert_all_gone(*read_pids(tmp_path / "pids.txt"))
 
@@ -116,7 +119,7 @@ def test_processes_left_behind_by_a_finished_block_are_killed(tmp_path: Path) ->
     code = f"sleep 1000 &\n{WRITE_PIDS}\necho done"
     result = executor.execute_code_blocks([CodeBlock(code=code, language="sh")])
     assert (result.exit_code, result.output) == (0, "done\n")
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < STOPPED_WITHIN
     assert_all_gone(*read_pids(tmp_path / "pids.txt"))
 
 
@@ -124,7 +127,7 @@ def test_a_term_ignoring_program_is_killed(tmp_path: Path) -> None:
     code = "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('x')\ntime.sleep(60)"
     start = time.monotonic()
     result = run([sys.executable, "-c", code], cwd=tmp_path, timeout=1, env=None)
-    assert time.monotonic() - start < 1 + SETTLE_SECONDS
+    assert time.monotonic() - start < STOPPED_WITHIN
     assert result == ProcessResult(exit_code=124, stdout="x\n", stderr="", timed_out=True)
 
 
@@ -139,7 +142,7 @@ def test_timeout_from_a_worker_thread(tmp_path: Path) -> None:
 
     thread = threading.Thread(target=work)
     thread.start()
-    thread.join(timeout=1 + SETTLE_SECONDS + 5)
+    thread.join(timeout=STOPPED_WITHIN)
     assert not thread.is_alive()
     assert results[0].exit_code == 124
     assert_all_gone(*read_pids(tmp_path / "pids.txt"))
@@ -334,7 +337,7 @@ def test_without_supervisors_blocks_still_run_in_their_own_process_group(tmp_pat
         [sys.executable, "-c", SPAWN_AND_LOOP, "pids.txt"], cwd=tmp_path, timeout=1, env=None
     )
     assert result.timed_out
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < STOPPED_WITHIN
     pgid, _ = (int(p) for p in (tmp_path / "pids.txt").read_text().split())
     deadline = time.monotonic() + SETTLE_SECONDS
     while group_members(pgid) and time.monotonic() < deadline:

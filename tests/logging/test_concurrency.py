@@ -95,7 +95,8 @@ def test_a_forked_child_exits_at_once_and_the_parent_keeps_logging(dbname: str) 
         os._exit(0)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert time.monotonic() - started < 3
+    # A child waiting for a writer thread it does not have waits out the 30 s flush timeout.
+    assert time.monotonic() - started < 20
     runtime_logging.log_event("parent", "after")
     con = runtime_logging.get_connection()
     assert con is not None

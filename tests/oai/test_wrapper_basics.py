@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import time
 
 import pytest
 
 from parley.io import IOScripted, IOStream
 from parley.oai import OpenAIWrapper
 from parley.testing import FakeLLMServer
+from tests._overlap import AllInFlight
 
 HI = [{"role": "user", "content": "hi"}]
 
@@ -43,15 +43,13 @@ async def test_sync_create_inside_a_running_loop(fake_llm: FakeLLMServer) -> Non
 
 
 async def test_hundreds_of_concurrent_calls(fake_llm: FakeLLMServer) -> None:
-    fake_llm.responder = lambda req: {"content": req["messages"][0]["content"], "delay": 0.5}
+    # No answer until all 200 calls are in flight: calls that queued fail after OVERLAP_TIMEOUT.
+    fake_llm.responder = AllInFlight(200, lambda req: req["messages"][0]["content"])
     client = OpenAIWrapper(config_list=fake_llm.config_list())
-    started = time.monotonic()
     responses = await asyncio.gather(
         *(client.a_create(messages=[{"role": "user", "content": str(i)}]) for i in range(200))
     )
-    elapsed = time.monotonic() - started
     assert [r.choices[0].message.content for r in responses] == [str(i) for i in range(200)]
-    assert elapsed < 6  # 200 half-second answers overlapped instead of queueing
 
 
 def test_tool_calls_come_back_as_message_objects(fake_llm: FakeLLMServer) -> None:
