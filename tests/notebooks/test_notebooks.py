@@ -23,6 +23,12 @@ pytestmark = pytest.mark.jupyter
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[2] / "notebooks").glob("*.ipynb"))
 # Notebooks that run the embedded model (the `local` extra).
 LOCAL_MODEL_NOTEBOOKS = {"tune_inference.ipynb"}
+# Notebooks that start a Ray cluster: on the Ray tests' worker (tests/conftest.py XDIST_GROUPS),
+# as two clusters starting at once on 127.0.0.2 fail to register their nodes.
+RAY_NOTEBOOKS = {"batch_evaluation.ipynb"}
+# The whole local-model notebook: its tuning sends ~100 requests that the model answers one at a
+# time, a few minutes on a loaded 2-core machine; each cell is still bounded by CELL_TIMEOUT.
+LOCAL_MODEL_TIMEOUT = 1200  # seconds
 # A hang detector, not a speed target: tune_inference's tuning cell runs the local model ~1 min.
 CELL_TIMEOUT = 300  # seconds
 # Run in the kernel before a local-model notebook. The model answers one request at a time, and
@@ -61,6 +67,14 @@ def kernel(tmp_path: Path) -> Iterator[Any]:
         shutil.rmtree(sockets, ignore_errors=True)
 
 
+def _marks(name: str) -> list[Any]:
+    if name in LOCAL_MODEL_NOTEBOOKS:
+        return [pytest.mark.local_model, pytest.mark.timeout(LOCAL_MODEL_TIMEOUT)]
+    if name in RAY_NOTEBOOKS:
+        return [pytest.mark.ray]
+    return []
+
+
 def run_cell(client: Any, source: str) -> str:
     """Run one cell; its printed output, or the failure with the kernel's traceback."""
     msg_id = client.execute(source)
@@ -83,10 +97,7 @@ def run_cell(client: Any, source: str) -> str:
 
 @pytest.mark.parametrize(
     "notebook",
-    [
-        pytest.param(n, marks=[pytest.mark.local_model] if n.name in LOCAL_MODEL_NOTEBOOKS else [])
-        for n in NOTEBOOKS
-    ],
+    [pytest.param(n, marks=_marks(n.name)) for n in NOTEBOOKS],
     ids=[n.name for n in NOTEBOOKS],
 )
 def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
