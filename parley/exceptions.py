@@ -31,6 +31,7 @@
     │   ├── ExecutionCancelledError          a code block was stopped because its chat was cancelled
     │   ├── ImageBuildError (+ RuntimeError)  `parley sandbox build` could not build an image
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
+    │   ├── RayStartError (+ RuntimeError)  a batch's new Ray instance did not start in time
     │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
     │   ├── ImageLoadError (+ ValueError)     an image (path, URL, data URI, base64) could not be loaded
     │   │   └── ImageDownloadNotAllowedError  an image URL was not fetched: downloads are off by default
@@ -109,6 +110,7 @@ __all__ = [
     "OutsideWorkDirError",
     "ParleyError",
     "RateLimitError",
+    "RayStartError",
     "RedactedError",
     "ReplayDivergedError",
     "SandboxUnavailableError",
@@ -365,6 +367,27 @@ class SandboxUnavailableError(ParleyError, RuntimeError):
     namespaces it creates. Raised when the executor (or the agent) is built, never when code is
     about to run; the message says what to install or enable. parley never runs the code
     without the sandbox instead."""
+
+
+class RayStartError(ParleyError, RuntimeError):
+    """``run_chats(backend="ray")`` started a new Ray instance and its node did not come up:
+    each attempt missed Ray's fixed 30 s start-up wait (a loaded machine), until
+    ``RayBackend.init_timeout`` seconds were spent. ``attempts`` and ``budget`` say how many
+    and how long; the last of Ray's errors is the cause."""
+
+    def __init__(self, attempts: int, budget: float) -> None:
+        super().__init__(
+            f"the Ray instance this batch started did not come up: {attempts} attempt(s) in "
+            f"{budget:.0f} s (RayBackend.init_timeout) each missed Ray's 30 s start-up wait, "
+            "which happens on a loaded machine; give init_timeout more seconds, start fewer "
+            "things at once, or start the cluster first (`ray start --head`) and pass its "
+            "address"
+        )
+        self.attempts = attempts
+        self.budget = budget
+
+    def __reduce__(self) -> tuple[type[RayStartError], tuple[int, float]]:
+        return type(self), (self.attempts, self.budget)
 
 
 class JupyterGatewayError(ParleyError, OSError):

@@ -20,6 +20,7 @@ the ``batch`` extra (``pip install 'parley[batch]'``), imported only by a Ray ba
 
 from __future__ import annotations
 
+from ..exceptions import RayStartError
 from ._item import BatchItem
 from ._ray_backend import RayBackend, WorkerLostError
 from ._result import BatchFailedError, BatchResult, ChatError
@@ -32,6 +33,7 @@ __all__ = [
     "BatchResult",
     "ChatError",
     "RayBackend",
+    "RayStartError",
     "WorkerLostError",
     "a_run_chats",
     "is_transient",

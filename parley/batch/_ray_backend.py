@@ -24,6 +24,7 @@ from ..usage._run import LLMCall
 from ._engine import Finished, Outcome, Work
 from ._progress import Progress
 from ._ray_auth import use_token_auth_for_new_instance
+from ._ray_start import start_ray
 from ._ray_worker import ChatWorker, ChunkReport
 from ._result import ChatError
 
@@ -52,6 +53,10 @@ class RayBackend:
       fail with ``WorkerLostError``; ``max_replacements``: workers started to replace lost
       ones (None: as many as ``workers``).
     - ``start_timeout``: seconds to wait, while no worker is up, for one to start.
+    - ``init_timeout``: seconds to spend starting a new Ray instance (``ray.init`` with no
+      cluster to join): Ray gives its node a fixed 30 s to come up, which a loaded machine can
+      miss, so a start that timed out is cleaned up and tried again within this budget
+      (``parley/batch/_ray_start.py``); then ``RayStartError``.
     - ``poll``: seconds between the progress and budget reports the workers send.
     """
 
@@ -63,6 +68,7 @@ class RayBackend:
     max_worker_losses: int = 3
     max_replacements: int | None = None
     start_timeout: float = 120.0
+    init_timeout: float = 300.0
     poll: float = 0.25
     init_kwargs: dict[str, Any] = field(default_factory=dict)
 
@@ -96,7 +102,7 @@ def run_on_ray(backend: RayBackend, work: Work, progress: Progress) -> Finished:
     use_token_auth_for_new_instance(backend.address, backend.init_kwargs.get("_temp_dir"))
     ray = _import_ray()
     if not ray.is_initialized():
-        ray.init(address=backend.address, **backend.init_kwargs)
+        start_ray(ray, backend.address, backend.init_kwargs, backend.init_timeout)
     driver = _Driver(ray, backend, work)
     return driver.run(progress, current_token())
 

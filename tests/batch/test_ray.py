@@ -23,6 +23,7 @@ from parley.usage import Budget
 
 from ._ray_cluster import (
     HOST,
+    SETUP_TIMEOUT,
     Cluster,
     Node,
     auth_env,
@@ -40,7 +41,7 @@ from .chats import (
     task_of,
 )
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(SETUP_TIMEOUT)]
 
 ROOT = Path(__file__).resolve().parents[2]  # this checkout: the workers import parley from it
 CHATS = 1000

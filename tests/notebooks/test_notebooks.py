@@ -31,6 +31,10 @@ RAY_NOTEBOOKS = {"batch_evaluation.ipynb"}
 LOCAL_MODEL_TIMEOUT = 1200  # seconds
 # A hang detector, not a speed target: tune_inference's tuning cell runs the local model ~1 min.
 CELL_TIMEOUT = 300  # seconds
+# A Ray notebook's batch may start its instance again on a loaded machine, for up to its
+# RayBackend's init_timeout (600 s there), and then runs its chats.
+RAY_CELL_TIMEOUT = 900  # seconds
+RAY_TIMEOUT = 1800  # seconds, the whole Ray notebook
 # Run in the kernel before a local-model notebook. The model answers one request at a time, and
 # a tuning trial sends 8 at once: the last waits for the others, and with other kernels on the
 # same cores that went past the legacy Completion's 60 s request timeout (a timed-out request
@@ -71,19 +75,19 @@ def _marks(name: str) -> list[Any]:
     if name in LOCAL_MODEL_NOTEBOOKS:
         return [pytest.mark.local_model, pytest.mark.timeout(LOCAL_MODEL_TIMEOUT)]
     if name in RAY_NOTEBOOKS:
-        return [pytest.mark.ray]
+        return [pytest.mark.ray, pytest.mark.timeout(RAY_TIMEOUT)]
     return []
 
 
-def run_cell(client: Any, source: str) -> str:
+def run_cell(client: Any, source: str, timeout: float = CELL_TIMEOUT) -> str:
     """Run one cell; its printed output, or the failure with the kernel's traceback."""
     msg_id = client.execute(source)
     out: list[str] = []
     while True:
         try:
-            msg = client.get_iopub_msg(timeout=CELL_TIMEOUT)
+            msg = client.get_iopub_msg(timeout=timeout)
         except queue.Empty:
-            pytest.fail(f"a cell ran for more than {CELL_TIMEOUT} s:\n{source}")
+            pytest.fail(f"a cell ran for more than {timeout} s:\n{source}")
         if msg["parent_header"].get("msg_id") != msg_id:
             continue
         kind, content = msg["msg_type"], msg["content"]
@@ -502,13 +506,22 @@ def test_retrieve_chat_notebook_on_the_local_model(kernel: Any) -> None:
 def _run_notebook(kernel: Any, notebook: Path) -> str:
     if notebook.name in LOCAL_MODEL_NOTEBOOKS:
         run_cell(kernel, LOCAL_MODEL_SETUP)
+    timeout = RAY_CELL_TIMEOUT if notebook.name in RAY_NOTEBOOKS else CELL_TIMEOUT
     cells = json.loads(notebook.read_text())["cells"]
-    outputs = [run_cell(kernel, "".join(c["source"])) for c in cells if c["cell_type"] == "code"]
-    return "\n".join(outputs)
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return "\n".join(run_cell(kernel, source, timeout) for source in code)
 
 
 def test_there_are_notebooks() -> None:
     assert NOTEBOOKS, "notebooks/ should hold at least the quickstart notebook"
+
+
+def test_every_notebook_is_linked_from_a_docs_page() -> None:
+    """A reader finds each notebook from the page of its capability (website/docs)."""
+    docs = Path(__file__).resolve().parents[2] / "website" / "docs"
+    text = "\n".join(page.read_text() for page in docs.rglob("*.md"))
+    unlinked = [n.name for n in NOTEBOOKS if f"notebooks/{n.name}" not in text]
+    assert not unlinked, f"no page of website/docs names these notebooks: {unlinked}"
 
 
 def _held_out_scores(text: str) -> tuple[float, float]:

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from ..batch._ray_cluster import HOST, SESSION_TOKEN, Cluster, short_root
+from ..batch._ray_cluster import HOST, SESSION_TOKEN, SETUP_TIMEOUT, Cluster, short_root
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(SETUP_TIMEOUT)]
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_TIMEOUT = 240.0  # seconds a refused client may take to give up (a few when idle)
