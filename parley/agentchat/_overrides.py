@@ -23,6 +23,8 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
+from .._agent_protocol import Agent
+
 __all__ = ["HELPERS", "STEPS", "Overrides", "decide", "of", "redefines", "sync_only"]
 
 STEPS = (
@@ -102,10 +104,14 @@ def of(agent: object) -> Overrides:
     decided = _by_class.get(cls)
     if decided is None:
         decided = _by_class[cls] = Overrides(
-            frozenset(
-                name
-                for name in STEPS
-                if not inspect.iscoroutinefunction(getattr(cls, "a_" + name, None))
-            )
+            frozenset(name for name in STEPS if not _own_coroutine(cls, "a_" + name))
         )
     return decided
+
+
+def _own_coroutine(cls: type, name: str) -> bool:
+    """Whether ``cls`` has a coroutine method ``name`` of its own: one inherited from the
+    ``Agent`` protocol is only a declaration (a subclass of ``Agent`` that writes only the sync
+    ``receive``, as AutoGen's own tests do, is reached through that)."""
+    method = getattr(cls, name, None)
+    return inspect.iscoroutinefunction(method) and method is not getattr(Agent, name, None)
