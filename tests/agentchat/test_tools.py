@@ -154,7 +154,8 @@ def test_signature_updates_and_errors(fake_llm: FakeLLMServer) -> None:
     with pytest.raises(ValueError, match="description is required"):
         a.register_for_llm()(f)
     a.register_for_llm(description="first")(f)
-    a.register_for_llm(description="second")(f)  # replaces, with a logged warning
+    with pytest.warns(UserWarning, match="Function 'f' is being overridden."):
+        a.register_for_llm(description="second")(f)  # replaces, with AutoGen's warning
     assert [t["function"]["description"] for t in a.llm_config["tools"]] == ["second"]  # type: ignore[index]
     a.update_tool_signature("f", is_remove=True)
     assert "tools" not in a.llm_config  # type: ignore[operator]
