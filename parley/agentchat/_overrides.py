@@ -25,7 +25,16 @@ from dataclasses import dataclass
 
 from .._agent_protocol import Agent
 
-__all__ = ["HELPERS", "STEPS", "Overrides", "decide", "of", "redefines", "sync_only"]
+__all__ = [
+    "HELPERS",
+    "HOOK_RUNNERS",
+    "STEPS",
+    "Overrides",
+    "decide",
+    "of",
+    "redefines",
+    "sync_only",
+]
 
 STEPS = (
     "send",
@@ -47,6 +56,10 @@ HELPERS = (
 )
 """AutoGen's internal helpers that parley's turn calls only when a class overrides them."""
 
+HOOK_RUNNERS = ("process_last_received_message", "process_all_messages_before_reply")
+"""AutoGen's public methods that run an agent's hooks before a reply (and their ``a_`` twins):
+the turn calls them only when a class overrides one."""
+
 _SEND_CHAIN = frozenset({"_message_to_dict", "_append_oai_message"})
 _MATCH_CHAIN = frozenset({"_match_trigger"})
 
@@ -59,6 +72,7 @@ class Overrides:
     send_chain: bool = False
     receive_chain: bool = False
     match_chain: bool = False
+    hook_runners: bool = False
 
 
 _by_class: dict[type, Overrides] = {}
@@ -93,6 +107,9 @@ def decide(cls: type, base: type) -> Overrides:
         send_chain=bool(helpers & _SEND_CHAIN),
         receive_chain=bool(helpers - _MATCH_CHAIN),
         match_chain=bool(helpers & _MATCH_CHAIN),
+        hook_runners=any(
+            redefines(cls, prefix + name, base) for name in HOOK_RUNNERS for prefix in ("", "a_")
+        ),
     )
     return decided
 

@@ -226,6 +226,11 @@ class HookLists:
         ``process_last_received_message`` hooks (skipped for function calls, templates,
         non-text content and ``"exit"``), then the whole list through the
         ``process_all_messages_before_reply`` hooks."""
+        return await self.all_messages(await self.last_received(messages))
+
+    async def last_received(self, messages: list[Message]) -> list[Message]:
+        """``messages`` with the last one's content through the ``process_last_received_message``
+        hooks (see :meth:`before_reply`); the list itself is never changed."""
         if self.at("process_last_received_message") and messages:
             last = messages[-1]
             content = last.get("content")
@@ -235,7 +240,11 @@ class HookLists:
                 if new != content:
                     # A copy: hooks change what the model sees, not the stored history.
                     messages = [*messages[:-1], {**last, "content": new}]
-        if self.at("process_all_messages_before_reply"):
+        return messages
+
+    async def all_messages(self, messages: list[Message]) -> list[Message]:
+        """``messages`` through the ``process_all_messages_before_reply`` hooks."""
+        if self.at("process_all_messages_before_reply") and messages is not None:
             messages = await self.run("process_all_messages_before_reply", messages)
         return messages
 
