@@ -268,7 +268,8 @@ async def prepare_request(
             # A callable or jinja2 template can be filled only while its context is known, and
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
-    return context, agent.state.request_memo(sender).build(
+    speakers = (agent.name, getattr(sender, "name", agent.name))
+    return context, agent.state.request_memo(sender, speakers).build(
         agent.state.system_message,
         messages,
     )
