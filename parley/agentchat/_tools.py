@@ -43,7 +43,7 @@ def check_name(name: str | None) -> None:
         )
 
 
-def _warn_overridden(name: str) -> None:
+def _warn_overridden(name: str | None) -> None:
     # A UserWarning with AutoGen's text: AutoGen code checks for it (pytest.warns).
     warnings.warn(f"Function '{name}' is being overridden.", UserWarning, stacklevel=4)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from parley import ConversableAgent, GroupChat, GroupChatManager, initiate_chats
+from parley import ConversableAgent, GroupChat, GroupChatManager
 from parley.exceptions import InvalidAgentNameError
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
