@@ -190,7 +190,7 @@ def _build_agent(
     transforms = group.select_speaker_transform_messages
     if transforms is not None:
         transforms.add_to_agent(agent)
-        agent.register_hook("process_all_messages_before_reply", _repair_hook)
+        agent.register_hook("a_process_all_messages_before_reply", _repair_hook)
     return agent
 
 

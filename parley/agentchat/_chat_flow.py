@@ -75,6 +75,10 @@ def check_names(sender: Any, recipient: Any, summary_method: Any = None) -> None
     doesn't count, as it only picks speakers and sees sanitized names; it does when it writes
     a ``reflection_with_llm`` summary of the chat.
     """
+    if _groupchat_of(sender) is None and _groupchat_of(recipient) is None:
+        # Two agents: the roles tell them apart, and their requests leave out a name the API
+        # would refuse (``_messages.request_messages``): nothing to refuse.
+        return
     agents = _participants(sender, recipient)
     reader = next(
         (a for a in agents if getattr(a, "client", None) is not None and _groupchat_of(a) is None),
@@ -162,7 +166,8 @@ async def _reflection_summary(
     try:
         with _usage.acting_for(owner, "summary"):
             response = await client.a_create(
-                messages=request_messages([], messages), cache=args.get("cache")
+                messages=request_messages([], messages, (sender.name, recipient.name)),
+                cache=args.get("cache"),
             )
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)

@@ -2,14 +2,15 @@
 
 Differences from AutoGen, on purpose: a message is checked before it is stored
 (``_message_check``: what no request could carry is refused, lone surrogates are repaired), and
-agent names the API would refuse are refused as a chat starts (:func:`check_agent_names`).
+agent names the API would refuse are refused as a chat starts (:func:`check_agent_names`),
+except in a two-agent chat, whose requests leave such a name out (:func:`request_messages`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, NoReturn, cast
 
 from .._plain import NotPlain, SealedMessages, plain_copy
@@ -130,19 +131,27 @@ _accepted_names: set[str] = set()  # names already checked: a chat repeats a han
 
 
 def request_messages(
-    system: Sequence[Mapping[str, Any]], history: Sequence[Mapping[str, Any]]
+    system: Sequence[Mapping[str, Any]],
+    history: Sequence[Mapping[str, Any]],
+    speakers: Collection[str] = (),
 ) -> list[Mapping[str, Any]]:
     """The messages of a model request: the system message, then the history as the API takes
     it — bundled ``tool_responses`` expanded into one message each, parley's own keys (``context``)
     dropped, and names checked. One pass; a message that needs no change is shared, not copied.
+
+    ``speakers`` are the two agents of a two-agent conversation: the roles tell them apart, so
+    a name of theirs that the API would refuse is left out of the request instead of refused
+    (AutoGen's two-agent notebooks name agents ``"Player Black"``).
     """
     out: list[Mapping[str, Any]] = list(system)
     for m in history:
-        _add_request_message(out, m)
+        _add_request_message(out, m, speakers)
     return out
 
 
-def _add_request_message(out: list[Mapping[str, Any]], m: Mapping[str, Any]) -> None:
+def _add_request_message(
+    out: list[Mapping[str, Any]], m: Mapping[str, Any], speakers: Collection[str] = ()
+) -> None:
     content = m.get("content")
     if content is not None and not isinstance(content, (str, list)):
         # A template whose context is still there (the sender's own copy): its text.
@@ -156,7 +165,10 @@ def _add_request_message(out: list[Mapping[str, Any]], m: Mapping[str, Any]) -> 
         m = {k: v for k, v in m.items() if k in _API_KEYS}
     name = m.get("name")
     if name is not None and name not in _accepted_names:
-        _check_name(name, m)
+        if name in speakers and not _api_name(name):
+            m = {k: v for k, v in m.items() if k != "name"}
+        else:
+            _check_name(name, m)
     out.append(m)
 
 
@@ -171,9 +183,10 @@ class RequestMemo:
     message that is not plain JSON data (a template, an object), converted live every time.
     """
 
-    __slots__ = ("_out", "_seen", "_system")
+    __slots__ = ("_out", "_seen", "_speakers", "_system")
 
-    def __init__(self) -> None:
+    def __init__(self, speakers: Collection[str] = ()) -> None:
+        self._speakers = tuple(speakers)  # see request_messages
         self._system: Any = None
         self._seen: list[Any] = []
         self._out: list[Mapping[str, Any]] = []
@@ -193,7 +206,7 @@ class RequestMemo:
                 self._system = plain_copy(list(system))
             except NotPlain:
                 self.forget()
-                return request_messages(system, history)
+                return request_messages(system, history, self._speakers)
             self._seen = seen = []
             self._out = list(self._system)
         # The memo's own lists grow in place; the caller gets a copy.
@@ -206,9 +219,9 @@ class RequestMemo:
                     # The memo ends here: the rest is converted live, into a copy.
                     live = list(out)
                     for m in history[i:]:
-                        _add_request_message(live, m)
+                        _add_request_message(live, m, self._speakers)
                     return live
-                _add_request_message(out, copy)
+                _add_request_message(out, copy, self._speakers)
                 seen.append(copy)
         except BaseException:
             self.forget()  # a refused name, say: out may hold part of a message
@@ -224,7 +237,7 @@ def _check_name(name: Any, message: Mapping[str, Any], why: str = "") -> None:
     """Refuse, before sending, a ``name`` the OpenAI API would reject (AutoGen #941, #4157)."""
     if message.get("role") == "function":
         return
-    if isinstance(name, str) and _API_NAME.match(name):
+    if _api_name(name):
         if len(_accepted_names) < 10_000:
             _accepted_names.add(name)
         return
@@ -233,6 +246,10 @@ def _check_name(name: Any, message: Mapping[str, Any], why: str = "") -> None:
         f"of letters, digits, '_' and '-', at most 64 characters. Rename the agent, e.g. "
         f"{sanitize_name(str(name))!r}."
     )
+
+
+def _api_name(name: Any) -> bool:
+    return isinstance(name, str) and _API_NAME.match(name) is not None
 
 
 def check_agent_names(agents: Iterable[Any], reader: Any) -> None:

@@ -23,7 +23,18 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-__all__ = ["HELPERS", "STEPS", "Overrides", "decide", "of", "redefines", "sync_only"]
+from .._agent_protocol import Agent
+
+__all__ = [
+    "HELPERS",
+    "HOOK_RUNNERS",
+    "STEPS",
+    "Overrides",
+    "decide",
+    "of",
+    "redefines",
+    "sync_only",
+]
 
 STEPS = (
     "send",
@@ -45,6 +56,10 @@ HELPERS = (
 )
 """AutoGen's internal helpers that parley's turn calls only when a class overrides them."""
 
+HOOK_RUNNERS = ("process_last_received_message", "process_all_messages_before_reply")
+"""AutoGen's public methods that run an agent's hooks before a reply (and their ``a_`` twins):
+the turn calls them only when a class overrides one."""
+
 _SEND_CHAIN = frozenset({"_message_to_dict", "_append_oai_message"})
 _MATCH_CHAIN = frozenset({"_match_trigger"})
 
@@ -57,6 +72,7 @@ class Overrides:
     send_chain: bool = False
     receive_chain: bool = False
     match_chain: bool = False
+    hook_runners: bool = False
 
 
 _by_class: dict[type, Overrides] = {}
@@ -91,6 +107,9 @@ def decide(cls: type, base: type) -> Overrides:
         send_chain=bool(helpers & _SEND_CHAIN),
         receive_chain=bool(helpers - _MATCH_CHAIN),
         match_chain=bool(helpers & _MATCH_CHAIN),
+        hook_runners=any(
+            redefines(cls, prefix + name, base) for name in HOOK_RUNNERS for prefix in ("", "a_")
+        ),
     )
     return decided
 
@@ -102,10 +121,14 @@ def of(agent: object) -> Overrides:
     decided = _by_class.get(cls)
     if decided is None:
         decided = _by_class[cls] = Overrides(
-            frozenset(
-                name
-                for name in STEPS
-                if not inspect.iscoroutinefunction(getattr(cls, "a_" + name, None))
-            )
+            frozenset(name for name in STEPS if not _own_coroutine(cls, "a_" + name))
         )
     return decided
+
+
+def _own_coroutine(cls: type, name: str) -> bool:
+    """Whether ``cls`` has a coroutine method ``name`` of its own: one inherited from the
+    ``Agent`` protocol is only a declaration (a subclass of ``Agent`` that writes only the sync
+    ``receive``, as AutoGen's own tests do, is reached through that)."""
+    method = getattr(cls, name, None)
+    return inspect.iscoroutinefunction(method) and method is not getattr(Agent, name, None)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -128,12 +129,18 @@ class ReplyEntry:
             result = await call_user(
                 self.impl, agent, messages=messages, sender=sender, config=self.config
             )
-        if not (isinstance(result, tuple) and len(result) == 2):
+        # Any pair unpacks, as in AutoGen: ``[True, reply]`` is as good as a tuple.
+        if not (
+            isinstance(result, Sequence)
+            and not isinstance(result, (str, bytes, bytearray))
+            and len(result) == 2
+        ):
             name = getattr(self.func, "__name__", repr(self.func))
             raise TypeError(
                 f"reply function {name} must return (final: bool, reply), got {result!r}"
             )
-        return bool(result[0]), result[1]
+        final, reply = result
+        return bool(final), reply
 
 
 def builtin_reply(
@@ -183,6 +190,20 @@ class HookLists:
         assert hookable_method in HOOKABLE, f"{hookable_method} is not a hookable method."
         hooks = self.lists[hookable_method]
         assert hook not in hooks, f"{hook} is already registered as a hook."
+        expected_async = hookable_method.startswith("a_")
+        hook_async = is_async_callable(hook)
+        if expected_async != hook_async:
+            # AutoGen's warning (and text): there the hook would run in the other kind of chat
+            # only; parley runs it in both, but code written for AutoGen checks for it.
+            kind = "asynchronous" if hook_async else "synchronous"
+            context = "asynchronous" if expected_async else "synchronous"
+            name = getattr(hook, "__name__", repr(hook))
+            warnings.warn(
+                f"Hook '{name}' is {kind}, but it's being registered in a {context} context "
+                f"('{hookable_method}'). Ensure the hook matches the expected execution context.",
+                UserWarning,
+                stacklevel=3,
+            )
         hooks.append(hook)
 
     def at(self, point: str) -> list[Callable[..., Any]]:
@@ -205,6 +226,11 @@ class HookLists:
         ``process_last_received_message`` hooks (skipped for function calls, templates,
         non-text content and ``"exit"``), then the whole list through the
         ``process_all_messages_before_reply`` hooks."""
+        return await self.all_messages(await self.last_received(messages))
+
+    async def last_received(self, messages: list[Message]) -> list[Message]:
+        """``messages`` with the last one's content through the ``process_last_received_message``
+        hooks (see :meth:`before_reply`); the list itself is never changed."""
         if self.at("process_last_received_message") and messages:
             last = messages[-1]
             content = last.get("content")
@@ -214,7 +240,11 @@ class HookLists:
                 if new != content:
                     # A copy: hooks change what the model sees, not the stored history.
                     messages = [*messages[:-1], {**last, "content": new}]
-        if self.at("process_all_messages_before_reply"):
+        return messages
+
+    async def all_messages(self, messages: list[Message]) -> list[Message]:
+        """``messages`` through the ``process_all_messages_before_reply`` hooks."""
+        if self.at("process_all_messages_before_reply") and messages is not None:
             messages = await self.run("process_all_messages_before_reply", messages)
         return messages
 

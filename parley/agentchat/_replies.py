@@ -125,8 +125,7 @@ async def execute_function(
     name = str(func_call.get("name") or "")
     func = agent.function_map.get(name)
     if func is None:
-        known = ", ".join(sorted(agent.function_map)) or "none"
-        return _error(name, f"Function {name} not found. Available functions: {known}.")
+        return _error(name, f"Function {name} not found.")  # AutoGen's text
     raw = func_call.get("arguments")
     raw = "{}" if raw is None else raw
     if isinstance(raw, str):
@@ -179,12 +178,8 @@ async def _call_tool(
     except BudgetExceededError:
         raise  # the tool asked a model past the chat's budget: the turn ends (not the model's error)
     except Exception as e:
-        from ..function_utils import ArgumentsValidationError
-
         logger.info("function %s raised %s: %s", name, type(e).__name__, e)
-        if isinstance(e, ArgumentsValidationError):
-            return _error(name, str(e))
-        return _error(name, f"{type(e).__name__}: {e}")
+        return _error(name, str(e))  # AutoGen's text: "Error: " and the exception's own
     try:
         content = result if isinstance(result, str) else str(result)
     except Exception as e:  # a result nested too deeply to print (RecursionError), a broken __str__
@@ -273,7 +268,8 @@ async def prepare_request(
             # A callable or jinja2 template can be filled only while its context is known, and
             # a later request cannot carry it unfilled: the stored message keeps its text.
             messages[-1]["content"] = fill_template({"content": content, "context": context})
-    return context, agent.state.request_memo(sender).build(
+    speakers = (agent.name, getattr(sender, "name", agent.name))
+    return context, agent.state.request_memo(sender, speakers).build(
         agent.state.system_message,
         messages,
     )

@@ -17,7 +17,7 @@ imports it back.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, cast, overload
 
 from .._agent_protocol import Agent
@@ -139,11 +139,12 @@ class AgentState:
             self.messages[partner].append(stored)
         return stored
 
-    def request_memo(self, sender: Any) -> RequestMemo:
-        """The memo that builds model requests for the conversation with ``sender``."""
+    def request_memo(self, sender: Any, speakers: Collection[str] = ()) -> RequestMemo:
+        """The memo that builds model requests for the conversation with ``sender``
+        (``speakers``: see ``RequestMemo``, given when it is made)."""
         memo = self.request_memos.get(sender)
         if memo is None:
-            memo = self.request_memos[sender] = RequestMemo()
+            memo = self.request_memos[sender] = RequestMemo(speakers)
         return memo
 
     def last_message(self, agent: Any = None) -> Message | None:

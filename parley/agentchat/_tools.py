@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-import logging
+import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -33,7 +33,6 @@ __all__ = [
     "update_tool_signature",
 ]
 
-logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -44,6 +43,11 @@ def check_name(name: str | None) -> None:
         )
 
 
+def _warn_overridden(name: str | None) -> None:
+    # A UserWarning with AutoGen's text: AutoGen code checks for it (pytest.warns).
+    warnings.warn(f"Function '{name}' is being overridden.", UserWarning, stacklevel=4)
+
+
 def merge_functions(
     function_map: dict[str, Callable[..., Any]], new: Mapping[str, Callable[..., Any] | None]
 ) -> None:
@@ -51,7 +55,7 @@ def merge_functions(
     for name in new:
         check_name(name)
         if name in function_map and new[name] is not None:
-            logger.warning("Function '%s' is being overridden.", name)
+            _warn_overridden(name)
     for name, func in new.items():
         if func is None:
             function_map.pop(name, None)
@@ -102,7 +106,7 @@ def _update_signature(
         check_name(name)
         kept = [s for s in llm_config.get(key, []) if _schema_name(s, key) != name]
         if len(kept) != len(llm_config.get(key, [])):
-            logger.warning("Function '%s' is being overridden.", name)
+            _warn_overridden(name)
         kept.append(sig)
     if kept:
         llm_config[key] = kept

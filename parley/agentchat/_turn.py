@@ -22,7 +22,7 @@ thread: such overrides are user code that may block), so only such classes pay f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +59,7 @@ class TurnSetup:
     is_silent: Callable[[Any, bool | None], bool]
     append: Callable[[Any, str, Any, bool], bool] | None = None
     process_received: Callable[[Any, Any, Any], None] | None = None
+    before_reply: Callable[[list[Message]], Awaitable[list[Message]]] | None = None
 
 
 # -- 1. send ----------------------------------------------------------------------------------
@@ -177,7 +178,8 @@ async def _walk(
     sync_chat = in_sync_chat()
     match = setup.match
     with no_driver():
-        messages = await setup.hooks.before_reply(messages)
+        before_reply = setup.before_reply or setup.hooks.before_reply
+        messages = await before_reply(messages)
         for entry in list(setup.replies):
             if exclude and any(entry.matches_func(f) for f in exclude):
                 continue

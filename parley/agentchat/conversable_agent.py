@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal, cast
 
 from .._core import reports as _reports
+from .._core.runtime import to_thread
 from ..code_utils import content_str
 from . import (
     _chat_flow,
@@ -219,7 +220,19 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             self._is_silent,
             append=self._append_oai_message if decided.send_chain else None,
             process_received=self._process_received_message if decided.receive_chain else None,
+            before_reply=self._parley_hook_runners if decided.hook_runners else None,
         )
+
+    async def _parley_hook_runners(self, messages: list[Any]) -> list[Any]:
+        """The messages through this class's own hook runners (it overrides one of
+        ``process_last_received_message``, ``process_all_messages_before_reply`` or an ``a_``
+        twin); a sync-only override runs in a worker thread, like other sync overrides."""
+        for name in _overrides.HOOK_RUNNERS:
+            if _overrides.sync_only(type(self), name, ConversableAgent):
+                messages = await to_thread(getattr(self, name), messages)
+            else:
+                messages = await getattr(self, "a_" + name)(messages)
+        return messages
 
     async def a_send(
         self,
@@ -262,6 +275,21 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     send = sync_face(a_send)
     receive = sync_face(a_receive)
     generate_reply = sync_face(a_generate_reply)
+
+    # -- AutoGen's hook runners: what ``generate_reply`` does with the messages first ---------
+
+    async def a_process_last_received_message(self, messages: list[Any]) -> list[Any]:
+        """``messages`` with the last one's content through the ``process_last_received_message``
+        hooks (skipped for function calls, templates, non-text content and ``"exit"``); a new
+        list when a hook changed it, the stored messages untouched."""
+        return await self._hooks.last_received(messages)
+
+    async def a_process_all_messages_before_reply(self, messages: list[Any]) -> list[Any]:
+        """``messages`` through the ``process_all_messages_before_reply`` hooks."""
+        return await self._hooks.all_messages(messages)
+
+    process_last_received_message = sync_face(a_process_last_received_message)
+    process_all_messages_before_reply = sync_face(a_process_all_messages_before_reply)
 
     # -- built-in reply functions (public, as in AutoGen) -----------------------------------
 

@@ -54,7 +54,7 @@ async def test_async_tools_replies_and_hooks_run_on_the_callers_loop(
         return messages
 
     executor.register_reply([ConversableAgent, None], watch)
-    executor.register_hook("process_all_messages_before_reply", hook)
+    executor.register_hook("a_process_all_messages_before_reply", hook)
     fake_llm.add_reply(tool_calls=[{"name": "put", "arguments": {"word": "hello"}}])
     fake_llm.add_reply("TERMINATE")
 

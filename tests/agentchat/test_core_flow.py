@@ -255,10 +255,14 @@ def test_async_tools_run_concurrently(fake_llm: FakeLLMServer) -> None:
 
 
 def test_names_the_api_would_reject_fail_clearly_before_sending(fake_llm: FakeLLMServer) -> None:
+    """Where the name reaches the API (a group chat: names tell the members apart)."""
+    from parley import GroupChat, GroupChatManager
+
     pm = ConversableAgent("Product Manager", human_input_mode="NEVER")
     assistant = bot("assistant", fake_llm)
+    manager = GroupChatManager(GroupChat([pm, assistant], messages=[], max_round=2))
     with pytest.raises(InvalidAgentNameError, match=r"'Product Manager'.*'Product_Manager'"):
-        pm.initiate_chat(assistant, message="hi", max_turns=1, silent=True)
+        pm.initiate_chat(manager, message="hi", max_turns=1, silent=True)
     assert fake_llm.requests == []
 
 

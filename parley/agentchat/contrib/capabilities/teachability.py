@@ -123,7 +123,7 @@ class Teachability(AgentCapability):
         from ..text_analyzer_agent import TextAnalyzerAgent
 
         self.teachable_agent = agent
-        agent.register_hook("process_last_received_message", self.a_process_last_received_message)
+        agent.register_hook("a_process_last_received_message", self.a_process_last_received_message)
         if self.llm_config is None:
             self.llm_config = agent.llm_config
         assert self.llm_config, "Teachability requires a valid llm_config."
