@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._messages import FunctionSpec, content_text
+from ._messages import FunctionSpec, content_text, tools_hidden
 
 __all__ = [
     "STEP_ONE",
@@ -51,28 +51,11 @@ def tool_instructions(specs: Sequence[FunctionSpec]) -> str:
     return _INSTRUCTIONS + json.dumps(declared)
 
 
-def _called_names(messages: Iterable[Mapping[str, Any]]) -> set[str]:
-    called: set[str] = set()
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            called.add(str(call.get("function", {}).get("name")))
-    return called
-
-
 def should_hide_tools(
     messages: Sequence[Mapping[str, Any]], specs: Sequence[FunctionSpec], hide_tools: str
 ) -> bool:
-    """AutoGen's ``hide_tools``: "if_all_run" hides the tools once each has been called,
-    "if_any_run" once any has, "never" (the default) never."""
-    if hide_tools == "never" or not specs:
-        return False
-    if hide_tools not in ("if_all_run", "if_any_run"):
-        raise ValueError(
-            f"hide_tools must be 'if_all_run', 'if_any_run' or 'never', got {hide_tools!r}"
-        )
-    called = _called_names(messages)
-    names = {s.name for s in specs}
-    return names <= called if hide_tools == "if_all_run" else bool(names & called)
+    """AutoGen's ``hide_tools`` for the tools ``specs`` (:func:`~._messages.tools_hidden`)."""
+    return tools_hidden(messages, [s.name for s in specs], hide_tools)
 
 
 def tool_results_text(results: Sequence[tuple[str, Any]]) -> str:
