@@ -70,7 +70,7 @@ def validate_parameter(
     params: Mapping[str, Any],
     param_name: str,
     allowed_types: type | tuple[type, ...],
-    allow_None: bool,  # noqa: N803 - AutoGen's keyword
+    allow_None: bool,
     default_value: Any,
     numerical_bound: Sequence[Any] | None,
     allowed_values: list[Any] | None,
