@@ -11,3 +11,9 @@ from .providers.anthropic import PRICES as PRICES
 from .providers.anthropic import AnthropicClient
 
 __all__ = ["AnthropicClient"]
+
+
+def _calculate_cost(input_tokens: int, output_tokens: int, model: str) -> float:
+    """AutoGen's cost of a Anthropic reply: USD for the tokens by parley's price table
+    (``AnthropicClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return AnthropicClient.token_cost(input_tokens, output_tokens, model)

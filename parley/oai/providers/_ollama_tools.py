@@ -83,8 +83,10 @@ def _candidates(text: str) -> Iterable[Any]:
         position = end
 
 
-def _as_call(item: Any, names: frozenset[str]) -> tuple[str, dict[str, Any]] | None:
-    if not isinstance(item, Mapping) or item.get("name") not in names:
+def _as_call(item: Any, names: frozenset[str] | None) -> tuple[str, dict[str, Any]] | None:
+    if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+        return None
+    if names is not None and item["name"] not in names:
         return None
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
@@ -97,12 +99,15 @@ def _as_call(item: Any, names: frozenset[str]) -> tuple[str, dict[str, Any]] | N
     return str(item["name"]), dict(arguments)
 
 
-def parse_tool_calls(text: str | None, names: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+def parse_tool_calls(
+    text: str | None, names: Iterable[str] | None
+) -> list[tuple[str, dict[str, Any]]]:
     """The calls (name, arguments) a reply asks for: the first JSON list or object in it whose
-    items all name one of the tools ``names``; [] when there is none (a text reply)."""
+    items all name one of the tools ``names`` (any name when None); [] when there is none (a
+    text reply)."""
     if not text:
         return []
-    known = frozenset(names)
+    known = None if names is None else frozenset(names)
     for value in _candidates(text):
         items = value if isinstance(value, list) else [value]
         calls = [_as_call(item, known) for item in items]
