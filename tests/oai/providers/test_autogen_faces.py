@@ -208,3 +208,19 @@ def test_the_helpers_import_without_any_provider_sdk() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[{'name': 'f', 'arguments': {}}]"
+
+
+# -- Anthropic's converter ---------------------------------------------------------------------
+
+
+def test_anthropic_messages_leave_out_the_system_and_end_with_the_user() -> None:
+    from parley.oai.anthropic import oai_messages_to_anthropic_messages
+
+    said = {"role": "assistant", "content": "Because of scattering."}
+    params = {"messages": [SYSTEM, ASKED, said]}
+    assert oai_messages_to_anthropic_messages(params) == [
+        {"role": "user", "content": [{"type": "text", "text": "Why is the sky blue?"}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Because of scattering."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Please continue."}]},
+    ]
+    assert params == {"messages": [SYSTEM, ASKED, said]}  # the caller's params unchanged
