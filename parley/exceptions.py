@@ -5,7 +5,8 @@
     Exception
     ├── ParleyError                          base of parley's own errors
     │   ├── ConfigError (+ ValueError)       an llm_config / config_list entry is malformed
-    │   │   └── DotenvSyntaxError            a .env line is not KEY=VALUE (file and line given)
+    │   │   ├── DotenvSyntaxError            a .env line is not KEY=VALUE (file and line given)
+    │   │   └── ConfigOptionError (+ TypeError)  an option's value is none it can take (hide_tools)
     │   ├── ModelClientError (+ RuntimeError) a model client is not registered
     │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
     │   ├── CompletionError                  a completion request failed
@@ -83,6 +84,7 @@ __all__ = [
     "CompletionError",
     "ConfigError",
     "ConfigFailure",
+    "ConfigOptionError",
     "DangerousCommandError",
     "DocumentRefusedError",
     "DotenvSyntaxError",
@@ -141,6 +143,11 @@ class ParleyError(Exception):
 
 class ConfigError(ParleyError, ValueError):
     """An ``llm_config`` or ``config_list`` entry is malformed: the message says which and where."""
+
+
+class ConfigOptionError(ConfigError, TypeError):
+    """A config option holds a value it cannot take (``hide_tools="sometimes"``). A
+    ``TypeError`` too, because AutoGen raised that for it."""
 
 
 class ModelClientError(ParleyError, RuntimeError):

@@ -8,7 +8,8 @@
 - ``providers/``: the model clients, one per API (OpenAI and Azure, Anthropic, Gemini, ...);
 - ``legacy/``: AutoGen/FLAML's ``Completion``, ``ChatCompletion`` and ``tune``;
 - ``openai_utils`` and ``_config_lists``: loading and filtering config lists;
-  ``rate_limiters``: AutoGen's rate limiters;
+  ``rate_limiters``: AutoGen's rate limiters; ``client_utils``: AutoGen's helpers for writing
+  a model client (``validate_parameter``, ``should_hide_tools``);
 - AutoGen's module paths of what lives in the folders (``anthropic``, ``gemini``, ...,
   ``completion``): modules naming those objects, kept for AutoGen 0.2 code.
 """

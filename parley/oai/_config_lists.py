@@ -144,10 +144,8 @@ def get_config_list(
     if isinstance(api_keys, str):
         raise TypeError("api_keys must be a list of API keys, not a single string")
     if base_urls is not None and len(api_keys) != len(base_urls):
-        raise AssertionError(
-            f"get_config_list: {len(api_keys)} api_keys but {len(base_urls)} base_urls; "
-            "give one base URL per key"
-        )
+        # AutoGen's words exactly: 0.2 code and tests compare the message
+        raise AssertionError("The length of api_keys must match the length of base_urls")
     config_list = []
     for i, api_key in enumerate(api_keys):
         if not api_key.strip():
@@ -303,11 +301,11 @@ def config_list_from_dotenv(
         if Path(dotenv_file_path).exists():
             load_env_file(dotenv_file_path)
         else:
-            logger.warning("The .env file %s does not exist.", dotenv_file_path)
+            logger.warning("The specified .env file %s does not exist.", dotenv_file_path)
     else:
         found = find_env_file()
         if found is None:
-            logger.warning("No .env file found; building configs from the environment only.")
+            logger.warning("No .env file found. Loading configurations from environment variables.")
         else:
             load_env_file(found)
 
@@ -321,7 +319,11 @@ def config_list_from_dotenv(
         if config is None:
             continue
         if not config["api_key"] or not config["api_key"].strip():
-            logger.warning("No API key found for model %r; skipping it.", model)
+            logger.warning(
+                "API key not found or empty for model %s. Please ensure path to .env file is "
+                "correct.",
+                model,
+            )
             continue
         config["model"] = model
         configs.append(config)

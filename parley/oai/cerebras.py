@@ -10,4 +10,10 @@ from .providers._openai_compatible import COMMON_PARAMS as COMMON_PARAMS
 from .providers.cerebras import PRICES as PRICES
 from .providers.cerebras import CerebrasClient
 
-__all__ = ["CerebrasClient"]
+__all__ = ["CerebrasClient", "calculate_cerebras_cost"]
+
+
+def calculate_cerebras_cost(input_tokens: int, output_tokens: int, model: str) -> float:
+    """AutoGen's cost of a Cerebras reply: USD for the tokens by parley's price table
+    (``CerebrasClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return CerebrasClient.token_cost(input_tokens, output_tokens, model)

@@ -11,4 +11,10 @@ from .providers.cohere import CohereClient
 from .providers.cohere import request_of as request_of
 from .providers.cohere import to_messages as to_messages
 
-__all__ = ["CohereClient"]
+__all__ = ["CohereClient", "calculate_cohere_cost"]
+
+
+def calculate_cohere_cost(input_tokens: int, output_tokens: int, model: str) -> float:
+    """AutoGen's cost of a Cohere reply: USD for the tokens by parley's price table
+    (``CohereClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return CohereClient.token_cost(input_tokens, output_tokens, model)

@@ -9,4 +9,10 @@ Patching a member (``GeminiClient.create``) works from either path: it is one cl
 from .providers.gemini import PRICES as PRICES
 from .providers.gemini import GeminiClient
 
-__all__ = ["GeminiClient"]
+__all__ = ["GeminiClient", "calculate_gemini_cost"]
+
+
+def calculate_gemini_cost(input_tokens: int, output_tokens: int, model_name: str) -> float:
+    """AutoGen's cost of a Gemini reply: USD for the tokens by parley's price table
+    (``GeminiClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return GeminiClient.token_cost(input_tokens, output_tokens, model_name)

@@ -10,4 +10,10 @@ from .providers._openai_compatible import COMMON_PARAMS as COMMON_PARAMS
 from .providers.groq import PRICES as PRICES
 from .providers.groq import GroqClient
 
-__all__ = ["GroqClient"]
+__all__ = ["GroqClient", "calculate_groq_cost"]
+
+
+def calculate_groq_cost(input_tokens: int, output_tokens: int, model: str) -> float:
+    """AutoGen's cost of a Groq reply: USD for the tokens by parley's price table
+    (``GroqClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return GroqClient.token_cost(input_tokens, output_tokens, model)

@@ -10,4 +10,10 @@ from .providers.mistral import PRICES as PRICES
 from .providers.mistral import MistralAIClient
 from .providers.mistral import mistral_messages as mistral_messages
 
-__all__ = ["MistralAIClient"]
+__all__ = ["MistralAIClient", "calculate_mistral_cost"]
+
+
+def calculate_mistral_cost(input_tokens: int, output_tokens: int, model_name: str) -> float:
+    """AutoGen's cost of a Mistral reply: USD for the tokens by parley's price table
+    (``MistralAIClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return MistralAIClient.token_cost(input_tokens, output_tokens, model_name)

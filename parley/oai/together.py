@@ -10,4 +10,10 @@ from .providers._openai_compatible import COMMON_PARAMS as COMMON_PARAMS
 from .providers.together import PRICES as PRICES
 from .providers.together import TogetherClient
 
-__all__ = ["TogetherClient"]
+__all__ = ["TogetherClient", "calculate_together_cost"]
+
+
+def calculate_together_cost(input_tokens: int, output_tokens: int, model_name: str) -> float:
+    """AutoGen's cost of a Together reply: USD for the tokens by parley's price table
+    (``TogetherClient.PRICES``); 0 with a ``UserWarning`` for a model it does not know."""
+    return TogetherClient.token_cost(input_tokens, output_tokens, model_name)

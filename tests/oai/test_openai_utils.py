@@ -499,8 +499,10 @@ def test_from_dotenv_skips_unsupported_and_keyless_models(
         result = config_list_from_dotenv(str(env_file), model_api_key_map=key_map)
     assert result == [{"api_key": "key-a", "model": "good"}]
     warned = caplog.text
-    for model in ("bad-first", "bad-later", "blank-key", "unset-key", "gpt-4"):
+    for model in ("bad-first", "bad-later"):
         assert repr(model) in warned
+    for model in ("blank-key", "unset-key", "gpt-4"):
+        assert f"API key not found or empty for model {model}." in warned
     assert "int" in warned
     assert "key-a" not in warned
 
@@ -693,3 +695,57 @@ def test_extra_headers_holding_credentials_under_any_name_are_left_out() -> None
     key = json.loads(get_key({"model": "m", "extra_headers": headers}))
     assert key["extra_headers"] == {"X-Mode": "token-efficient", "OpenAI-Beta": "assistants=v2"}
     assert headers["X-Gateway"] == "Bearer abc"  # the caller's dict is not changed
+
+
+# --- AutoGen's own wording (0.2 tests compare the log text and the assertion message) -----------
+
+
+def test_from_dotenv_missing_file_uses_autogens_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        config_list_from_dotenv(dotenv_file_path="non_existent_path")
+    assert "The specified .env file non_existent_path does not exist." in caplog.text
+
+
+def test_from_dotenv_without_any_file_says_it_reads_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env here nor above (tmp_path's parents hold none)
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        result = config_list_from_dotenv()
+    assert "No .env file found. Loading configurations from environment variables." in caplog.text
+    assert result != []
+
+
+def test_from_dotenv_names_the_model_without_a_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PARLEY_TEST_KEY_A", "key-a")
+    key_map = {"gpt-4": "PARLEY_TEST_NOT_SET_ANYWHERE", "gpt-3.5-turbo": "PARLEY_TEST_KEY_A"}
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        result = config_list_from_dotenv(model_api_key_map=key_map)
+    assert [c["model"] for c in result] == ["gpt-3.5-turbo"]
+    assert "API key not found or empty for model gpt-4" in caplog.text
+
+
+@pytest.mark.parametrize("keys", [["k1", "k2", "k3"], []])
+def test_get_config_list_mismatch_message_is_autogens(keys: list[str]) -> None:
+    urls = ["https://one", "https://two"]
+    with pytest.raises(AssertionError) as raised:
+        get_config_list(keys, urls, "openai", "v1")
+    assert str(raised.value) == "The length of api_keys must match the length of base_urls"
+
+
+def test_get_config_list_on_autogens_example() -> None:
+    keys = ["key1", "", "key3"]
+    urls = ["https://api.service1.com", "https://api.service2.com", "https://api.service3.com"]
+    assert get_config_list(keys, urls, "openai", "v1") == [
+        {"api_key": "key1", "base_url": urls[0], "api_type": "openai", "api_version": "v1"},
+        {"api_key": "key3", "base_url": urls[2], "api_type": "openai", "api_version": "v1"},
+    ]
+    assert all("base_url" not in c for c in get_config_list(keys, None, "openai", "v1"))

@@ -144,3 +144,36 @@ def test_without_optuna_tune_searches_with_cfo(
     )
     assert config["prompt"] == "step by step: {question}"
     assert analysis.best_result["success"] == 1.0
+
+
+def test_a_price_carried_by_the_config_list_entry_prices_the_model(
+    fake_llm: FakeLLMServer,
+) -> None:
+    """As a config entry's ``price`` prices ``create``'s answers, it lets tune keep budgets for
+    a model no price table knows."""
+    fake_llm.responder = solver(lambda body: True)
+    priced = [{**endpoint(fake_llm)[0], "price": [0.001, 0.002]}]
+    config, analysis = _tune(
+        fake_llm,
+        model="my-model",
+        inference_budget=0.01,
+        optimization_budget=1.0,
+        config_list=priced,
+    )
+    assert config["model"] == "my-model"
+    assert fake_llm.requests != []
+    result = analysis.best_result
+    assert result["inference_cost"] > 0  # priced by the entry, not left at zero
+    assert result["total_cost"] > 0
+
+
+def test_an_entry_without_a_price_for_its_own_model_is_still_refused(
+    fake_llm: FakeLLMServer,
+) -> None:
+    entries = [
+        {**endpoint(fake_llm)[0], "price": [0.001, 0.002]},
+        {**endpoint(fake_llm)[0], "model": "other-unpriced-model"},
+    ]
+    with pytest.raises(ValueError, match="no price is known for model 'other-unpriced-model'"):
+        _tune(fake_llm, model="my-model", inference_budget=0.01, config_list=entries)
+    assert fake_llm.requests == []

@@ -37,7 +37,14 @@ from ._tune_checks import (
 from ._tune_eval import TrialEvaluator, TuneSettings
 from ._tune_log import Record, TrialLog, fingerprint, loggable
 from ._tune_prune import PruneState
-from ._tune_space import SearchProblem, build_problem, default_search_space, flaml_modules, plain
+from ._tune_space import (
+    SearchProblem,
+    build_problem,
+    default_search_space,
+    flaml_modules,
+    plain,
+    served_by,
+)
 
 __all__ = ["default_search_space", "tune"]
 
@@ -192,11 +199,13 @@ def tune(
         allow_format = problem.space.get("allow_format_str_template") is True
         check_templates(problem, instances, allow_format)
         if inference is not None or optimization is not None:
-            check_prices(cls.price_of, cls.__name__, problem.models, price)
+            check_prices(cls.price_of, cls.__name__, problem.models, price, problem.config_list)
         estimates = estimate_input_tokens(problem, instances, cls.is_chat_model, allow_format)
         if inference is not None:
             check_inference_budget(
-                inference, estimates, lambda model: tuple(cls.price_of(model, price))
+                inference,
+                estimates,
+                lambda model: tuple(cls.price_of(*served_by(model, price, problem.config_list)[0])),
             )
         settings = TuneSettings(
             instances, metric, mode, eval_func, inference, optimization, max_concurrency

@@ -75,19 +75,17 @@ def worst_case_cost(
     """The most one request for ``count`` completions of ``instance`` can cost (USD; ``inf``
     when its output has no bound)."""
     params = {k: v for k, v in request.params.items() if k != "price"}
-    models = {request.model}
-    # A config-list entry's model wins over the tuned one: any of them may answer.
-    models.update(str(e["model"]) for e in request.config_list or () if e.get("model"))
+    # A config-list entry's model and price win over the tuned ones: any entry may answer.
     allow = bool(params.pop("allow_format_str_template", False))
     worst = 0.0
-    for model in sorted(models):
+    for model, price in request.served_by():
         chat = is_chat_model(model)
         body = construct_params(
             instance, {**params, "model": model}, chat=chat, allow_format_str_template=allow
         )
         prompt = _prompt_tokens(body, model)
         output = _output_limit(params, model, chat, prompt) * count
-        rates = price_of(model, request.params.get("price"))
+        rates = price_of(model, price)
         in_price, out_price = (0.0, 0.0) if rates is None else (float(rates[0]), float(rates[1]))
         cost = prompt * in_price / 1000 + (output * out_price / 1000 if out_price else 0.0)
         worst = max(worst, cost)

@@ -16,7 +16,7 @@ from typing import Any
 
 from ...token_count_utils import count_token
 from .. import _templating
-from ._tune_space import SearchProblem
+from ._tune_space import SearchProblem, served_by
 
 __all__ = [
     "check_arguments",
@@ -97,14 +97,22 @@ def check_arguments(
 
 
 def check_prices(
-    price_of: Callable[[str, Any], Any], class_name: str, models: Sequence[str], price: Any
+    price_of: Callable[[str, Any], Any],
+    class_name: str,
+    models: Sequence[str],
+    price: Any,
+    config_list: list[dict[str, Any]] | None = None,
 ) -> None:
-    """ValueError naming the first model without a price (budgets are kept in USD)."""
-    for model in models:
-        if price_of(model, price) is None:
+    """ValueError naming the first model without a price (budgets are kept in USD): a price
+    given to tune, carried by the config-list entry that serves the model, or known by name."""
+    for tuned in models:
+        unpriced = [m for m, p in served_by(tuned, price, config_list) if price_of(m, p) is None]
+        if unpriced:
+            model = unpriced[0]
             raise ValueError(
                 f"no price is known for model {model!r}, and tune needs one to keep within its "
-                f"budgets: pass price=[input, output] (USD per 1000 tokens) to tune, or set "
+                f"budgets: pass price=[input, output] (USD per 1000 tokens) to tune or in the "
+                f"model's config_list entry, or set "
                 f"{class_name}.price1K[{model!r}] = (input, output)"
             )
 

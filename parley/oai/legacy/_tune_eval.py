@@ -107,7 +107,8 @@ class TrialEvaluator:
         }
 
     def _price(self, request: TrialRequest) -> tuple[float, float]:
-        price = self.cls.price_of(request.model, request.params.get("price"))
+        # The first config-list entry answers unless it fails: its price is the trial's.
+        price = self.cls.price_of(*request.served_by()[0])
         return (0.0, 0.0) if price is None else (float(price[0]), float(price[1]))
 
     def _max_tokens(self, request: TrialRequest) -> float:

@@ -29,6 +29,7 @@ __all__ = [
     "default_search_space",
     "flaml_modules",
     "plain",
+    "served_by",
 ]
 
 logger = logging.getLogger("parley.oai.completion")
@@ -100,6 +101,17 @@ def plain(value: Any) -> Any:
     return value
 
 
+def served_by(
+    model: str, price: Any, config_list: list[dict[str, Any]] | None
+) -> list[tuple[str, Any]]:
+    """The (model, price) pairs a request for ``model`` priced ``price`` may be answered by:
+    each config-list entry's own model and ``price`` win over the request's, as in ``create``
+    (an entry is merged over the call), so an entry may price a model no table knows."""
+    if not config_list:
+        return [(model, price)]
+    return [(str(entry.get("model") or model), entry.get("price", price)) for entry in config_list]
+
+
 @dataclass(frozen=True)
 class TrialRequest:
     """What one trial asks: ``params`` for ``create`` (templates filled in, without the config
@@ -113,6 +125,10 @@ class TrialRequest:
     @property
     def model(self) -> str:
         return str(self.params["model"])
+
+    def served_by(self) -> list[tuple[str, Any]]:
+        """The (model, price) pairs that may answer this trial's requests (:func:`served_by`)."""
+        return served_by(self.model, self.params.get("price"), self.config_list)
 
     @property
     def completions(self) -> int:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import time
 import uuid
+import warnings
 from collections.abc import AsyncIterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -53,6 +54,7 @@ __all__ = [
     "price_per_1k",
     "require",
     "scrubbing_errors",
+    "tokens_cost",
     "tool_call",
 ]
 
@@ -215,6 +217,11 @@ def price_per_1k(
     return None if best is None else table[best]
 
 
+def tokens_cost(input_tokens: int, output_tokens: int, price: tuple[float, float]) -> float:
+    """Dollars for the tokens at ``price`` (USD per 1k, in and out), summed as AutoGen sums."""
+    return input_tokens / 1000 * price[0] + output_tokens / 1000 * price[1]
+
+
 class ProviderClient:
     """Base of the native clients: subclasses set ``PROVIDER`` (their ``PRICES`` are that
     provider's table in ``prices.json`` unless they set their own) and implement
@@ -275,8 +282,20 @@ class ProviderClient:
         price = price_per_1k(self.price_name(str(response.model)), self.PRICES)
         if usage is None or price is None:
             return 0.0
-        prompt, done = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
-        return (prompt * price[0] + done * price[1]) / 1000
+        return tokens_cost(int(usage.prompt_tokens), int(usage.completion_tokens or 0), price)
+
+    @classmethod
+    def token_cost(cls, input_tokens: int, output_tokens: int, model: str) -> float:
+        """Dollars for ``input_tokens`` in and ``output_tokens`` out of ``model`` by ``PRICES``
+        (AutoGen's ``calculate_<provider>_cost``): 0 with a ``UserWarning`` for a model the
+        table does not know."""
+        price = price_per_1k(cls.price_name(model), cls.PRICES)
+        if price is None:
+            warnings.warn(
+                f"Cost calculation not available for model {model}", UserWarning, stacklevel=3
+            )
+            return 0.0
+        return tokens_cost(input_tokens, output_tokens, price)
 
     @staticmethod
     def get_usage(response: Any) -> dict[str, Any]:

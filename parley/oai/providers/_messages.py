@@ -10,6 +10,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from ...exceptions import ConfigOptionError
+
 __all__ = [
     "FunctionSpec",
     "ImageData",
@@ -18,7 +20,10 @@ __all__ = [
     "function_specs",
     "parse_arguments",
     "split_system",
+    "tools_hidden",
 ]
+
+HIDE_TOOLS = ("if_all_run", "if_any_run", "never")
 
 
 class ImageData(NamedTuple):
@@ -119,3 +124,27 @@ def _spec(function: Mapping[str, Any]) -> FunctionSpec:
     return FunctionSpec(
         str(function["name"]), str(function.get("description", "")), dict(parameters)
     )
+
+
+def tools_hidden(messages: Iterable[Mapping[str, Any]], names: Iterable[str], how: Any) -> bool:
+    """AutoGen's ``hide_tools``: whether a request leaves its tools (named ``names``) out, so
+    that a model does not call again what already ran. ``"if_any_run"`` once any tool result
+    is in ``messages``, ``"if_all_run"`` once every tool has a result, ``"never"`` (AutoGen's
+    default) never. A result is any message with a ``tool_call_id``, whatever its role (AutoGen
+    counts a result so), matched to its call's function name by that id."""
+    if how not in HIDE_TOOLS:
+        raise ConfigOptionError(f"hide_tools must be one of {list(HIDE_TOOLS)}, got {how!r}")
+    wanted = set(names)
+    if how == "never" or not wanted:
+        return False
+    history = list(messages)
+    answered = {m.get("tool_call_id") for m in history if "tool_call_id" in m}
+    if how == "if_any_run":
+        return bool(answered)
+    ran = {
+        (call.get("function") or {}).get("name")
+        for m in history
+        for call in m.get("tool_calls") or ()
+        if call.get("id") in answered
+    }
+    return wanted <= ran

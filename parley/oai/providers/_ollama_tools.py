@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ._messages import FunctionSpec, content_text
+from ._messages import FunctionSpec, content_text, tools_hidden
 
 __all__ = [
     "STEP_ONE",
@@ -51,28 +51,11 @@ def tool_instructions(specs: Sequence[FunctionSpec]) -> str:
     return _INSTRUCTIONS + json.dumps(declared)
 
 
-def _called_names(messages: Iterable[Mapping[str, Any]]) -> set[str]:
-    called: set[str] = set()
-    for message in messages:
-        for call in message.get("tool_calls") or ():
-            called.add(str(call.get("function", {}).get("name")))
-    return called
-
-
 def should_hide_tools(
     messages: Sequence[Mapping[str, Any]], specs: Sequence[FunctionSpec], hide_tools: str
 ) -> bool:
-    """AutoGen's ``hide_tools``: "if_all_run" hides the tools once each has been called,
-    "if_any_run" once any has, "never" (the default) never."""
-    if hide_tools == "never" or not specs:
-        return False
-    if hide_tools not in ("if_all_run", "if_any_run"):
-        raise ValueError(
-            f"hide_tools must be 'if_all_run', 'if_any_run' or 'never', got {hide_tools!r}"
-        )
-    called = _called_names(messages)
-    names = {s.name for s in specs}
-    return names <= called if hide_tools == "if_all_run" else bool(names & called)
+    """AutoGen's ``hide_tools`` for the tools ``specs`` (:func:`~._messages.tools_hidden`)."""
+    return tools_hidden(messages, [s.name for s in specs], hide_tools)
 
 
 def tool_results_text(results: Sequence[tuple[str, Any]]) -> str:
@@ -100,8 +83,10 @@ def _candidates(text: str) -> Iterable[Any]:
         position = end
 
 
-def _as_call(item: Any, names: frozenset[str]) -> tuple[str, dict[str, Any]] | None:
-    if not isinstance(item, Mapping) or item.get("name") not in names:
+def _as_call(item: Any, names: frozenset[str] | None) -> tuple[str, dict[str, Any]] | None:
+    if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+        return None
+    if names is not None and item["name"] not in names:
         return None
     arguments = item.get("arguments", item.get("parameters", {}))
     if isinstance(arguments, str):
@@ -114,12 +99,15 @@ def _as_call(item: Any, names: frozenset[str]) -> tuple[str, dict[str, Any]] | N
     return str(item["name"]), dict(arguments)
 
 
-def parse_tool_calls(text: str | None, names: Iterable[str]) -> list[tuple[str, dict[str, Any]]]:
+def parse_tool_calls(
+    text: str | None, names: Iterable[str] | None
+) -> list[tuple[str, dict[str, Any]]]:
     """The calls (name, arguments) a reply asks for: the first JSON list or object in it whose
-    items all name one of the tools ``names``; [] when there is none (a text reply)."""
+    items all name one of the tools ``names`` (any name when None); [] when there is none (a
+    text reply)."""
     if not text:
         return []
-    known = frozenset(names)
+    known = None if names is None else frozenset(names)
     for value in _candidates(text):
         items = value if isinstance(value, list) else [value]
         calls = [_as_call(item, known) for item in items]

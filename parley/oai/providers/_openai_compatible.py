@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
 from ._base import ProviderClient, chunk, completion, tool_call
+from ._messages import tools_hidden
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_reply
 
 __all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
@@ -127,25 +128,10 @@ async def chunks(stream: Any, unwrap: Callable[[Any], Any] = lambda e: e) -> Asy
 
 
 def hide_tools(params: Mapping[str, Any]) -> bool:
-    """Whether AutoGen's ``hide_tools`` option leaves the request's tools out: ``"if_any_run"``
-    once any tool has a result in the messages, ``"if_all_run"`` once every tool has one."""
-    how = params.get("hide_tools", "never")
-    if how not in ("never", "if_any_run", "if_all_run"):
-        raise ValueError(f"hide_tools must be 'never', 'if_any_run' or 'if_all_run', not {how!r}")
-    tools = params.get("tools") or ()
-    messages: Sequence[Mapping[str, Any]] = params.get("messages") or ()
-    if how == "never" or not tools:
-        return False
-    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
-    if how == "if_any_run":
-        return bool(answered)
-    ran = {
-        c["function"]["name"]
-        for m in messages
-        for c in m.get("tool_calls") or ()
-        if c.get("id") in answered
-    }
-    return all(t["function"]["name"] in ran for t in tools)
+    """Whether AutoGen's ``hide_tools`` option leaves the request's tools out
+    (:func:`~._messages.tools_hidden`)."""
+    names = [t["function"]["name"] for t in params.get("tools") or ()]
+    return tools_hidden(params.get("messages") or (), names, params.get("hide_tools", "never"))
 
 
 def request(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
