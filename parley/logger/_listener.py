@@ -82,7 +82,10 @@ class Reporter(Listener):
         elif isinstance(event, AgentCreatedEvent):
             log.log_new_agent(source, event.data["init_args"])
         elif isinstance(event, WrapperCreatedEvent):
-            log.log_new_wrapper(source, event.data["init_args"])
+            # AutoGen logged the constructor's locals(): the config list and the base config.
+            base = dict(event.data["init_args"])
+            config_list = base.pop("config_list", None)
+            log.log_new_wrapper(source, {"config_list": config_list, "base_config": base})
         elif isinstance(event, ClientCreatedEvent):
             log.log_new_client(source, event.data["wrapper"], event.data["init_args"])
 

@@ -25,6 +25,7 @@ from .logger_utils import to_dict
 
 __all__ = [
     "chat_id",
+    "client_class",
     "dumps",
     "dumps_request",
     "dumps_response",
@@ -71,6 +72,16 @@ def source_name(source: Any) -> str:
         return source
     name = getattr(source, "name", None)
     return name if isinstance(name, str) else type(source).__name__
+
+
+def client_class(client: Any) -> str:
+    """A model client's class name as AutoGen logged it: AutoGen logged the openai SDK's
+    client, ``OpenAI`` or ``AzureOpenAI``, where parley has its ``OpenAIClient``; the other
+    providers' clients have AutoGen's names already."""
+    cls = type(client)
+    if cls.__name__ == "OpenAIClient" and cls.__module__.startswith("parley."):
+        return "AzureOpenAI" if getattr(client, "azure", False) else "OpenAI"
+    return cls.__name__
 
 
 def agent_class(source: Any) -> tuple[str | None, str | None]:

@@ -18,6 +18,7 @@ written, wherever they ended up (a tool's output, a function's source): :func:`s
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 
 from .._credentials import (
@@ -36,8 +37,8 @@ __all__ = [
     "SECRET_KEYS",
     "is_secret_item",
     "is_secret_key",
-    "maybe_secret_key",
     "known",
+    "maybe_secret_key",
     "remember",
     "remember_environment",
     "remember_in",
@@ -74,7 +75,9 @@ def is_secret_item(key: object, value: object) -> bool:
     ``key`` in it holding a credential-looking string."""
     if is_secret_key(key):
         return True
-    return type(value) is str and maybe_secret_key(key) and CREDENTIAL_VALUE.match(value) is not None
+    return (
+        type(value) is str and maybe_secret_key(key) and CREDENTIAL_VALUE.match(value) is not None
+    )
 
 
 @functools.lru_cache(maxsize=4096)  # the same few keys, record after record
@@ -85,7 +88,7 @@ def _secret_name(key: str) -> bool:
     words = [word.lower() for word in _WORDS.split(key) if word]
     if any(word in _SECRET_WORDS for word in words):
         return True
-    return any(a in _KEY_QUALIFIERS and b == "key" for a, b in zip(words, words[1:], strict=False))
+    return any(a in _KEY_QUALIFIERS and b == "key" for a, b in itertools.pairwise(words))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -41,9 +41,7 @@ class Database:
         self._pending: dict[Statement, list[tuple[Any, ...]]] = {}
 
     def open(self) -> None:
-        con = sqlite3.connect(
-            self.target, timeout=30.0, cached_statements=256, uri=self.in_memory
-        )
+        con = sqlite3.connect(self.target, timeout=30.0, cached_statements=256, uri=self.in_memory)
         try:
             if not self.in_memory:
                 con.execute("PRAGMA journal_mode=WAL")

@@ -25,6 +25,7 @@ from . import _records
 from ._completion import Completion, CompletionLogger, record_method
 from ._records import (
     agent_class,
+    client_class,
     dumps,
     dumps_request,
     dumps_response,
@@ -185,7 +186,11 @@ class FileLogger(CompletionLogger):
                 "agent_type": type(agent).__name__,
             },
             now,
-            args=(partial(dumps, exclude=_EXCLUDE, no_recursive=(Agent,)), snapshot(init_args or {}), False),
+            args=(
+                partial(dumps, exclude=_EXCLUDE, no_recursive=(Agent,)),
+                snapshot(init_args or {}),
+                False,
+            ),
         )
 
     @record_method
@@ -215,7 +220,7 @@ class FileLogger(CompletionLogger):
                 "client_id": id(client),
                 "wrapper_id": id(wrapper),
                 "session_id": self.session_id,
-                "class": type(client).__name__,
+                "class": client_class(client),
             },
             time.time(),
             json_state=(partial(dumps, exclude=_EXCLUDE), snapshot(init_args), True),

@@ -4,7 +4,7 @@
 responses, configs): dicts, lists, tuples and objects' attributes walked all the way down, the
 keys in ``exclude`` left out at every level, ``no_recursive`` instances and callables as text.
 With what AutoGen lacked: credentials are always dropped (see ``parley.logger._secrets``),
-cycles and object graphs deeper than 64 levels end in a short text instead of a
+cycles and object graphs deeper than 100 levels end in a short text instead of a
 ``RecursionError``, pydantic models are dumped as their fields, and objects that hold
 credentials out of sight (HTTP clients, bytes) are shown by type only.
 """
@@ -22,7 +22,7 @@ from ._secrets import is_secret_item, remember_value
 __all__ = ["get_current_ts", "to_dict"]
 
 # Deeper than any data a chat logs; it stops a deep object graph before Python's recursion limit.
-_MAX_DEPTH = 64
+_MAX_DEPTH = 100
 # Types whose attributes may carry credentials (headers, auth flows): shown by type only.
 _OPAQUE_MODULES = ("httpx", "openai", "requests", "urllib3", "aiohttp", "ssl", "socket")
 

@@ -30,6 +30,7 @@ from . import _statements as sql
 from ._completion import Completion, CompletionLogger, record_method
 from ._records import (
     agent_class,
+    client_class,
     dumps,
     dumps_state,
     encode_request,
@@ -344,7 +345,7 @@ class SqliteLogger(CompletionLogger):
             self._client_row,
             id(client),
             id(wrapper),
-            type(client).__name__,
+            client_class(client),
             snapshot(init_args),
             time.time(),
         )
