@@ -2,6 +2,8 @@
 place and default name, ``runtime.log``; the folder is made in the current directory).
 
 Each record is one JSON object per line with AutoGen's keys (plus ``chat_id`` inside a chat).
+An absolute ``filename`` is used as it is (``os.path.join``, as in AutoGen). As AutoGen's, the
+logger writes from the moment it is made: ``log_*`` calls before ``start()`` open the file.
 Unlike AutoGen's, whose first line was plain text, the session's first line is JSON too
 (``{"session_id": ..., "event_name": "session_start", ...}``), so every line parses. Records
 are queued by the thread that logs them and written by a writer thread of the logger's own,

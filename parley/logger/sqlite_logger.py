@@ -6,9 +6,12 @@ chats and threads log without ever meeting "database is locked", and the event l
 for a shallow snapshot and a queue put. SQL errors are logged, never raised into a chat.
 
 ``get_connection()`` returns a connection of the caller's (the same one on every call, usable
-from any thread) that first waits for the records queued so far to be written, so a query
-sees everything logged before it. ``stop()`` writes what is queued, closes the writer's
-connection and that one.
+from any thread) that first waits for the records queued so far to be written, and so do its
+cursors, so a query sees everything logged before it; with ``":memory:"`` it reaches the same
+in-memory database as the writer (``_sqlite_connections``). Only the records parley's listener
+sends (a chat's) wait for their batch: a ``log_*`` call from anywhere else returns once its
+row is committed, as AutoGen's did (``_completion.record_method``). ``stop()`` writes what is
+queued, closes the writer's connection and that one.
 """
 
 from __future__ import annotations
