@@ -123,6 +123,33 @@ def test_cursor_taken_before_a_chat_reads_its_records_in_memory() -> None:
     assert all(w["config_list"] and "api_key" not in w["config_list"][0] for w in wrappers)
 
 
+def test_group_chat_records_in_memory() -> None:
+    cur = _memory_connection().cursor()
+    with FakeLLMServer(api_key=SENTINEL) as fake:
+        teacher, student = _teacher_and_student(fake)
+        group = parley.GroupChat(
+            agents=[teacher, student],
+            messages=[],
+            max_round=3,
+            speaker_selection_method="round_robin",
+        )
+        manager = parley.GroupChatManager(
+            groupchat=group, llm_config=fake.llm_config(cache_seed=None)
+        )
+        fake.add_reply("Eigenvalues scale.")
+        fake.add_reply("Still lost.")
+        student.initiate_chat(manager, message="Eigen vs singular values?", silent=True)
+
+        assert len(cur.execute("SELECT id FROM chat_completions").fetchall()) == 2
+    names = [r["name"] for r in cur.execute("SELECT name FROM agents ORDER BY id")]
+    assert names == ["teacher", "student", "chat_manager"]
+    manager_row = cur.execute("SELECT class FROM agents WHERE name = 'chat_manager'").fetchall()
+    assert [r["class"] for r in manager_row] == ["GroupChatManager"]
+    assert len(cur.execute("SELECT id FROM oai_clients").fetchall()) == 3
+    assert len(cur.execute("SELECT id FROM oai_wrappers").fetchall()) == 3
+    assert [tuple(r) for r in cur.execute("SELECT id, version_number FROM version")] == [(1, 1)]
+
+
 def test_two_memory_loggers_do_not_share_a_database() -> None:
     first, second = SqliteLogger({"dbname": ":memory:"}), SqliteLogger({"dbname": ":memory:"})
     first.start()
