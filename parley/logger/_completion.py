@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from .._signatures import same_parameters
 from ._records import from_listener
+from ._secrets import scrub
 from .base_logger import BaseLogger
 
 __all__ = ["Completion", "CompletionLogger", "record_method"]
@@ -38,7 +39,10 @@ def record_method(method: M) -> M:
         try:
             method(self, *args, **kwargs)
         except Exception as error:
-            _log.error("[%s] %s error: %s", type(self).__name__, method.__name__, error)
+            # One preformatted text, as AutoGen logged it (code patching ``Logger.error`` reads
+            # the first argument); scrubbed, as an error may quote what it failed on.
+            text = scrub(f"[{type(self).__name__}] {method.__name__} error: {error}")
+            _log.error(text)
         if not from_listener.get():
             self.flush()
 

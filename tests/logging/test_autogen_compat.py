@@ -306,8 +306,7 @@ def test_a_bad_record_is_logged_not_raised(caplog: pytest.LogCaptureFixture) -> 
             "t",  # type: ignore[arg-type]
         )
     assert any(
-        r.getMessage().startswith("[SqliteLogger] log_chat_completion error:")
-        for r in caplog.records
+        str(r.msg).startswith("[SqliteLogger] log_chat_completion error:") for r in caplog.records
     )
     cur.execute("SELECT COUNT(*) FROM chat_completions")
     assert cur.fetchone()[0] == 0
