@@ -1,4 +1,6 @@
-"""AutoGen's nine arguments of ``log_chat_completion`` taken once, as one :class:`Completion`.
+"""What parley's two loggers share: AutoGen's nine arguments of ``log_chat_completion`` taken
+once, as one :class:`Completion`, and :func:`record_method`, AutoGen's contract for every
+``log_*`` call.
 
 ``BaseLogger.log_chat_completion`` keeps AutoGen's signature for users' loggers; parley's own
 loggers derive from :class:`CompletionLogger`, which takes those arguments here and hands each
@@ -7,15 +9,44 @@ logger a ``Completion`` to write in its own form (a JSON line, a table row).
 
 from __future__ import annotations
 
+import functools
+import logging
 import uuid
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .._signatures import same_parameters
+from ._records import from_listener
+from ._secrets import scrub
 from .base_logger import BaseLogger
 
-__all__ = ["Completion", "CompletionLogger"]
+__all__ = ["Completion", "CompletionLogger", "record_method"]
+
+_log = logging.getLogger("parley.logger")
+M = TypeVar("M", bound=Callable[..., None])
+
+
+def record_method(method: M) -> M:
+    """A logger's ``log_*`` method as AutoGen's behaved: an error is logged (``"[SqliteLogger]
+    log_new_agent error: ..."``), never raised into the program; and, unless parley's listener
+    is the caller (:data:`~parley.logger._records.from_listener`), the call returns once its
+    record is written."""
+
+    @functools.wraps(method)
+    def logged(self: CompletionLogger, *args: Any, **kwargs: Any) -> None:
+        try:
+            method(self, *args, **kwargs)
+        except Exception as error:
+            # One preformatted text, as AutoGen logged it (code patching ``Logger.error`` reads
+            # the first argument); scrubbed, as an error may quote what it failed on.
+            text = scrub(f"[{type(self).__name__}] {method.__name__} error: {error}")
+            _log.error(text)
+        if not from_listener.get():
+            self.flush()
+
+    return logged  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -37,6 +68,7 @@ class CompletionLogger(BaseLogger):
     """A ``BaseLogger`` that writes each completion from one :class:`Completion`."""
 
     @same_parameters(BaseLogger.log_chat_completion)
+    @record_method
     def log_chat_completion(self, *args: Any, **kwargs: Any) -> None:
         # Completion's fields are the interface's parameters, in its order and with its names.
         self._log_completion(Completion(*args, **kwargs))
@@ -44,3 +76,7 @@ class CompletionLogger(BaseLogger):
     @abstractmethod
     def _log_completion(self, completion: Completion) -> None:
         """Write ``completion`` (called from the thread doing the work: queue, don't block)."""
+
+    @abstractmethod
+    def flush(self) -> None:
+        """Wait until every record queued so far is written."""

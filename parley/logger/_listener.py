@@ -7,7 +7,9 @@ Events: ``agent_created`` -> ``log_new_agent``; ``wrapper_created`` -> ``log_new
 failed call is not logged, as in AutoGen); ``tool_call`` -> ``log_function_use``;
 ``code_execution`` -> event ``code_execution``; a chat's start and end -> events
 ``chat_start`` and ``chat_end``. Each call runs with the step in
-``parley.logger._records.reporting``, where parley's loggers read durations and call ids.
+``parley.logger._records.reporting``, where parley's loggers read durations and call ids, and
+with ``from_listener`` set: parley's loggers write these records in batches, while a call from
+anywhere else returns once its record is written.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from .._core.reports import (
     ToolCallStep,
     WrapperCreatedEvent,
 )
-from ._records import reporting
+from ._records import from_listener, reporting
 from ._secrets import remember_in
 from .base_logger import BaseLogger
 from .logger_utils import format_ts
@@ -60,6 +62,13 @@ class Reporter(Listener):
         }
 
     def on_event(self, event: Event) -> None:
+        token = from_listener.set(True)
+        try:
+            self._event(event)
+        finally:
+            from_listener.reset(token)
+
+    def _event(self, event: Event) -> None:
         source, log = event.source, self.logger
         if isinstance(event, ReceivedMessageEvent):
             data = event.data
@@ -73,7 +82,10 @@ class Reporter(Listener):
         elif isinstance(event, AgentCreatedEvent):
             log.log_new_agent(source, event.data["init_args"])
         elif isinstance(event, WrapperCreatedEvent):
-            log.log_new_wrapper(source, event.data["init_args"])
+            # AutoGen logged the constructor's locals(): the config list and the base config.
+            base = dict(event.data["init_args"])
+            config_list = base.pop("config_list", None)
+            log.log_new_wrapper(source, {"config_list": config_list, "base_config": base})
         elif isinstance(event, ClientCreatedEvent):
             log.log_new_client(source, event.data["wrapper"], event.data["init_args"])
 
@@ -81,7 +93,7 @@ class Reporter(Listener):
         if not isinstance(step, ChatStep):
             return
         attrs = step.attrs
-        token = reporting.set(step)
+        token, listened = reporting.set(step), from_listener.set(True)
         try:
             self.logger.log_event(
                 step.agent if step.agent is not None else attrs["sender"],
@@ -95,16 +107,18 @@ class Reporter(Listener):
                 start_time=format_ts(step.start_time),
             )
         finally:
+            from_listener.reset(listened)
             reporting.reset(token)
 
     def on_step_end(self, step: Step) -> None:
         handler = self._on_end.get(type(step))
         if handler is None:
             return
-        token = reporting.set(step)
+        token, listened = reporting.set(step), from_listener.set(True)
         try:
             handler(step)
         finally:
+            from_listener.reset(listened)
             reporting.reset(token)
 
     # -- steps ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@ serialize it (credentials stripped) on the writer thread.
 
 The snapshot is a shallow copy of the dicts and lists a chat may still change after the call
 (a message, a request's message list); the objects inside are not copied, as they are not
-changed once made. :func:`reporting` is set by :mod:`parley.runtime_logging`'s listener around
+changed once made. :data:`from_listener` and :func:`reporting` are set by :mod:`parley.runtime_logging`'s listener around
 its calls, so that a logger can read the step being reported (its duration, its call id).
 """
 
@@ -20,11 +20,12 @@ from .._plain import SealedMessages
 from ..usage import _run
 from . import _secrets
 from ._schema import MESSAGES_MARK
-from ._secrets import is_secret_key, scrub
+from ._secrets import is_secret_item, is_secret_key, maybe_secret_key, scrub
 from .logger_utils import to_dict
 
 __all__ = [
     "chat_id",
+    "client_class",
     "dumps",
     "dumps_request",
     "dumps_response",
@@ -32,6 +33,7 @@ __all__ = [
     "encode_request",
     "encode_response",
     "encode_state",
+    "from_listener",
     "reported_step",
     "reporting",
     "snapshot",
@@ -44,6 +46,12 @@ _WALKED = ("extra_headers", "default_headers", "extra_query", "default_query", "
 
 reporting: contextvars.ContextVar[Step | None] = contextvars.ContextVar(
     "parley_logged_step", default=None
+)
+# True while the listener makes its calls: the records of chats wait for their batch. A call
+# from anywhere else (a user's, an extension's) returns once its record is written, as
+# AutoGen's did, so that a query or a read of the file right after it finds the record.
+from_listener: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "parley_logging_from_listener", default=False
 )
 
 
@@ -64,6 +72,16 @@ def source_name(source: Any) -> str:
         return source
     name = getattr(source, "name", None)
     return name if isinstance(name, str) else type(source).__name__
+
+
+def client_class(client: Any) -> str:
+    """A model client's class name as AutoGen logged it: AutoGen logged the openai SDK's
+    client, ``OpenAI`` or ``AzureOpenAI``, where parley has its ``OpenAIClient``; the other
+    providers' clients have AutoGen's names already."""
+    cls = type(client)
+    if cls.__name__ == "OpenAIClient" and cls.__module__.startswith("parley."):
+        return "AzureOpenAI" if getattr(client, "azure", False) else "OpenAI"
+    return cls.__name__
 
 
 def agent_class(source: Any) -> tuple[str | None, str | None]:
@@ -148,7 +166,9 @@ def dumps_state(state: dict[str, Any]) -> str:
 _PLAIN_DEPTH = 16
 
 
-_plain_keys: dict[str, bool] = {}  # key -> whether it is not a credential's (the same few keys)
+# key -> whether it is surely not a credential's (the same few keys); a key with the word "key"
+# in it is checked with its value.
+_plain_keys: dict[str, bool] = {}
 
 
 def _plain(value: Any, depth: int) -> bool:
@@ -162,10 +182,10 @@ def _plain(value: Any, depth: int) -> bool:
         for key, item in value.items():
             ok = known.get(key) if type(key) is str else False
             if ok is None:
-                ok = not is_secret_key(key)
+                ok = not is_secret_key(key) and not maybe_secret_key(key)
                 if len(known) < 4096:
                     known[key] = ok
-            if not ok:
+            if not ok and (type(key) is not str or is_secret_item(key, item)):
                 return False
             if type(item) in (dict, list, tuple) and not _plain(item, depth + 1):
                 return False
@@ -194,6 +214,8 @@ def encode_state(state: dict[str, Any]) -> str | None:
         key = tuple(state.items())
         text = _state_texts.get(key)
         if text is None:
+            if not _plain(state, 0):  # a credential's key: dropped by the writer's walk
+                return None
             text = json.dumps(state)
             if len(_state_texts) >= _STATES_MAX:
                 _state_texts.clear()

@@ -1,17 +1,25 @@
 """The SQLite logger's two connections: the writer thread's, which owns the database, and
-the one ``get_connection()`` hands to users, which waits for the queued records first."""
+the one ``get_connection()`` hands to users, which waits for the queued records first.
+
+An in-memory database (``":memory:"``, or ``""``) is private to the connection that made it,
+so the two connections open one shared in-memory database by a URI of the logger's own
+instead; it lives while either is open, as AutoGen's lived while its one connection was. The
+user's connection reads uncommitted rows there, so that its reads never wait on the writer's
+table locks (shared-cache databases lock tables, not files).
+"""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from ._schema import create
 from ._statements import Statement
 
-__all__ = ["Database", "ReaderConnection"]
+__all__ = ["Database", "ReaderConnection", "connect_reader"]
 
 logger = logging.getLogger("parley.logger.sqlite_logger")
 
@@ -22,13 +30,21 @@ class Database:
 
     def __init__(self, dbname: str) -> None:
         self.dbname = dbname
+        self.in_memory = dbname in ("", ":memory:")
+        # Where both connections find the database (see the module docstring).
+        self.target = (
+            f"file:parley-log-{uuid.uuid4().hex}?mode=memory&cache=shared"
+            if self.in_memory
+            else dbname
+        )
         self.con: sqlite3.Connection | None = None
         self._pending: dict[Statement, list[tuple[Any, ...]]] = {}
 
     def open(self) -> None:
-        con = sqlite3.connect(self.dbname, timeout=30.0, cached_statements=256)
+        con = sqlite3.connect(self.target, timeout=30.0, cached_statements=256, uri=self.in_memory)
         try:
-            con.execute("PRAGMA journal_mode=WAL")
+            if not self.in_memory:
+                con.execute("PRAGMA journal_mode=WAL")
             con.execute("PRAGMA synchronous=NORMAL")
             create(con)
         except BaseException:
@@ -69,19 +85,46 @@ class Database:
 
 class ReaderConnection(sqlite3.Connection):
     """The connection ``get_connection()`` hands out: waits for queued records first (before
-    each of the methods that read, :data:`_READING`)."""
+    each of the methods that read, :data:`_READING`), and so do its cursors, however long ago
+    they were made (AutoGen's users take a cursor, run a chat, then query)."""
 
     flush: Callable[[], object] = staticmethod(lambda: None)
 
-
-_READING = ("cursor", "execute", "executemany", "executescript")
-
-
-def _flushing_first(name: str) -> Callable[..., Any]:
-    read = getattr(sqlite3.Connection, name)
-
-    def method(self: ReaderConnection, *args: Any, **kwargs: Any) -> Any:
+    def cursor(self, factory: Any = None) -> Any:  # sqlite3's signature, typed loosely
         self.flush()
+        return sqlite3.Connection.cursor(self, factory or ReaderCursor)
+
+
+class ReaderCursor(sqlite3.Cursor):
+    """A cursor of a :class:`ReaderConnection`: waits for queued records before it reads."""
+
+    connection: ReaderConnection
+
+
+def connect_reader(database: Database, flush: Callable[[], object]) -> ReaderConnection:
+    """A new :class:`ReaderConnection` to ``database``, flushing with ``flush``."""
+    reader = sqlite3.connect(
+        database.target,
+        timeout=30.0,
+        check_same_thread=False,
+        factory=ReaderConnection,
+        uri=database.in_memory,
+    )
+    if database.in_memory:
+        reader.execute("PRAGMA read_uncommitted = 1")
+    reader.flush = flush
+    return reader
+
+
+_READING = ("execute", "executemany", "executescript")
+
+
+def _flushing_first(name: str, base: Any) -> Callable[..., Any]:
+    read = getattr(base, name)
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> Any:
+        owner = self if isinstance(self, ReaderConnection) else self.connection
+        owner.flush()
         return read(self, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name
@@ -89,4 +132,5 @@ def _flushing_first(name: str) -> Callable[..., Any]:
 
 
 for _name in _READING:
-    setattr(ReaderConnection, _name, _flushing_first(_name))
+    setattr(ReaderConnection, _name, _flushing_first(_name, sqlite3.Connection))
+    setattr(ReaderCursor, _name, _flushing_first(_name, sqlite3.Cursor))

@@ -88,19 +88,24 @@ class Writer:
     def running(self) -> bool:
         return self._thread is not None and not self._closed
 
+    @property
+    def started(self) -> bool:
+        """Whether :meth:`start` was called (the writer may have closed since)."""
+        return self._thread is not None or self._closed
+
     def put(self, function: Callable[..., Any], *args: Any) -> None:
-        """Queue ``function(*args)`` for the writer thread (dropped once closed)."""
-        if not self._closed:
+        """Queue ``function(*args)`` for the writer thread (dropped unless running)."""
+        if self._thread is not None and not self._closed:
             self._queue.put((function, args))
 
     def put_row(self, row: tuple[Any, ...]) -> None:
-        """Queue ``row`` for the row handler ``rows[row[0]]`` (dropped once closed)."""
-        if not self._closed:
+        """Queue ``row`` for the row handler ``rows[row[0]]`` (dropped unless running)."""
+        if self._thread is not None and not self._closed:
             self._queue.put(row)
 
     def flush(self, timeout: float = _FLUSH_TIMEOUT) -> bool:
         """Wait until what was queued so far is committed; False on timeout."""
-        if self._closed or threading.current_thread() is self._thread:
+        if self._closed or self._thread is None or threading.current_thread() is self._thread:
             return True
         marker = _Marker(stop=False)
         self._queue.put(marker)

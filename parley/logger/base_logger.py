@@ -4,7 +4,8 @@
 your own subclass to ``runtime_logging.start(logger=...)`` to send the records elsewhere. The
 calls come from the thread doing the work (the event loop, or a worker thread running a sync
 tool), concurrently from many chats: keep them quick and thread-safe. parley's loggers only
-queue the record there and write it from a thread of their own.
+queue a chat's record there and write it from a thread of their own (a call from your code
+returns once its record is written, as in AutoGen).
 
 Besides AutoGen's records, parley calls ``log_event`` with ``"chat_start"``, ``"chat_end"`` and
 ``"code_execution"`` (see :mod:`parley.runtime_logging`).

@@ -2,6 +2,8 @@
 place and default name, ``runtime.log``; the folder is made in the current directory).
 
 Each record is one JSON object per line with AutoGen's keys (plus ``chat_id`` inside a chat).
+An absolute ``filename`` is used as it is (``os.path.join``, as in AutoGen). As AutoGen's, the
+logger writes from the moment it is made: ``log_*`` calls before ``start()`` open the file.
 Unlike AutoGen's, whose first line was plain text, the session's first line is JSON too
 (``{"session_id": ..., "event_name": "session_start", ...}``), so every line parses. Records
 are queued by the thread that logs them and written by a writer thread of the logger's own,
@@ -22,9 +24,10 @@ from typing import IO, Any
 
 from .._protected_paths import protect
 from . import _records
-from ._completion import Completion, CompletionLogger
+from ._completion import Completion, CompletionLogger, record_method
 from ._records import (
     agent_class,
+    client_class,
     dumps,
     dumps_request,
     dumps_response,
@@ -40,6 +43,10 @@ from .logger_utils import format_ts
 __all__ = ["FileLogger"]
 
 logger = logging.getLogger(__name__)
+
+# Left out of the constructor arguments written (besides every credential), as by the SQLite
+# logger: an agent's ``locals()`` hold ``self``.
+_EXCLUDE = ("self", "__class__")
 
 
 class _File:
@@ -88,19 +95,29 @@ class FileLogger(CompletionLogger):
         self.log_file = os.path.join(self.log_dir, str(config.get("filename", "runtime.log")))
         self._file = _File(self.log_file)
         self._writer = Writer("parley-file-logger", self._file)
+        self._opening = threading.Lock()
 
     def start(self) -> str:
         """Open the file and write the session's first line; returns the session id."""
-        remember_environment()
-        # It holds prompts and results: no code executor's work dir may hold it.
-        protect(self.log_file, "a runtime log (FileLogger)")
-        try:
-            self._writer.start()
-        except OSError as error:
-            logger.error("[file_logger] cannot open %s: %s", self.log_file, error)
-            raise
+        self._open()
         self._record({"session_id": self.session_id, "event_name": "session_start"}, time.time())
+        self.flush()
         return self.session_id
+
+    def _open(self) -> None:
+        # Records logged before start() are written too, as AutoGen's were (its file handler
+        # was set up by the constructor).
+        with self._opening:
+            if self._writer.started:
+                return
+            remember_environment()
+            # It holds prompts and results: no code executor's work dir may hold it.
+            protect(self.log_file, "a runtime log (FileLogger)")
+            try:
+                self._writer.start()
+            except OSError as error:
+                logger.error("[file_logger] cannot open %s: %s", self.log_file, error)
+                raise
 
     def stop(self) -> None:
         """Write what is queued and close the file."""
@@ -120,6 +137,8 @@ class FileLogger(CompletionLogger):
         """Queue a line: ``fields`` as they are; each ``deferred`` value, ``(serializer,
         value, as_text)``, serialized on the writer thread: as a JSON string holding the JSON
         (``as_text``, as AutoGen's ``json_state``) or as nested JSON."""
+        if not self._writer.started:
+            self._open()
         fields["thread_id"] = threading.get_ident()
         chat = _records.chat_id()
         if chat is not None:
@@ -153,7 +172,8 @@ class FileLogger(CompletionLogger):
             response=(dumps_response, completion.response, False),
         )
 
-    def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
+    @record_method
+    def log_new_agent(self, agent: Any, init_args: dict[str, Any] | None = None) -> None:
         from .._agent_protocol import Agent
 
         client = getattr(agent, "client", None)
@@ -168,9 +188,14 @@ class FileLogger(CompletionLogger):
                 "agent_type": type(agent).__name__,
             },
             now,
-            args=(partial(dumps, no_recursive=(Agent,)), snapshot(init_args), False),
+            args=(
+                partial(dumps, exclude=_EXCLUDE, no_recursive=(Agent,)),
+                snapshot(init_args or {}),
+                False,
+            ),
         )
 
+    @record_method
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
         module, cls = agent_class(source)
         fields: dict[str, Any] = {
@@ -182,25 +207,28 @@ class FileLogger(CompletionLogger):
             fields["agent_module"], fields["agent_class"] = module, cls
         self._record(fields, time.time(), json_state=(dumps_state, snapshot(kwargs), True))
 
+    @record_method
     def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._record(
             {"wrapper_id": id(wrapper), "session_id": self.session_id},
             time.time(),
-            json_state=(dumps, snapshot(init_args), True),
+            json_state=(partial(dumps, exclude=_EXCLUDE), snapshot(init_args), True),
         )
 
+    @record_method
     def log_new_client(self, client: Any, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._record(
             {
                 "client_id": id(client),
                 "wrapper_id": id(wrapper),
                 "session_id": self.session_id,
-                "class": type(client).__name__,
+                "class": client_class(client),
             },
             time.time(),
-            json_state=(dumps, snapshot(init_args), True),
+            json_state=(partial(dumps, exclude=_EXCLUDE), snapshot(init_args), True),
         )
 
+    @record_method
     def log_function_use(
         self, source: Any, function: Any, args: dict[str, Any], returns: Any
     ) -> None:

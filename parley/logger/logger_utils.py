@@ -1,8 +1,10 @@
 """AutoGen's logging helpers: ``get_current_ts`` and ``to_dict``.
 
 ``to_dict`` makes anything JSON-safe as AutoGen's does (agents' constructor arguments, model
-responses, configs), with what AutoGen lacked: credentials are always dropped (see
-``parley.logger._secrets``), cycles and deep object graphs end in a short text instead of a
+responses, configs): dicts, lists, tuples and objects' attributes walked all the way down, the
+keys in ``exclude`` left out at every level, ``no_recursive`` instances and callables as text.
+With what AutoGen lacked: credentials are always dropped (see ``parley.logger._secrets``),
+cycles and object graphs deeper than 100 levels end in a short text instead of a
 ``RecursionError``, pydantic models are dumped as their fields, and objects that hold
 credentials out of sight (HTTP clients, bytes) are shown by type only.
 """
@@ -15,11 +17,12 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from ._secrets import is_secret_key, remember_value
+from ._secrets import is_secret_item, remember_value
 
 __all__ = ["get_current_ts", "to_dict"]
 
-_MAX_DEPTH = 12
+# Deeper than any data a chat logs; it stops a deep object graph before Python's recursion limit.
+_MAX_DEPTH = 100
 # Types whose attributes may carry credentials (headers, auth flows): shown by type only.
 _OPAQUE_MODULES = ("httpx", "openai", "requests", "urllib3", "aiohttp", "ssl", "socket")
 
@@ -108,10 +111,10 @@ class _Walk:
     def mapping(self, items: Any, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, item in items:
-            if is_secret_key(key):
+            if is_secret_item(key, item):
                 remember_value(str(key), item)  # dropped; scrubbed if seen elsewhere
                 continue
-            if key in self.exclude or key in ("self", "__class__"):
+            if key in self.exclude:
                 continue
             if self.no_recursive and isinstance(item, self.no_recursive):
                 out[str(key)] = str(item)

@@ -6,9 +6,12 @@ chats and threads log without ever meeting "database is locked", and the event l
 for a shallow snapshot and a queue put. SQL errors are logged, never raised into a chat.
 
 ``get_connection()`` returns a connection of the caller's (the same one on every call, usable
-from any thread) that first waits for the records queued so far to be written, so a query
-sees everything logged before it. ``stop()`` writes what is queued, closes the writer's
-connection and that one.
+from any thread) that first waits for the records queued so far to be written, and so do its
+cursors, so a query sees everything logged before it; with ``":memory:"`` it reaches the same
+in-memory database as the writer (``_sqlite_connections``). Only the records parley's listener
+sends (a chat's) wait for their batch: a ``log_*`` call from anywhere else returns once its
+row is committed, as AutoGen's did (``_completion.record_method``). ``stop()`` writes what is
+queued, closes the writer's connection and that one.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from .._core.reports import ToolCallStep
 from .._protected_paths import protect
 from . import _records
 from . import _statements as sql
-from ._completion import Completion, CompletionLogger
+from ._completion import Completion, CompletionLogger, record_method
 from ._records import (
     agent_class,
+    client_class,
     dumps,
     dumps_state,
     encode_request,
@@ -39,7 +43,7 @@ from ._records import (
     source_name,
 )
 from ._secrets import remember_environment, scrub
-from ._sqlite_connections import Database, ReaderConnection
+from ._sqlite_connections import Database, ReaderConnection, connect_reader
 from ._writer import Writer
 from .logger_utils import format_ts
 
@@ -114,11 +118,7 @@ class SqliteLogger(CompletionLogger):
         self.flush()
         with self._lock:
             if self._reader is None:
-                reader = sqlite3.connect(
-                    self.dbname, timeout=30.0, check_same_thread=False, factory=ReaderConnection
-                )
-                reader.flush = self.flush
-                self._reader = reader
+                self._reader = connect_reader(self._db, self.flush)
             return self._reader
 
     # -- records --------------------------------------------------------------------------
@@ -230,7 +230,8 @@ class SqliteLogger(CompletionLogger):
                 (self.session_id, serial, position, transcript.message_json(position)),
             )
 
-    def log_new_agent(self, agent: Any, init_args: dict[str, Any]) -> None:
+    @record_method
+    def log_new_agent(self, agent: Any, init_args: dict[str, Any] | None = None) -> None:
         client = getattr(agent, "client", None)
         wrapper_id = getattr(client, "wrapper_id", "") if client is not None else ""
         name = getattr(agent, "name", None) or ""
@@ -241,7 +242,7 @@ class SqliteLogger(CompletionLogger):
             wrapper_id,
             name,
             type(agent).__name__,
-            snapshot(init_args),
+            snapshot(init_args or {}),
             time.time(),
         )
 
@@ -253,6 +254,7 @@ class SqliteLogger(CompletionLogger):
         args = dumps(init_args, exclude=_EXCLUDE, no_recursive=(Agent,))
         return (agent_id, wrapper_id, self.session_id, name, cls, args, format_ts(ts))
 
+    @record_method
     def log_event(self, source: Any, name: str, **kwargs: Any) -> None:
         module, cls = agent_class(source)
         now, chat = time.time(), _records.chat_id()
@@ -332,19 +334,21 @@ class SqliteLogger(CompletionLogger):
             data.get("duration"),
         )
 
+    @record_method
     def log_new_wrapper(self, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._put(sql.WRAPPER, self._wrapper_row, id(wrapper), snapshot(init_args), time.time())
 
     def _wrapper_row(self, wrapper_id: int, init_args: Any, ts: float) -> tuple[Any, ...]:
         return (wrapper_id, self.session_id, dumps(init_args, exclude=_EXCLUDE), format_ts(ts))
 
+    @record_method
     def log_new_client(self, client: Any, wrapper: Any, init_args: dict[str, Any]) -> None:
         self._put(
             sql.CLIENT,
             self._client_row,
             id(client),
             id(wrapper),
-            type(client).__name__,
+            client_class(client),
             snapshot(init_args),
             time.time(),
         )
@@ -355,6 +359,7 @@ class SqliteLogger(CompletionLogger):
         args = dumps(init_args, exclude=_EXCLUDE)
         return (client_id, wrapper_id, self.session_id, cls, args, format_ts(ts))
 
+    @record_method
     def log_function_use(
         self, source: Any, function: Any, args: dict[str, Any], returns: Any
     ) -> None:

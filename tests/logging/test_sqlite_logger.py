@@ -100,7 +100,9 @@ def test_every_kind_of_record(tmp_path: Path, dbname: str) -> None:
     assert "api_key" not in init_args["llm_config"]["config_list"][0]
     assert rows(con, "oai_wrappers")
     assert rows(con, "oai_clients")
-    assert {r["class"] for r in rows(con, "oai_clients")} == {"OpenAIClient"}
+    assert {r["class"] for r in rows(con, "oai_clients")} == {
+        "OpenAI"
+    }  # AutoGen logged the SDK client's class
 
     completions = rows(con, "chat_completions")
     assert len(completions) == 2 + 2 + 2 + 1
