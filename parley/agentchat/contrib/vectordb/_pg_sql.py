@@ -33,28 +33,24 @@ INCLUDABLE = {
 }
 _MAX_NAME_BYTES = 63  # PostgreSQL cuts longer names silently (NAMEDATALEN - 1)
 _INDEX_OPERATOR_CLASSES = ("vector_l2_ops", "vector_cosine_ops", "vector_ip_ops")
-_loaded: SimpleNamespace | None = None
 
 
 def import_pg() -> SimpleNamespace:
-    """psycopg and pgvector's adapter, imported on first use (``ImportError`` naming the extra)."""
-    global _loaded
-    if _loaded is None:
-        try:
-            import psycopg
-            from psycopg import sql
-            from psycopg.types.json import Jsonb
-        except ImportError as e:
-            raise ImportError(install_hint("retrieve-pgvector", "psycopg")) from e
-        try:
-            from pgvector import Vector
-            from pgvector.psycopg import register_vector
-        except ImportError as e:
-            raise ImportError(install_hint("retrieve-pgvector", "pgvector")) from e
-        _loaded = SimpleNamespace(
-            psycopg=psycopg, sql=sql, Jsonb=Jsonb, Vector=Vector, register_vector=register_vector
-        )
-    return _loaded
+    """psycopg and pgvector's adapter (``ImportError`` naming the extra when missing)."""
+    try:
+        import psycopg
+        from psycopg import sql
+        from psycopg.types.json import Jsonb
+    except ImportError as e:
+        raise ImportError(install_hint("retrieve-pgvector", "psycopg")) from e
+    try:
+        from pgvector import Vector
+        from pgvector.psycopg import register_vector
+    except ImportError as e:
+        raise ImportError(install_hint("retrieve-pgvector", "pgvector")) from e
+    return SimpleNamespace(
+        psycopg=psycopg, sql=sql, Jsonb=Jsonb, Vector=Vector, register_vector=register_vector
+    )
 
 
 def checked_table_name(name: str) -> str:
