@@ -81,8 +81,11 @@ def test_insert_retrieve_nearest_first_with_euclidean_distances(pgvector_url: st
     store.create_collection("facts")
     store.insert_docs(docs())
     (hits,) = store.retrieve_docs(["Which volcano is in Sicily?"], n_results=3)
-    assert [doc["id"] for doc, _ in hits][0] == "etna"
-    assert hits[0][0] == {"id": "etna", "content": DOCS[0]["content"], "metadata": {"source": "v.txt"}}
+    assert hits[0][0] == {
+        "id": "etna",
+        "content": DOCS[0]["content"],
+        "metadata": {"source": "v.txt"},
+    }
     distances = [d for _, d in hits]
     assert distances == sorted(distances)
     # The distance is the Euclidean one between the query's and the document's vectors.
@@ -124,7 +127,9 @@ def test_update_delete_and_get_by_ids(pgvector_url: str) -> None:
     assert sorted(d["id"] for d in store.get_docs_by_ids()) == ["2", "3"]
     only_content = store.get_docs_by_ids(["3"], include=["documents"])
     assert set(only_content[0]) == {"id", "content", "embedding"}  # the vector always, as AutoGen
-    assert collection.get(limit=1, offset=0) and len(collection.get(limit=1, offset=1)) == 1
+    first, second = collection.get(limit=1), collection.get(limit=1, offset=1)
+    assert len(first) == len(second) == 1
+    assert first[0]["id"] != second[0]["id"]
     with pytest.raises(ValueError, match="Unknown fields to include"):
         store.get_docs_by_ids(["3"], include=["secret_column"])
 
@@ -133,7 +138,7 @@ def test_an_existing_id_needs_upsert(pgvector_url: str) -> None:
     store = PGVectorDB(connection_string=pgvector_url)
     store.create_collection("docs")
     store.insert_docs(docs()[:1])
-    with pytest.raises(ValueError, match="already exist.*upsert=True"):
+    with pytest.raises(ValueError, match=r"already exist.*upsert=True"):
         store.insert_docs([{"id": "new", "content": "new"}, {"id": "etna", "content": "changed"}])
     assert sorted(d["id"] for d in store.get_docs_by_ids()) == ["etna"]  # nothing was written
     store.insert_docs([{"id": "etna", "content": "changed", "metadata": {"v": 2}}], upsert=True)
@@ -160,7 +165,7 @@ def test_a_custom_embedding_function_and_given_embeddings(pgvector_url: str) -> 
     )
     assert store.get_docs_by_ids(["given"])[0]["embedding"] == [100.0, 0.0, 0.0]
     (hits,) = store.retrieve_docs(["b"], n_results=2)  # the query [1, 0, 1]
-    assert [(d["id"], round(dist, 6)) for d, dist in hits][0] == ("other", 0.0)
+    assert (hits[0][0]["id"], round(hits[0][1], 6)) == ("other", 0.0)
 
 
 def test_names_and_values_never_become_sql(pgvector_url: str) -> None:
@@ -253,7 +258,10 @@ def test_retrieve_user_proxy_agent_with_vector_db_pgvector(
         "assistant", llm_config={"config_list": fake_llm.config_list(), "cache_seed": None}
     )
     result = rag.initiate_chat(
-        helper, message=rag.message_generator, problem="How deep is the Mariana Trench?", n_results=2
+        helper,
+        message=rag.message_generator,
+        problem="How deep is the Mariana Trench?",
+        n_results=2,
     )
     assert result.summary == "About 10,935 metres."
     prompt = str(fake_llm.requests[0]["messages"][-1]["content"])

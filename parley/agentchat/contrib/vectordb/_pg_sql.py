@@ -15,7 +15,10 @@ __all__ = [
     "checked_table_name",
     "connect",
     "create_table",
+    "floats",
     "import_pg",
+    "nearest_rows",
+    "select_rows",
     "table_exists",
     "upsert_rows",
 ]
@@ -32,6 +35,7 @@ INCLUDABLE = {
     "embeddings": "embedding",
 }
 _MAX_NAME_BYTES = 63  # PostgreSQL cuts longer names silently (NAMEDATALEN - 1)
+_EF_SEARCH_MAX = 1000  # pgvector's limit for hnsw.ef_search
 _INDEX_OPERATOR_CLASSES = ("vector_l2_ops", "vector_cosine_ops", "vector_ip_ops")
 
 
@@ -168,3 +172,89 @@ def upsert_rows(
             f"Documents with these ids already exist in {table}: use upsert=True to replace "
             f"them ({e.diag.message_detail or e})"
         ) from e
+
+
+def select_rows(
+    client: Any,
+    table: str,
+    ids: list[str] | None,
+    include: Sequence[str],
+    where: Mapping[str, Any] | None,
+    limit: int | str | None,
+    offset: int | str | None,
+) -> list[dict[str, Any]]:
+    """Rows (column -> value) with the id, the columns ``include`` names, and the embedding:
+    those of ``ids`` in that order (all when None), whose metadata contains ``where``."""
+    pg = import_pg()
+    sql = pg.sql
+    unknown = [f for f in include if f not in INCLUDABLE]
+    if unknown:
+        raise ValueError(f"Unknown fields to include: {unknown}; known: {sorted(INCLUDABLE)}")
+    columns = dict.fromkeys(["id", *(INCLUDABLE[f] for f in include), "embedding"])
+    conditions: list[Any] = []
+    params: list[Any] = []
+    if ids is not None:
+        conditions.append(sql.SQL("id = ANY(%s)"))
+        params.append(ids)
+    if where is not None:
+        conditions.append(sql.SQL("metadatas @> %s"))
+        params.append(pg.Jsonb(dict(where)))
+    query = sql.SQL("SELECT {} FROM {}").format(
+        sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table)
+    )
+    if conditions:
+        query += sql.SQL(" WHERE ") + sql.SQL(" AND ").join(conditions)
+    if ids is not None:
+        query += sql.SQL(" ORDER BY array_position(%s::text[], id)")
+        params.append(ids)
+    if limit:
+        query += sql.SQL(" LIMIT %s")
+        params.append(int(limit))
+    if offset:
+        query += sql.SQL(" OFFSET %s")
+        params.append(int(offset))
+    cursor = client.execute(query, params)
+    names = [c.name for c in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def nearest_rows(
+    client: Any,
+    table: str,
+    vector: Sequence[float],
+    distance_type: str,
+    n: int,
+    threshold: float,
+) -> list[tuple[Any, ...]]:
+    """``(id, documents, metadatas, embedding, distance)`` of the ``n`` rows nearest to
+    ``vector``, nearest first; with a positive ``threshold`` only those nearer than it."""
+    pg = import_pg()
+    sql = pg.sql
+    operator = sql.SQL(DISTANCE_OPERATORS.get(distance_type.lower(), "<->"))
+    where = sql.SQL(" WHERE embedding {} %(q)s < %(t)s").format(operator)
+    query = sql.SQL(
+        "SELECT id, documents, metadatas, embedding, embedding {op} %(q)s AS distance "
+        "FROM {table}{where} ORDER BY distance LIMIT %(n)s"
+    ).format(
+        op=operator,
+        table=sql.Identifier(table),
+        where=where if threshold > 0 else sql.SQL(""),
+    )
+    with client.transaction():
+        # An HNSW index scan returns at most hnsw.ef_search rows: widen it to the rows asked for.
+        client.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true)",
+            (str(min(_EF_SEARCH_MAX, max(40, n))),),
+        )
+        rows: list[tuple[Any, ...]] = client.execute(
+            query, {"q": pg.Vector(list(vector)), "n": n, "t": threshold}
+        ).fetchall()
+    return rows
+
+
+def floats(vector: Any) -> list[float] | None:
+    """A stored vector (pgvector's ``Vector``, numpy's array, a list) as a list of floats."""
+    if vector is None:
+        return None
+    values = vector.to_list() if hasattr(vector, "to_list") else vector
+    return [float(x) for x in values]

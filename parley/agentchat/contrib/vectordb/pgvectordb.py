@@ -26,12 +26,13 @@ from typing import Any
 from ...._retrieve_embed import EmbedFunction, default_embedding, embed
 from ._doc_store import DocStore, Lookup
 from ._pg_sql import (
-    DISTANCE_OPERATORS,
-    INCLUDABLE,
     checked_table_name,
     connect,
     create_table,
+    floats,
     import_pg,
+    nearest_rows,
+    select_rows,
     table_exists,
     upsert_rows,
 )
@@ -41,7 +42,6 @@ __all__ = ["PGVECTOR_MAX_BATCH_SIZE", "Collection", "PGVectorDB"]
 
 PGVECTOR_MAX_BATCH_SIZE = int(os.environ.get("PGVECTOR_MAX_BATCH_SIZE", 40000))
 _DEFAULT_METADATA = {"hnsw:space": "ip", "hnsw:construction_ef": 32, "hnsw:M": 16}
-_EF_SEARCH_MAX = 1000  # pgvector's limit for hnsw.ef_search
 
 
 class Collection:
@@ -182,45 +182,15 @@ class Collection:
         ``"embedding"``; default the first two, and the embedding is always there, as in
         AutoGen); ``where`` keeps the documents whose metadata contains the mapping.
         """
-        pg = import_pg()
-        sql = pg.sql
         fields = list(include) if include else ["metadatas", "documents"]
-        unknown = [f for f in fields if f not in INCLUDABLE]
-        if unknown:
-            raise ValueError(f"Unknown fields to include: {unknown}; known: {sorted(INCLUDABLE)}")
-        columns = ["id", *dict.fromkeys(INCLUDABLE[f] for f in fields), "embedding"]
-        conditions, params, order = [], [], sql.SQL("")
-        if ids:
-            keys = [str(i) for i in ids]
-            conditions.append(sql.SQL("id = ANY(%s)"))
-            params.append(keys)
-            order = sql.SQL(" ORDER BY array_position(%s::text[], id)")
-        if where is not None:
-            if not isinstance(where, Mapping):
-                raise TypeError(
-                    "PGVectorDB's `where` is a mapping that the documents' metadata must contain "
-                    "(e.g. {'source': 'a.md'}); SQL text is not accepted"
-                )
-            conditions.append(sql.SQL("metadatas @> %s"))
-            params.append(pg.Jsonb(dict(where)))
-        query = sql.SQL("SELECT {} FROM {}").format(
-            sql.SQL(", ").join(map(sql.Identifier, dict.fromkeys(columns))),
-            sql.Identifier(self.name),
-        )
-        if conditions:
-            query += sql.SQL(" WHERE ") + sql.SQL(" AND ").join(conditions)
-        if ids:
-            query += order
-            params.append(keys)
-        if limit:
-            query += sql.SQL(" LIMIT %s")
-            params.append(int(limit))
-        if offset:
-            query += sql.SQL(" OFFSET %s")
-            params.append(int(offset))
-        cursor = self.client.execute(query, params)
-        names = [c.name for c in cursor.description]
-        return [_document(dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
+        if where is not None and not isinstance(where, Mapping):
+            raise TypeError(
+                "PGVectorDB's `where` is a mapping that the documents' metadata must contain "
+                "(e.g. {'source': 'a.md'}); SQL text is not accepted"
+            )
+        keys = [str(i) for i in ids] if ids else None
+        rows = select_rows(self.client, self.name, keys, fields, where, limit, offset)
+        return [_document(row) for row in rows]
 
     def query(
         self,
@@ -236,35 +206,17 @@ class Collection:
         inner product); with a positive ``distance_threshold`` only those nearer than it."""
         if collection_name:
             self.set_collection_name(collection_name)
-        operator = DISTANCE_OPERATORS.get(distance_type.lower(), DISTANCE_OPERATORS["euclidean"])
-        pg = import_pg()
-        sql = pg.sql
-        query = sql.SQL(
-            "SELECT id, documents, metadatas, embedding, embedding {op} %(q)s AS distance "
-            "FROM {table}{where} ORDER BY distance LIMIT %(n)s"
-        ).format(
-            op=sql.SQL(operator),
-            table=sql.Identifier(self.name),
-            where=sql.SQL(" WHERE embedding {} %(q)s < %(t)s").format(sql.SQL(operator))
-            if distance_threshold > 0
-            else sql.SQL(""),
-        )
         results: QueryResults = []
         vectors = embed(self.embedding_function, list(query_texts)) if query_texts else []
         for vector in vectors:
-            params = {"q": pg.Vector(vector), "n": int(n_results), "t": distance_threshold}
-            with self.client.transaction():
-                # An HNSW scan returns at most ef_search rows: widen it to the rows asked for.
-                self.client.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true)",
-                    (str(min(_EF_SEARCH_MAX, max(40, int(n_results)))),),
-                )
-                rows = self.client.execute(query, params).fetchall()
+            rows = nearest_rows(
+                self.client, self.name, vector, distance_type, int(n_results), distance_threshold
+            )
             hits = []
             for doc_id, content, meta, embedding, distance in rows:
                 doc = Document(id=doc_id, content=content, metadata=meta)
                 if include_embedding:
-                    doc["embedding"] = _floats(embedding)
+                    doc["embedding"] = floats(embedding)
                 hits.append((doc, float(distance)))
             results.append(hits)
         return results
@@ -426,8 +378,6 @@ class PGVectorDB(DocStore):
     def _nearest(
         self, queries: list[str], collection_name: str | None, n: int, options: dict[str, Any]
     ) -> QueryResults:
-        if isinstance(queries, str):
-            queries = [queries]
         return self.get_collection(collection_name).query(queries, n_results=n, **options)
 
     def _get(self, lookup: Lookup) -> list[Document]:
@@ -446,18 +396,11 @@ def _columns(docs: Sequence[Document]) -> dict[str, Any]:
     }
 
 
-def _floats(vector: Any) -> list[float] | None:
-    if vector is None:
-        return None
-    values = vector.to_list() if hasattr(vector, "to_list") else vector  # pgvector's Vector
-    return [float(x) for x in values]
-
-
 def _document(row: dict[str, Any]) -> Document:
     doc = Document(id=row["id"])
     if "documents" in row:
         doc["content"] = row["documents"]
     if "metadatas" in row:
         doc["metadata"] = row["metadatas"]
-    doc["embedding"] = _floats(row["embedding"])
+    doc["embedding"] = floats(row["embedding"])
     return doc
