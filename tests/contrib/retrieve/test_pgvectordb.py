@@ -290,3 +290,18 @@ def test_a_missing_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> No
             patched.setitem(sys.modules, module, None)
             with pytest.raises(ImportError, match=r"pip install 'parley\[retrieve-pgvector\]'"):
                 PGVectorDB(connection_string="postgresql://nobody@127.0.0.1:1/none")
+
+
+def test_the_vectordb_package_imports_no_driver() -> None:
+    import subprocess
+
+    code = (
+        "import json, sys\n"
+        "from parley.agentchat.contrib.vectordb import VectorDBFactory, PGVectorDB\n"
+        "import parley.agentchat.contrib.vectordb.pgvectordb\n"
+        "print(json.dumps([m for m in ('psycopg', 'pgvector') if m in sys.modules]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert out.stdout.strip() == "[]"  # psycopg and pgvector load when a store connects
