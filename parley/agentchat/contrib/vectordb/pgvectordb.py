@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...._retrieve_embed import EmbedFunction, default_embedding, embed
-from ._doc_store import DocStore, Lookup
+from ._doc_store import DocStore, Lookup, write_in_batches
 from ._pg_sql import (
     checked_table_name,
     connect,
@@ -36,7 +36,7 @@ from ._pg_sql import (
     table_exists,
     upsert_rows,
 )
-from .base import HASH_LENGTH, Document, ItemID, QueryResults, chunk_ids
+from .base import Document, ItemID, QueryResults
 
 __all__ = ["PGVECTOR_MAX_BATCH_SIZE", "Collection", "PGVectorDB"]
 
@@ -356,14 +356,10 @@ class PGVectorDB(DocStore):
         if active is not None and active.name == checked_table_name(collection_name):
             self.active_collection = None
 
-    def generate_chunk_ids(self, chunks: list[str], hash_length: int = HASH_LENGTH) -> list[ItemID]:
-        return list(chunk_ids(chunks, hash_length))
-
     def _insert(self, docs: list[Document], collection_name: str | None, upsert: bool) -> None:
-        collection = self.get_collection(collection_name)
-        write = collection.upsert if upsert else collection.add
-        for start in range(0, len(docs), PGVECTOR_MAX_BATCH_SIZE):
-            write(**_columns(docs[start : start + PGVECTOR_MAX_BATCH_SIZE]))
+        write_in_batches(
+            self.get_collection(collection_name), docs, upsert, PGVECTOR_MAX_BATCH_SIZE, _columns
+        )
 
     def update_docs(
         self, docs: list[Document], collection_name: str | None = None, **kwargs: Any
