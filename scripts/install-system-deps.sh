@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install the Debian packages listed in scripts/debian-packages.txt that are not installed yet.
+# Install the Debian packages listed in scripts/debian-packages.txt that are not installed yet,
+# then pgvector's extension for Debian's PostgreSQL (scripts/build-pgvector.sh).
 # Needs root (or sudo); does nothing when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ for pkg in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
 if [ "${#missing[@]}" -eq 0 ]; then
-    exit 0
+    exec bash scripts/build-pgvector.sh
 fi
 if ! command -v apt-get >/dev/null; then
     echo "install-system-deps: need Debian packages ${missing[*]}, but there is no apt-get here" >&2
@@ -25,3 +26,4 @@ echo "install-system-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
 "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+bash scripts/build-pgvector.sh

@@ -32,7 +32,17 @@ from ._pages import Page, read_page
 DOCS = Path(__file__).resolve().parents[2] / "website" / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 MODELS = ("gpt-4o", "gpt-4o-mini", "gpt-4", "gpt-3.5-turbo")
-KNOWN_MARKERS = {"docker", "jupyter", "redis", "local_model", "slow", "bwrap", "browser", "ray"}
+KNOWN_MARKERS = {
+    "docker",
+    "jupyter",
+    "redis",
+    "local_model",
+    "slow",
+    "bwrap",
+    "browser",
+    "ray",
+    "pgvector",
+}
 
 
 def _param(path: Path) -> Any:

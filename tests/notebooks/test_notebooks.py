@@ -26,6 +26,8 @@ LOCAL_MODEL_NOTEBOOKS = {"tune_inference.ipynb"}
 # Notebooks that start a Ray cluster: on the Ray tests' worker (tests/conftest.py XDIST_GROUPS),
 # as two clusters starting at once on 127.0.0.2 fail to register their nodes.
 RAY_NOTEBOOKS = {"batch_evaluation.ipynb"}
+# Notebooks that start a PostgreSQL with pgvector on loopback (parley.testing.postgres).
+PGVECTOR_NOTEBOOKS = {"retrieve_chat_pgvector.ipynb"}
 # The whole local-model notebook: its tuning sends ~100 requests that the model answers one at a
 # time, a few minutes on a loaded 2-core machine; each cell is still bounded by CELL_TIMEOUT.
 LOCAL_MODEL_TIMEOUT = 1200  # seconds
@@ -76,6 +78,8 @@ def _marks(name: str) -> list[Any]:
         return [pytest.mark.local_model, pytest.mark.timeout(LOCAL_MODEL_TIMEOUT)]
     if name in RAY_NOTEBOOKS:
         return [pytest.mark.ray, pytest.mark.timeout(RAY_TIMEOUT)]
+    if name in PGVECTOR_NOTEBOOKS:
+        return [pytest.mark.pgvector]
     return []
 
 
@@ -281,6 +285,16 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "the model saw only the last prompt: ['system', 'user']" in text
         assert re.search(r"answer: From the docs: .*sandbox=True", text)
         assert re.search(r"\n0\.\d{3} ", text)  # Qdrant's hits with their distances
+    if notebook.name == "retrieve_chat_pgvector.ipynb":
+        assert "PostgreSQL: PostgresServer(host='127.0.0.1'" in text
+        assert "answer: From the docs: " in text
+        assert "max_cost" in text.split("answer: From the docs: ", 1)[1].split("\n", 1)[0]
+        assert re.search(r"table: parley_docs \| chunks stored: [1-9]\d*\n", text)
+        assert re.search(r"\n\d\.\d{3} cost-and-budgets\.md \| ", text)  # the nearest hit
+        assert "distances ascending: True" in text
+        assert re.search(r"chunks from logging\.md: [1-9]\d* \| all from it: True", text)
+        assert re.search(r"cosine 0\.\d{3} logging\.md", text)
+        assert "server stopped and removed" in text
     if notebook.name == "tracing.ipynb":
         assert "tracing: True" in text
         assert re.search(

@@ -180,8 +180,8 @@ def test_factory() -> None:
         ValueError, match=r"Unsupported vector database type: faiss\. Valid types are \['chroma'"
     ):
         VectorDBFactory.create_vector_db("faiss")
-    with pytest.raises(NotImplementedError, match="pgvector"):
-        VectorDBFactory.create_vector_db("pgvectordb")
+    with pytest.raises(NotImplementedError, match="mongodb"):
+        VectorDBFactory.create_vector_db("atlas")
 
 
 def test_a_user_store_must_have_every_member() -> None:

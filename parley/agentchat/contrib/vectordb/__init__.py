@@ -1,9 +1,9 @@
 """RetrieveChat's vector databases (AutoGen's ``autogen.agentchat.contrib.vectordb``).
 
 The protocol (:class:`~.base.VectorDB`, :class:`~.base.Document`, :data:`~.base.QueryResults`),
-the factory (:class:`~.base.VectorDBFactory`), and two stores imported on first use:
-:class:`~.chromadb.ChromaVectorDB` (``parley[retrieve]``) and :class:`~.qdrant.QdrantVectorDB`
-(``parley[retrieve-qdrant]``).
+the factory (:class:`~.base.VectorDBFactory`), and three stores imported on first use:
+:class:`~.chromadb.ChromaVectorDB` (``parley[retrieve]``), :class:`~.qdrant.QdrantVectorDB`
+(``parley[retrieve-qdrant]``) and :class:`~.pgvectordb.PGVectorDB` (``parley[retrieve-pgvector]``).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ __all__ = [
     "ChromaVectorDB",
     "Document",
     "ItemID",
+    "PGVectorDB",
     "QdrantVectorDB",
     "QueryResults",
     "VectorDB",
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from ._factory import VectorDBFactory
     from .base import Document, ItemID, QueryResults, VectorDB
     from .chromadb import ChromaVectorDB
+    from .pgvectordb import PGVectorDB
     from .qdrant import QdrantVectorDB
 else:
     __getattr__, __dir__ = lazy_exports(
@@ -35,6 +37,7 @@ else:
             "VectorDBFactory": "._factory",
             "ChromaVectorDB": ".chromadb",
             "QdrantVectorDB": ".qdrant",
+            "PGVectorDB": ".pgvectordb",
         },
-        submodules=("base", "utils", "chromadb", "qdrant"),
+        submodules=("base", "utils", "chromadb", "qdrant", "pgvectordb"),
     )

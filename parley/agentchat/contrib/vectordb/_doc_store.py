@@ -5,13 +5,28 @@ and ``get_docs_by_ids``, written once here; each store supplies the calls to its
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .base import Document, ItemID, QueryResults
+from .base import HASH_LENGTH, Document, ItemID, QueryResults, chunk_ids
 from .utils import filter_results_by_distance
 
-__all__ = ["DocStore", "Lookup"]
+__all__ = ["DocStore", "Lookup", "write_in_batches"]
+
+
+def write_in_batches(
+    collection: Any,
+    docs: Sequence[Document],
+    upsert: bool,
+    batch_size: int,
+    columns: Callable[[Sequence[Document]], dict[str, Any]],
+) -> None:
+    """``collection.upsert`` (or ``.add``) of ``columns(batch)`` for each batch of ``docs``: the
+    Chroma-style collection API that the Chroma and PGVector stores share."""
+    write = collection.upsert if upsert else collection.add
+    for start in range(0, len(docs), batch_size):
+        write(**columns(docs[start : start + batch_size]))
 
 
 @dataclass(frozen=True)
@@ -28,6 +43,10 @@ class Lookup:
 
 class DocStore:
     """Base of parley's VectorDBs (see the module docstring)."""
+
+    def generate_chunk_ids(self, chunks: list[str], hash_length: int = HASH_LENGTH) -> list[ItemID]:
+        """AutoGen's chunk ids: a prefix of each chunk's BLAKE2b."""
+        return list(chunk_ids(chunks, hash_length))
 
     def insert_docs(
         self,

@@ -46,6 +46,10 @@ class VectorDBFactory:
             from .qdrant import QdrantVectorDB
 
             return QdrantVectorDB(**kwargs)
+        if kind == "pgvector":
+            from .pgvectordb import PGVectorDB
+
+            return PGVectorDB(**kwargs)
         if kind is not None:
             raise NotImplementedError(
                 f"parley does not ship the {kind!r} vector database; pass an object with the "

@@ -2,8 +2,9 @@
 
 A store is any object with the members of :class:`VectorDB` (checked with ``isinstance``, as
 ``RetrieveUserProxyAgent`` does to choose its path). :class:`VectorDBFactory` builds the stores
-parley ships: ChromaDB (``pip install 'parley[retrieve]'``) and Qdrant
-(``pip install 'parley[retrieve-qdrant]'``), each imported only when asked for.
+parley ships: ChromaDB (``pip install 'parley[retrieve]'``), Qdrant
+(``pip install 'parley[retrieve-qdrant]'``) and PostgreSQL with pgvector
+(``pip install 'parley[retrieve-pgvector]'``), each imported only when asked for.
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from ...._retrieve_embed import (
     import_chromadb,
     offline_settings,
 )
-from ._doc_store import DocStore, Lookup
-from .base import HASH_LENGTH, Document, ItemID, QueryResults, chunk_ids
+from ._doc_store import DocStore, Lookup, write_in_batches
+from .base import Document, ItemID, QueryResults
 from .utils import chroma_results_to_query_results
 
 __all__ = ["CHROMADB_MAX_BATCH_SIZE", "ChromaVectorDB"]
@@ -107,14 +107,10 @@ class ChromaVectorDB(DocStore):
         if self.active_collection is not None and self.active_collection.name == collection_name:
             self.active_collection = None
 
-    def generate_chunk_ids(self, chunks: list[str], hash_length: int = HASH_LENGTH) -> list[ItemID]:
-        return list(chunk_ids(chunks, hash_length))
-
     def _insert(self, docs: list[Document], collection_name: str | None, upsert: bool) -> None:
-        collection = self.get_collection(collection_name)
-        write = collection.upsert if upsert else collection.add
-        for start in range(0, len(docs), CHROMADB_MAX_BATCH_SIZE):
-            write(**_columns(docs[start : start + CHROMADB_MAX_BATCH_SIZE]))
+        write_in_batches(
+            self.get_collection(collection_name), docs, upsert, CHROMADB_MAX_BATCH_SIZE, _columns
+        )
 
     def update_docs(
         self, docs: list[Document], collection_name: str | None = None, **kwargs: Any
