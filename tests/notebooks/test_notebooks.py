@@ -42,6 +42,13 @@ RAY_TIMEOUT = 1800  # seconds, the whole Ray notebook
 # same cores that went past the legacy Completion's 60 s request timeout (a timed-out request
 # fails its trial). Still below CELL_TIMEOUT: a hung request fails as a timeout.
 LOCAL_MODEL_SETUP = "import parley\nparley.Completion.request_timeout = 240\n"
+# Run in the kernel before a Ray notebook: the Ray instance its batch starts inherits a higher
+# CPU priority where the kernel may take one (root, as in CI), as the Ray tests' clusters do
+# (tests/batch/_ray_cluster.py raise_priority).
+RAY_SETUP = (
+    "import contextlib, os\nwith contextlib.suppress(PermissionError):\n"
+    "    os.setpriority(os.PRIO_PROCESS, 0, -10)\n"
+)
 
 
 @pytest.fixture
@@ -519,6 +526,8 @@ def test_retrieve_chat_notebook_on_the_local_model(kernel: Any) -> None:
 def _run_notebook(kernel: Any, notebook: Path) -> str:
     if notebook.name in LOCAL_MODEL_NOTEBOOKS:
         run_cell(kernel, LOCAL_MODEL_SETUP)
+    if notebook.name in RAY_NOTEBOOKS:
+        run_cell(kernel, RAY_SETUP)
     timeout = RAY_CELL_TIMEOUT if notebook.name in RAY_NOTEBOOKS else CELL_TIMEOUT
     cells = json.loads(notebook.read_text())["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]

@@ -22,7 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from ..batch._ray_cluster import HOST, SESSION_TOKEN, SETUP_TIMEOUT, Cluster, short_root
+from ..batch._ray_cluster import (
+    HOST,
+    SESSION_TOKEN,
+    SETUP_TIMEOUT,
+    Cluster,
+    raise_priority,
+    short_root,
+)
 
 pytestmark = [pytest.mark.ray, pytest.mark.slow, pytest.mark.timeout(SETUP_TIMEOUT)]
 
@@ -246,6 +253,7 @@ def test_the_instance_run_chats_starts_needs_a_token(tmp_path: Path) -> None:
             stderr=stderr,
             text=True,
             start_new_session=True,
+            preexec_fn=raise_priority,  # the instance its batch starts inherits it
         ) as child,
     ):
         # A child that hangs is killed: its output ends, and the test fails instead of waiting.
