@@ -31,7 +31,7 @@ from ._auto_selection import (
     selector_history,
 )
 from ._messages import content_text
-from ._sync_chat import run_sync
+from ._sync_chat import run_sync, sync_of
 from .agent import Agent
 from .conversable_agent import ConversableAgent
 
@@ -92,15 +92,8 @@ async def a_auto_select_speaker(
     return await self._speaker_selector.auto(self, last_speaker, selector, history, agents)
 
 
-def auto_select_speaker(
-    self: GroupChat,
-    last_speaker: Agent,
-    selector: Any,
-    messages: list[dict[str, Any]] | None,
-    agents: list[Agent] | None,
-) -> Agent:
-    """The sync form of :meth:`a_auto_select_speaker`."""
-    return run_sync(self.a_auto_select_speaker(last_speaker, selector, messages, agents))
+auto_select_speaker = sync_of(a_auto_select_speaker, "_auto_select_speaker")
+"""The sync form of ``a_auto_select_speaker``."""
 
 
 def validate_speaker_name(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -21,6 +20,7 @@ from parley.agentchat.contrib.capabilities import transform_messages, transforms
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
+from ._group_clients import answering
 from ._spec_support import VARIANTS, call
 
 
@@ -328,28 +328,7 @@ def test_internal_agents_run_autogen_s_selection_protocol(fake_llm: FakeLLMServe
     )
 
 
-class EchoClient:
-    """A custom model client (AutoGen's ModelClient protocol) that always says one name."""
-
-    def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
-        self.model = config["model"]
-
-    def create(self, params: dict[str, Any]) -> Any:
-        message = SimpleNamespace(content="Product_Manager", function_call=None, tool_calls=None)
-        return SimpleNamespace(
-            choices=[SimpleNamespace(message=message)], model=self.model, cost=0.0
-        )
-
-    def message_retrieval(self, response: Any) -> list[str]:
-        return [c.message.content for c in response.choices]
-
-    def cost(self, response: Any) -> float:
-        return 0.0
-
-    @staticmethod
-    def get_usage(response: Any) -> dict[str, Any]:
-        return {}
-
+EchoClient = answering("EchoClient", "Product_Manager")
 
 OWN_CONFIG = {"config_list": [{"model": "echo", "model_client_cls": "EchoClient"}]}
 
