@@ -7,7 +7,9 @@ AutoGen's speaker selection: ``_prepare_and_select_agents``, ``_auto_select_spea
 Each function here is written as the method it is on ``GroupChat`` (its first parameter is the
 group, ``self``); ``GroupChat`` binds them under AutoGen's names.
 
-Each is a thin face over the step parley already has (``SpeakerSelector.prepare`` and
+A subclass that overrides ``_prepare_and_select_agents``, ``_auto_select_speaker`` or
+``a_auto_select_speaker`` has its override used by the rounds (``prepared``, ``auto_chosen``),
+as AutoGen's ``select_speaker`` called them. Each is a thin face over the step parley already has (``SpeakerSelector.prepare`` and
 ``.auto``, ``judge_answer``, ``match_speaker``, ``client_class``), so the rules exist once.
 AutoGen ran "auto" selection as a private chat between a ``checking_agent`` and a
 ``speaker_selection_agent`` and read the outcome from marker messages (``[AGENT SELECTED]``,
@@ -17,6 +19,7 @@ speak that protocol for code written against it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -42,11 +45,13 @@ __all__ = [
     "SELECTED",
     "SELECTION_FAILED",
     "a_auto_select_speaker",
+    "auto_chosen",
     "auto_select_speaker",
     "create_internal_agents",
     "finalize_speaker",
     "get_transforms",
     "prepare_and_select_agents",
+    "prepared",
     "process_speaker_selection_result",
     "register_client_from_config",
     "register_custom_model_clients",
@@ -94,6 +99,37 @@ async def a_auto_select_speaker(
 
 auto_select_speaker = sync_of(a_auto_select_speaker, "_auto_select_speaker")
 """The sync form of ``a_auto_select_speaker``."""
+
+
+def _unchanged(method: Any, face: Callable[..., Any]) -> bool:
+    """Whether the bound ``method`` is the face of this module (not a subclass's override)."""
+    return getattr(method, "__func__", None) is face
+
+
+async def prepared(self: GroupChat, last_speaker: Agent) -> Triple:
+    """The first selection step: a subclass's own ``_prepare_and_select_agents`` (user code,
+    run in a worker thread), else parley's."""
+    if _unchanged(self._prepare_and_select_agents, prepare_and_select_agents):
+        return await self._speaker_selector.prepare(self, last_speaker)
+    return await asyncio.to_thread(self._prepare_and_select_agents, last_speaker)
+
+
+async def auto_chosen(
+    self: GroupChat,
+    last_speaker: Agent,
+    selector: Any,
+    history: list[dict[str, Any]],
+    eligible: list[Agent] | None,
+) -> Agent:
+    """The "auto" step: a subclass's own ``a_auto_select_speaker`` or ``_auto_select_speaker``
+    (in a worker thread), else parley's."""
+    if not _unchanged(self.a_auto_select_speaker, a_auto_select_speaker):
+        return await self.a_auto_select_speaker(last_speaker, selector, history, eligible)
+    if not _unchanged(self._auto_select_speaker, auto_select_speaker):
+        return await asyncio.to_thread(
+            self._auto_select_speaker, last_speaker, selector, history, eligible
+        )
+    return await self._speaker_selector.auto(self, last_speaker, selector, history, eligible)
 
 
 def validate_speaker_name(

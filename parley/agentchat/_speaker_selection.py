@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from .._agent_protocol import is_agent as _is_agent
 from .._core.calls import call_user
 from ..exceptions import NoEligibleSpeaker
+from . import _group_compat
 from ._auto_selection import ModelSelection, selector_history
 from .agent import Agent
 
@@ -58,13 +59,14 @@ class SpeakerSelector:
     async def select(self, group: GroupChat, last_speaker: Agent, manager: AgentCore) -> Agent:
         """The speaker after ``last_speaker``; ``NoEligibleSpeaker`` when nobody may speak.
         ``manager`` lends its model to "auto" selection."""
-        picked, eligible, history = await self.prepare(group, last_speaker)
+        # Through _group_compat: a GroupChat subclass may override AutoGen's steps.
+        picked, eligible, history = await _group_compat.prepared(group, last_speaker)
         if picked is not None:
             return picked
         if history is None:
             # "manual" and the human chose nobody: the next agent in order (among the eligible).
             return group.next_agent(last_speaker, eligible)
-        return await self.auto(group, last_speaker, manager, history, eligible)
+        return await _group_compat.auto_chosen(group, last_speaker, manager, history, eligible)
 
     async def prepare(
         self, group: GroupChat, last_speaker: Agent

@@ -502,3 +502,54 @@ async def test_reflection_summary_of_the_group_uses_summary_args(
     # the whole group transcript, then the prompt with the role asked for
     assert [m["content"] for m in sent[-4:-1]] == ["hello", "bob speaking", "alice speaking"]
     assert sent[-1] == {"role": "user", "content": "Sum it up."}
+
+
+# -- a subclass's own steps are used by the rounds ---------------------------------------------------
+
+
+class LastInLine(GroupChat):
+    """AutoGen-style extension: its own first step always picks the last agent."""
+
+    def _prepare_and_select_agents(self, last_speaker: Agent) -> Any:
+        _, eligible, messages = super()._prepare_and_select_agents(last_speaker)
+        return self.agents[-1], eligible, messages
+
+
+class AlwaysFirst(GroupChat):
+    """AutoGen-style extension: its "auto" step (sync) always picks the first agent."""
+
+    def _auto_select_speaker(
+        self, last_speaker: Agent, selector: Any, messages: Any, agents: Any
+    ) -> Agent:
+        assert messages is not None  # the transcript the model would have read
+        return self.agents[0]
+
+
+class AlwaysSecond(GroupChat):
+    """The same with the async "auto" step."""
+
+    async def a_auto_select_speaker(
+        self, last_speaker: Agent, selector: Any, messages: Any, agents: Any
+    ) -> Agent:
+        return self.agents[1]
+
+
+@VARIANTS
+@pytest.mark.parametrize(
+    ("cls", "expected"),
+    [
+        (LastInLine, ["Designer", "Designer", "Designer"]),
+        (AlwaysFirst, ["Chief_Marketing_Officer", "Chief_Marketing_Officer"]),
+        (AlwaysSecond, ["Product_Manager", "Product_Manager"]),
+    ],
+)
+async def test_rounds_use_a_subclass_s_selection_steps(
+    variant: str, cls: type[GroupChat], expected: list[str]
+) -> None:
+    cmo, pm, designer = trio()
+    user = member("user")
+    group = cls([cmo, pm, designer], [], max_round=len(expected) + 1)
+    # No model anywhere: without the overrides "auto" would take turns in order.
+    manager = GroupChatManager(group, llm_config=False, silent=True)
+    await call(variant, user, "initiate_chat", manager, message="go")
+    assert [m["name"] for m in group.messages] == ["user", *expected]
