@@ -18,7 +18,7 @@ import functools
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..code_utils import content_str
 from ._group_history import pair_tool_calls
@@ -31,12 +31,23 @@ if TYPE_CHECKING:
     from ._group_chat import GroupChat
     from ._state import AgentCore
 
-__all__ = ["ModelSelection", "match_speaker", "mentioned_agents", "register_clients"]
+__all__ = [
+    "CHECKER_NAME",
+    "SELECTOR_NAME",
+    "ModelSelection",
+    "Verdict",
+    "client_class",
+    "judge_answer",
+    "match_speaker",
+    "mentioned_agents",
+    "register_clients",
+    "selector_history",
+]
 
 logger = logging.getLogger(__name__)
 
-_SELECTOR_NAME = "speaker_selection_agent"
-_CHECKER_NAME = "checking_agent"  # AutoGen's name for the side that checks the answers
+SELECTOR_NAME = "speaker_selection_agent"
+CHECKER_NAME = "checking_agent"  # AutoGen's name for the side that checks the answers
 _TRIM = " \t\r\n\"'`*.,:;!?()[]{}<>"
 
 
@@ -81,6 +92,40 @@ def match_speaker(answer: Any, agents: Sequence[Any]) -> tuple[str | None, dict[
     return None, mentions
 
 
+class Verdict(NamedTuple):
+    """What one answer of the selection model comes to."""
+
+    name: str | None  # the agent it designates, if exactly one
+    several: bool  # no single name because it names several (else: none)
+    follow_up: str  # without a name: the prompt that asks the model again
+
+
+def judge_answer(
+    group: GroupChat, answer: Any, agents: Sequence[Agent], attempt: int, total: int
+) -> Verdict:
+    """Judge attempt ``attempt`` of ``total`` (printed when the group is verbose)."""
+    name, mentions = match_speaker(answer, agents)
+    out = _console() if group.select_speaker_auto_verbose else None
+    if name is not None:
+        if out is not None:
+            out.print(
+                f">>>>>>>> Select speaker attempt {attempt} of {total} successfully selected: "
+                f"{name}",
+                flush=True,
+            )
+        return Verdict(name, False, "")
+    several = len(mentions) > 1
+    if out is not None:
+        why = "included multiple agent names" if several else "did not include any agent names"
+        out.print(f">>>>>>>> Select speaker attempt {attempt} of {total} failed as it {why}.")
+    template = (
+        group.select_speaker_auto_multiple_template
+        if several
+        else group.select_speaker_auto_none_template
+    )
+    return Verdict(None, several, template.format(agentlist=f"{[a.name for a in agents]}"))
+
+
 def _console() -> Any:
     from ..io import IOStream  # imported when first printing: ``import parley`` stays light
 
@@ -99,57 +144,41 @@ class ModelSelection:
         self._agent: ConversableAgent | None = None
 
     async def choose(
-        self, group: GroupChat, last_speaker: Agent, manager: AgentCore, agents: list[Agent]
+        self,
+        group: GroupChat,
+        last_speaker: Agent,
+        manager: AgentCore,
+        agents: list[Agent],
+        transcript: list[dict[str, Any]],
     ) -> Agent | None:
-        """The speaker the model names among ``agents`` (after retries, the next agent in
-        order); None when there is no model to ask."""
+        """The speaker the model names among ``agents`` after reading ``transcript`` (as
+        ``selector_history`` makes it); after the retries, the next agent in order. None when
+        there is no model to ask."""
         agent = self._selection_agent(group, manager)
         if agent is None:
             return None
         agent.update_system_message(group.select_speaker_msg(agents))
-        history = selector_history(group.messages)
+        history = list(transcript)
         role = group.role_for_select_speaker_messages
         prompt = group.select_speaker_prompt(agents)
         if prompt is not None:
             history.append({"role": role, "content": prompt})
-        agentlist = f"{[a.name for a in agents]}"
         total = 1 + group.max_retries_for_selecting_speaker
         out = _console() if group.select_speaker_auto_verbose else None
         for attempt in range(1, total + 1):
             if out is not None and history:
-                out.print(render_message(history[-1], _CHECKER_NAME, _SELECTOR_NAME), flush=True)
+                out.print(render_message(history[-1], CHECKER_NAME, SELECTOR_NAME), flush=True)
             answer = await agent.a_generate_reply(messages=history, sender=None)
             text = _text(answer.get("content") if isinstance(answer, dict) else answer)
             if out is not None:
                 out.print(
-                    render_message({"content": text}, _SELECTOR_NAME, _CHECKER_NAME), flush=True
+                    render_message({"content": text}, SELECTOR_NAME, CHECKER_NAME), flush=True
                 )
-            name, mentions = match_speaker(text, agents)
-            if name is not None:
-                if out is not None:
-                    out.print(
-                        f">>>>>>>> Select speaker attempt {attempt} of {total} successfully "
-                        f"selected: {name}",
-                        flush=True,
-                    )
-                return next(a for a in agents if a.name == name)
-            several = len(mentions) > 1
-            if out is not None:
-                why = (
-                    "included multiple agent names"
-                    if several
-                    else "did not include any agent names"
-                )
-                out.print(
-                    f">>>>>>>> Select speaker attempt {attempt} of {total} failed as it {why}."
-                )
-            template = (
-                group.select_speaker_auto_multiple_template
-                if several
-                else group.select_speaker_auto_none_template
-            )
+            verdict = judge_answer(group, text, agents, attempt, total)
+            if verdict.name is not None:
+                return next(a for a in agents if a.name == verdict.name)
             history.append({"role": "assistant", "content": text})
-            history.append({"role": role, "content": template.format(agentlist=agentlist)})
+            history.append({"role": role, "content": verdict.follow_up})
         fallback = group.next_agent(last_speaker, agents)
         logger.warning(
             "speaker selection: no single agent name in %d answer(s) of the model; %s speaks "
@@ -175,9 +204,9 @@ def _build_agent(
     """The agent that asks the model, or None without a model: its own client for
     ``select_speaker_auto_llm_config``, else the manager's (shared, so usage is counted)."""
     if own:
-        agent = ConversableAgent(_SELECTOR_NAME, llm_config=own, human_input_mode="NEVER")
+        agent = ConversableAgent(SELECTOR_NAME, llm_config=own, human_input_mode="NEVER")
     elif client is not None:
-        agent = ConversableAgent(_SELECTOR_NAME, llm_config=False, human_input_mode="NEVER")
+        agent = ConversableAgent(SELECTOR_NAME, llm_config=False, human_input_mode="NEVER")
         agent.client, agent.llm_config = client, manager.llm_config
     else:
         return None
@@ -236,23 +265,25 @@ def register_clients(client: Any, classes: Any) -> None:
     """Register the custom model client classes (``select_speaker_auto_model_client_cls``)
     that the selection config names by ``model_client_cls``."""
     for name in client.pending_model_clients():
-        if not classes:
-            raise ValueError(
-                f"The speaker selection config names the custom model client {name!r}, but no "
-                "class was given: pass GroupChat(select_speaker_auto_model_client_cls=...)."
-            )
-        if isinstance(classes, list):
-            matching = {c for c in classes if c.__name__ == name}
-            if len(matching) > 1:
-                raise RuntimeError(
-                    f"More than one unique 'model_client_cls' with __name__ {name!r}."
-                )
-            if not matching:
-                raise ValueError(
-                    f"No class in select_speaker_auto_model_client_cls is named {name!r}, the "
-                    "model client class named in the speaker selection config."
-                )
-            cls = next(iter(matching))
-        else:
-            cls = classes
-        client.register_model_client(cls)
+        client.register_model_client(client_class(name, classes))
+
+
+def client_class(name: str, classes: Any) -> type:
+    """The class among ``classes`` (one class, or a list) that the config's
+    ``model_client_cls`` ``name`` designates."""
+    if not classes:
+        raise ValueError(
+            f"The speaker selection config names the custom model client {name!r}, but no "
+            "class was given: pass GroupChat(select_speaker_auto_model_client_cls=...)."
+        )
+    if not isinstance(classes, list):
+        return classes  # type: ignore[no-any-return]
+    matching: set[type] = {c for c in classes if c.__name__ == name}
+    if len(matching) > 1:
+        raise RuntimeError(f"More than one unique 'model_client_cls' with __name__ {name!r}.")
+    if not matching:
+        raise ValueError(
+            f"No class in select_speaker_auto_model_client_cls is named {name!r}, the "
+            "model client class named in the speaker selection config."
+        )
+    return next(iter(matching))

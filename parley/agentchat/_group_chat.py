@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Literal
 from .._agent_protocol import is_agent as _is_agent
 from ..exceptions import AgentNameConflict, UndefinedNextAgent
 from ..graph_utils import check_graph_shape, check_graph_validity, invert_disallowed_to_allowed
+from . import _group_compat as _compat
 from ._auto_selection import mentioned_agents
 from ._group_visibility import Rule, check_visibility
 from ._messages import check_message, content_text
@@ -245,8 +246,9 @@ class GroupChat:
         transforms = self.select_speaker_transform_messages
         if transforms is not None and not callable(getattr(transforms, "add_to_agent", None)):
             raise ValueError(
-                "select_speaker_transform_messages must be a TransformMessages (an object with "
-                f"an add_to_agent method), got {type(transforms).__name__}"
+                "select_speaker_transform_messages must be None or MessageTransforms. (a "
+                f"TransformMessages, or an object with an add_to_agent method), got "
+                f"{type(transforms).__name__}"
             )
         if not isinstance(self.select_speaker_auto_verbose, bool):
             raise ValueError("select_speaker_auto_verbose cannot be None or non-bool")
@@ -387,3 +389,16 @@ class GroupChat:
     def select_speaker(self, last_speaker: Agent, selector: Any) -> Agent:
         """The sync form of :meth:`a_select_speaker`."""
         return run_sync(self.a_select_speaker(last_speaker, selector))
+
+    # -- AutoGen's private selection steps, which extensions call (see _group_compat) ---------
+
+    _speaker_selection_transforms = property(_compat.get_transforms, _compat.set_transforms)
+    _prepare_and_select_agents = _compat.prepare_and_select_agents
+    _auto_select_speaker = _compat.auto_select_speaker
+    a_auto_select_speaker = _compat.a_auto_select_speaker
+    _validate_speaker_name = _compat.validate_speaker_name
+    _process_speaker_selection_result = _compat.process_speaker_selection_result
+    _finalize_speaker = _compat.finalize_speaker
+    _register_client_from_config = _compat.register_client_from_config
+    _register_custom_model_clients = _compat.register_custom_model_clients
+    _create_internal_agents = _compat.create_internal_agents

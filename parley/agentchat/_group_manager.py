@@ -144,15 +144,25 @@ class GroupChatManager(ConversableAgent):
                 agent._prepare_chat(self, clear_history, False, reply_at_receive)
 
     # -- the rounds --------------------------------------------------------------------------
+    # ``run_chat`` and ``a_run_chat`` are AutoGen's reply functions, and code registers them on
+    # agents of its own (``agent.register_reply(Agent, GroupChatManager.run_chat,
+    # config=groupchat)``): ``self`` is then any ConversableAgent, which runs the rounds of
+    # ``config`` as the manager would, with a manager's defaults (not silent, no budget).
 
     async def a_run_chat(
-        self,
+        self: ConversableAgent,
         messages: list[dict[str, Any]] | None = None,
         sender: Agent | None = None,
         config: GroupChat | None = None,
     ) -> tuple[bool, None]:
         """Run the group chat from the sender's last message; always ``(True, None)``."""
-        groupchat = config if config is not None else self._groupchat
+        manager = self if isinstance(self, GroupChatManager) else None
+        groupchat = config if config is not None else getattr(manager, "groupchat", None)
+        if not isinstance(groupchat, GroupChat):
+            raise TypeError(
+                "run_chat needs the GroupChat to run: pass config=groupchat (register_reply(..., "
+                f"config=groupchat)); got {type(config).__name__}"
+            )
         if messages is None:
             messages = self._oai_messages[sender]
         if not messages or sender is None:
@@ -161,107 +171,24 @@ class GroupChatManager(ConversableAgent):
             intro = groupchat.introductions_msg()
             for agent in groupchat.agents:
                 await _delivery.send(self, intro, agent, request_reply=False, silent=True)
-        saved = self._share_cache(groupchat)
+        run = _Run(self, manager, groupchat, self._is_termination_msg)
+        saved = _share_cache(self.client_cache, groupchat)
         try:
-            with _usage.watch_budget(self.budget):
-                await self._rounds(groupchat, as_messages(messages)[-1], sender)
+            with _usage.watch_budget(getattr(manager, "budget", None)):
+                await run.rounds(as_messages(messages)[-1], sender)
         finally:
             for agent, cache in saved:
                 agent.client_cache = cache
         return True, None
 
     def run_chat(
-        self,
+        self: ConversableAgent,
         messages: list[dict[str, Any]] | None = None,
         sender: Agent | None = None,
         config: GroupChat | None = None,
     ) -> tuple[bool, None]:
         """The sync form of :meth:`a_run_chat`."""
-        return run_sync(self.a_run_chat(messages, sender, config))
-
-    async def _rounds(self, groupchat: GroupChat, message: Message, speaker: Agent) -> None:
-        silent = self._silent
-        select = _selection(groupchat)
-        relay = Relay(self, groupchat)
-        for i in range(groupchat.max_round):
-            self._last_speaker = speaker
-            groupchat.append(message, speaker)
-            # Members get the speaker's message with its name, and with its content as it was
-            # (the transcript keeps text only; multimodal members need the parts).
-            if message.get("role") != "function":
-                message = {**message, "name": speaker.name}
-            await relay.hold(groupchat.messages[-1], message, speaker, broadcast=i == 0)
-            turn = (
-                None
-                if _ends_after(groupchat, message, i, self._is_termination_msg)
-                else (await self._turn(groupchat, speaker, select, relay))
-            )
-            if turn is None:
-                await relay.release(None)  # the chat's last message: addressed to nobody
-                return
-            speaker, reply = turn
-            if (
-                groupchat.enable_clear_history
-                and isinstance(reply, dict)
-                and reply.get("content")
-                and "CLEAR HISTORY" in content_str(reply["content"]).upper()
-            ):
-                reply = {**reply, "content": self.clear_agents_history(reply, groupchat)}
-            await _delivery.send(speaker, reply, self, request_reply=False, silent=silent)
-            # The speaker's reply was just sent: the history with it is not empty.
-            message = cast("Message", self.last_message(speaker))
-
-    async def _turn(
-        self, groupchat: GroupChat, last_speaker: Agent, select: _Select, relay: Relay
-    ) -> tuple[Agent, Any] | None:
-        """The next speaker and its reply; None when the chat ends here. The last message is
-        delivered (``relay``) once the speaker is known, before it replies."""
-        silent = self._silent
-        try:
-            with (
-                echo_silenced(silent or not groupchat.select_speaker_auto_verbose),
-                _usage.acting_for(self, "speaker_selection"),
-                _reports.speaker_selection_step(self, last_speaker) as step,
-            ):
-                speaker = await select(last_speaker, self)
-                step.end(speaker.name)
-            if not silent:
-                from ..io import IOStream
-
-                IOStream.get_default().print(f"\nNext speaker: {speaker.name}\n", flush=True)
-            await relay.release(speaker)
-            reply = await self._reply_of(speaker)
-        except KeyboardInterrupt:
-            # The admin (a human participant) takes over, as in AutoGen.
-            admin = groupchat.agent_by_name(groupchat.admin_name)
-            if admin is None:
-                raise
-            speaker = admin
-            await relay.release(speaker)
-            reply = await self._reply_of(speaker)
-        except NoEligibleSpeaker:
-            logger.warning("No eligible speaker found. Terminating the conversation.")
-            _usage.note_end("no_eligible_speaker")
-            return None
-        except BudgetExceededError:
-            return None  # the selection's request was refused: the chat ends before the round
-        return None if reply is None else (speaker, reply)
-
-    async def _reply_of(self, speaker: Agent) -> Any:
-        # The speaker's stream is echoed only if its message will be printed when it is sent.
-        own = getattr(speaker, "silent", None)
-        with echo_silenced(bool(own if own is not None else self._silent)):
-            return await _delivery.generate_reply(speaker, sender=self)
-
-    def _share_cache(self, groupchat: GroupChat) -> list[tuple[Any, Any]]:
-        """Give every member the manager's chat cache for the run; returns what to restore."""
-        if self.client_cache is None:
-            return []
-        saved = []
-        for agent in groupchat.agents:
-            saved.append((agent, getattr(agent, "client_cache", None)))
-            agent.client_cache = self.client_cache  # type: ignore[attr-defined]
-        return saved
+        return run_sync(GroupChatManager.a_run_chat(self, messages, sender, config))
 
     # -- resuming and clearing ---------------------------------------------------------------
 
@@ -296,6 +223,22 @@ class GroupChatManager(ConversableAgent):
     ) -> tuple[ConversableAgent, dict[str, Any]]:
         """The sync form of :meth:`a_resume`."""
         return run_sync(self.a_resume(messages, remove_termination_string, silent))
+
+    def _valid_resume_messages(self, messages: list[dict[str, Any]]) -> None:
+        """AutoGen's check of the messages ``resume`` loads (here: every check ``resume``
+        makes, so a list that passes loads): an error naming the first bad one."""
+        _group_resume.check_saved(self, self._groupchat, messages)
+
+    def _process_resume_termination(
+        self,
+        remove_termination_string: str | Callable[[str], str] | None,
+        messages: list[dict[str, Any]],
+    ) -> None:
+        """Take the termination text out of the last of ``messages`` (in place) and warn when
+        it would still end the resumed chat at once (AutoGen's step of ``resume``)."""
+        _group_resume.process_termination(
+            messages[-1], remove_termination_string, self._is_termination_msg
+        )
 
     def messages_to_string(self, messages: list[dict[str, Any]]) -> str:
         """The messages as JSON, for saving a chat to ``resume`` later."""
@@ -340,3 +283,105 @@ def _selection(groupchat: GroupChat) -> _Select:
 
         return in_thread
     return groupchat.a_select_speaker
+
+
+def _share_cache(cache: Any, groupchat: GroupChat) -> list[tuple[Any, Any]]:
+    """Give every member the running agent's chat ``cache`` for the run; what to restore."""
+    if cache is None:
+        return []
+    saved = []
+    for agent in groupchat.agents:
+        saved.append((agent, getattr(agent, "client_cache", None)))
+        agent.client_cache = cache  # type: ignore[attr-defined]
+    return saved
+
+
+class _Run:
+    """One run of a group chat's rounds by ``host``: the manager (``manager``, the same
+    agent), or an agent that registered ``run_chat`` itself (``manager`` None)."""
+
+    __slots__ = ("group", "host", "manager", "select", "silent", "terminates")
+
+    def __init__(
+        self,
+        host: ConversableAgent,
+        manager: GroupChatManager | None,
+        group: GroupChat,
+        terminates: Callable[[dict[str, Any]], Any],
+    ) -> None:
+        self.host, self.manager, self.group = host, manager, group
+        self.silent = manager._silent if manager is not None else False
+        self.terminates = terminates
+        self.select = _selection(group)
+
+    async def rounds(self, message: Message, speaker: Agent) -> None:
+        groupchat, host = self.group, self.host
+        relay = Relay(host, groupchat)
+        for i in range(groupchat.max_round):
+            if self.manager is not None:
+                self.manager._last_speaker = speaker
+            groupchat.append(message, speaker)
+            # Members get the speaker's message with its name, and with its content as it was
+            # (the transcript keeps text only; multimodal members need the parts).
+            if message.get("role") != "function":
+                message = {**message, "name": speaker.name}
+            await relay.hold(groupchat.messages[-1], message, speaker, broadcast=i == 0)
+            turn = (
+                None
+                if _ends_after(groupchat, message, i, self.terminates)
+                else (await self.turn(speaker, relay))
+            )
+            if turn is None:
+                await relay.release(None)  # the chat's last message: addressed to nobody
+                return
+            speaker, reply = turn
+            if (
+                groupchat.enable_clear_history
+                and isinstance(reply, dict)
+                and reply.get("content")
+                and "CLEAR HISTORY" in content_str(reply["content"]).upper()
+            ):
+                reply = {**reply, "content": _group_resume.clear_agents_history(reply, groupchat)}
+            await _delivery.send(speaker, reply, host, request_reply=False, silent=self.silent)
+            # The speaker's reply was just sent: the history with it is not empty.
+            message = cast("Message", host.last_message(speaker))
+
+    async def turn(self, last_speaker: Agent, relay: Relay) -> tuple[Agent, Any] | None:
+        """The next speaker and its reply; None when the chat ends here. The last message is
+        delivered (``relay``) once the speaker is known, before it replies."""
+        groupchat, silent = self.group, self.silent
+        try:
+            with (
+                echo_silenced(silent or not groupchat.select_speaker_auto_verbose),
+                _usage.acting_for(self.host, "speaker_selection"),
+                _reports.speaker_selection_step(self.host, last_speaker) as step,
+            ):
+                speaker = await self.select(last_speaker, self.host)
+                step.end(speaker.name)
+            if not silent:
+                from ..io import IOStream
+
+                IOStream.get_default().print(f"\nNext speaker: {speaker.name}\n", flush=True)
+            await relay.release(speaker)
+            reply = await self.reply_of(speaker)
+        except KeyboardInterrupt:
+            # The admin (a human participant) takes over, as in AutoGen.
+            admin = groupchat.agent_by_name(groupchat.admin_name)
+            if admin is None:
+                raise
+            speaker = admin
+            await relay.release(speaker)
+            reply = await self.reply_of(speaker)
+        except NoEligibleSpeaker:
+            logger.warning("No eligible speaker found. Terminating the conversation.")
+            _usage.note_end("no_eligible_speaker")
+            return None
+        except BudgetExceededError:
+            return None  # the selection's request was refused: the chat ends before the round
+        return None if reply is None else (speaker, reply)
+
+    async def reply_of(self, speaker: Agent) -> Any:
+        # The speaker's stream is echoed only if its message will be printed when it is sent.
+        own = getattr(speaker, "silent", None)
+        with echo_silenced(bool(own if own is not None else self.silent)):
+            return await _delivery.generate_reply(speaker, sender=self.host)

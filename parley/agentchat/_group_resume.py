@@ -14,7 +14,7 @@ import copy
 import json
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..exceptions import InvalidMessageError
 from . import _delivery
@@ -28,7 +28,14 @@ if TYPE_CHECKING:
     from ..types import Message
     from ._group_chat import GroupChat
 
-__all__ = ["clear_agents_history", "messages_from_string", "messages_to_string", "resume"]
+__all__ = [
+    "check_saved",
+    "clear_agents_history",
+    "messages_from_string",
+    "messages_to_string",
+    "process_termination",
+    "resume",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -62,7 +69,7 @@ def _load(messages: Any) -> list[dict[str, Any]]:
     return copy.deepcopy(messages)
 
 
-def _check(
+def check_saved(
     manager: ConversableAgent, group: GroupChat, messages: list[dict[str, Any]]
 ) -> list[Message]:
     """The messages as they will be stored (lone surrogates repaired), or an error naming the
@@ -107,7 +114,7 @@ async def resume(
 ) -> Resumed:
     """Load ``messages`` into ``manager``'s ``group`` (see ``GroupChatManager.a_resume``);
     ``terminates`` is the manager's termination test."""
-    loaded = _check(manager, group, _load(messages))  # before anything is cleared
+    loaded = check_saved(manager, group, _load(messages))  # before anything is cleared
     for agent in group.agents:
         if isinstance(agent, ConversableAgent):
             agent.clear_history()
@@ -144,17 +151,7 @@ async def resume(
     last_name = last.get("name") or manager.name
     # The admin's or the manager's own message: the manager speaks last.
     last_agent = group.agent_by_name(last_name) or manager
-    text = last.get("content")
-    if remove_termination_string and isinstance(text, str):
-        if isinstance(remove_termination_string, str):
-            last["content"] = text.replace(remove_termination_string, "")
-        else:
-            last["content"] = remove_termination_string(text)
-    if is_termination(terminates, last):
-        logger.warning(
-            "WARNING: Last message meets termination criteria and this may terminate the chat. "
-            "Set remove_termination_string to remove the termination text."
-        )
+    process_termination(cast("dict[str, Any]", last), remove_termination_string, terminates)
     if not silent:
         from ..io import IOStream
 
@@ -164,6 +161,26 @@ async def resume(
         )
     group.send_introductions = False
     return last_agent, last  # type: ignore[return-value]
+
+
+def process_termination(
+    last: dict[str, Any],
+    remove_termination_string: TerminationEdit,
+    terminates: Callable[[dict[str, Any]], Any] | None,
+) -> None:
+    """Take the termination text out of ``last`` (the message the chat resumes from), in
+    place; warn when it would still end the chat at once."""
+    text = last.get("content")
+    if remove_termination_string and isinstance(text, str):
+        if isinstance(remove_termination_string, str):
+            last["content"] = text.replace(remove_termination_string, "")
+        else:
+            last["content"] = remove_termination_string(text)
+    if terminates is not None and is_termination(terminates, last):
+        logger.warning(
+            "WARNING: Last message meets termination criteria and this may terminate the chat. "
+            "Set remove_termination_string to remove the termination text."
+        )
 
 
 def clear_agents_history(reply: dict[str, Any], groupchat: GroupChat) -> str:

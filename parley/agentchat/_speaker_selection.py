@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from .._agent_protocol import is_agent as _is_agent
 from .._core.calls import call_user
 from ..exceptions import NoEligibleSpeaker
-from ._auto_selection import ModelSelection
+from . import _group_compat
+from ._auto_selection import ModelSelection, selector_history
 from .agent import Agent
 
 if TYPE_CHECKING:
@@ -58,19 +59,44 @@ class SpeakerSelector:
     async def select(self, group: GroupChat, last_speaker: Agent, manager: AgentCore) -> Agent:
         """The speaker after ``last_speaker``; ``NoEligibleSpeaker`` when nobody may speak.
         ``manager`` lends its model to "auto" selection."""
+        # Through _group_compat: a GroupChat subclass may override AutoGen's steps.
+        picked, eligible, history = await _group_compat.prepared(group, last_speaker)
+        if picked is not None:
+            return picked
+        if history is None:
+            # "manual" and the human chose nobody: the next agent in order (among the eligible).
+            return group.next_agent(last_speaker, eligible)
+        return await _group_compat.auto_chosen(group, last_speaker, manager, history, eligible)
+
+    async def prepare(
+        self, group: GroupChat, last_speaker: Agent
+    ) -> tuple[Agent | None, list[Agent] | None, list[dict[str, Any]] | None]:
+        """Every step but the model's (AutoGen's ``_prepare_and_select_agents``): (the agent
+        chosen, or None; the eligible agents, None meaning all; for "auto", the transcript as
+        the model is to read it, else None)."""
         chosen, eligible, method = await self._narrow(group, last_speaker)
         if chosen is not None:
-            return chosen
+            return chosen, eligible, None
         if method == "manual":
-            picked = await asyncio.to_thread(group.manual_select_speaker, eligible)
-            # Nothing chosen by the human: the next agent in order (among the eligible ones).
-            return picked if picked is not None else group.next_agent(last_speaker, eligible)
+            return await asyncio.to_thread(group.manual_select_speaker, eligible), eligible, None
         if method == "round_robin":
-            return group.next_agent(last_speaker, eligible)
+            return group.next_agent(last_speaker, eligible), eligible, None
         if method == "random":
-            return group.random_select_speaker(eligible)
+            return group.random_select_speaker(eligible), eligible, None
+        return None, eligible, selector_history(group.messages)
+
+    async def auto(
+        self,
+        group: GroupChat,
+        last_speaker: Agent,
+        manager: AgentCore,
+        history: list[dict[str, Any]],
+        eligible: list[Agent] | None,
+    ) -> Agent:
+        """The model's choice among ``eligible`` (None: all) after reading ``history``; without
+        a model, the next agent in order."""
         agents = eligible if eligible is not None else list(group.agents)
-        picked = await self._model.choose(group, last_speaker, manager, agents)
+        picked = await self._model.choose(group, last_speaker, manager, agents, history)
         if picked is not None:
             return picked
         self.warn_once(

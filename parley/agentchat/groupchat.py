@@ -23,7 +23,14 @@ Differences from AutoGen, on purpose:
 - "manual" selection gives the human three tries, says truthfully that an empty answer lets
   the next agent in order speak, and that fallback respects the transition graph (and a
   method spelled "Manual" behaves like "manual").
-- ``GroupChatManager.resume`` checks every saved message before it clears any history.
+- ``GroupChatManager.resume`` checks every saved message before it clears any history (and so
+  does ``_valid_resume_messages``).
+- ``GroupChatManager.run_chat`` registered as a reply function of another agent without
+  ``config=groupchat`` raises a ``TypeError`` saying so.
+- AutoGen's private selection steps (``_prepare_and_select_agents``, ``_validate_speaker_name``,
+  ...) are faces over parley's selector (``_group_compat``); overrides of
+  ``_prepare_and_select_agents``, ``_auto_select_speaker`` and ``a_auto_select_speaker`` are
+  used by the rounds.
 - ``visibility`` (a new keyword, default ``"all"``: AutoGen's behaviour) limits which messages
   each member receives (``_group_visibility``; website/docs/group-chat-visibility.md).
 """

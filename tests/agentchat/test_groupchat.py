@@ -14,6 +14,7 @@ from parley.exceptions import AgentNameConflict, NoEligibleSpeaker, UndefinedNex
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
+from ._group_clients import answering
 from ._spec_support import VARIANTS, call
 
 SELECTING = "You coordinate a conversation"
@@ -673,28 +674,7 @@ async def test_auto_blanks_a_pending_tool_call_and_sanitizes_names(
 
 
 async def test_auto_registers_a_custom_model_client(fake_llm: FakeLLMServer) -> None:
-    class PickCarol:
-        def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
-            self.config = config
-
-        def create(self, params: dict[str, Any]) -> Any:
-            from types import SimpleNamespace
-
-            message = SimpleNamespace(content="carol", tool_calls=None, function_call=None)
-            return SimpleNamespace(
-                choices=[SimpleNamespace(message=message)], model="pick", usage=None, cost=0
-            )
-
-        def message_retrieval(self, response: Any) -> list[Any]:
-            return [c.message.content for c in response.choices]
-
-        def cost(self, response: Any) -> float:
-            return 0.0
-
-        @staticmethod
-        def get_usage(response: Any) -> dict[str, Any]:
-            return {}
-
+    PickCarol = answering("PickCarol", "carol")
     a, b, c = trio()
     config = {"config_list": [{"model": "pick", "model_client_cls": "PickCarol"}]}
     missing = GroupChat([a, b, c], [said("alice")], select_speaker_auto_llm_config=config)
