@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from types import TracebackType
 from typing import Any, ClassVar
 
 from .abstract_cache_base import AbstractCache, ClosingCache
@@ -111,8 +112,18 @@ class Cache(ClosingCache):
         self.cache.close()
 
     def __enter__(self) -> Any:
-        """The backend, as AutoGen's ``Cache.__enter__`` returns."""
-        return self.cache
+        """What the backend's ``__enter__`` gives (the backend itself, for parley's), as
+        AutoGen's ``Cache.__enter__`` returns."""
+        return self.cache.__enter__()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> Any:
+        """The backend's ``__exit__`` (parley's close the backend), as in AutoGen."""
+        return self.cache.__exit__(exc_type, exc_value, traceback)
 
     def __repr__(self) -> str:
         # The config is left out: a redis_url may carry a password.
