@@ -898,7 +898,7 @@ def test_parameter_schema_keeps_the_default_object_itself() -> None:
     }
 
     # The tool schema, which is sent, carries it as JSON (AutoGen left the object there).
-    def draw(p: Point = origin) -> str:  # noqa: B008 (a model default is the point here)
+    def draw(p: Point = origin) -> str:
         return ""
 
     sent = get_function_schema(draw, description="d")["function"]["parameters"]["properties"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any, ClassVar
 
 from .abstract_cache_base import AbstractCache, ClosingCache
@@ -116,14 +115,9 @@ class Cache(ClosingCache):
         AutoGen's ``Cache.__enter__`` returns."""
         return self.cache.__enter__()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc_value: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> Any:
+    def __exit__(self, *exc_info: object) -> None:
         """The backend's ``__exit__`` (parley's close the backend), as in AutoGen."""
-        return self.cache.__exit__(exc_type, exc_value, traceback)
+        self.cache.__exit__(*exc_info)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         # The config is left out: a redis_url may carry a password.

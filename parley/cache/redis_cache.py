@@ -92,7 +92,9 @@ def _import_redis() -> Any:
     try:
         import redis
     except ImportError as exc:
-        raise ImportError('RedisCache needs the redis package: pip install "parley[redis]"') from exc
+        raise ImportError(
+            'RedisCache needs the redis package: pip install "parley[redis]"'
+        ) from exc
     return redis
 
 

@@ -200,9 +200,7 @@ def test_cache_enters_and_exits_through_its_backend(in_tmp_dir: Path) -> None:
     from unittest import mock
 
     backend = mock.MagicMock()
-    with mock.patch(
-        "parley.cache.cache_factory.CacheFactory.cache_factory", return_value=backend
-    ):
+    with mock.patch("parley.cache.cache_factory.CacheFactory.cache_factory", return_value=backend):
         with Cache({"cache_seed": "x", "redis_url": "redis://test"}) as entered:
             assert entered is backend.__enter__.return_value
         backend.__enter__.assert_called_once_with()

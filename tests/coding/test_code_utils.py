@@ -361,28 +361,40 @@ def test_powershell_is_asked_first_then_pwsh() -> None:
 def test_powershell_absent_is_a_file_not_found_error() -> None:
     from unittest import mock
 
-    with mock.patch("subprocess.run", side_effect=[FileNotFoundError, FileNotFoundError]):
-        with pytest.raises(FileNotFoundError, match="^Neither powershell.exe nor pwsh.exe is present"):
-            cu.get_powershell_command()
-    with mock.patch("subprocess.run", side_effect=[FileNotFoundError, NotADirectoryError]):
-        with pytest.raises(NotADirectoryError, match="PowerShell is either not installed"):
-            cu.get_powershell_command()
+    absent = [FileNotFoundError, FileNotFoundError]
+    with (
+        mock.patch("subprocess.run", side_effect=absent),
+        pytest.raises(
+            FileNotFoundError, match=r"^Neither powershell\.exe nor pwsh\.exe is present"
+        ),
+    ):
+        cu.get_powershell_command()
+    bad_path = [FileNotFoundError, NotADirectoryError]
+    with (
+        mock.patch("subprocess.run", side_effect=bad_path),
+        pytest.raises(NotADirectoryError, match="PowerShell is either not installed"),
+    ):
+        cu.get_powershell_command()
 
 
 def test_powershell_without_permission_is_a_permission_error() -> None:
     from unittest import mock
 
-    with mock.patch("subprocess.run", side_effect=[PermissionError, FileNotFoundError]):
-        with pytest.raises(PermissionError, match=r"^No permission to run powershell\.$"):
-            cu.get_powershell_command()
+    with (
+        mock.patch("subprocess.run", side_effect=[PermissionError, FileNotFoundError]),
+        pytest.raises(PermissionError, match=r"^No permission to run powershell\.$"),
+    ):
+        cu.get_powershell_command()
 
 
 def test_powershell_that_fails_to_run_is_a_runtime_error() -> None:
     from unittest import mock
 
-    with mock.patch("subprocess.run", side_effect=[_ran(1), _ran(1)]):
-        with pytest.raises(RuntimeError, match="PowerShell is installed but did not run"):
-            cu.get_powershell_command()
+    with (
+        mock.patch("subprocess.run", side_effect=[_ran(1), _ran(1)]),
+        pytest.raises(RuntimeError, match="PowerShell is installed but did not run"),
+    ):
+        cu.get_powershell_command()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="checks a machine without PowerShell")
