@@ -157,12 +157,45 @@ def timeout_handler(signum: int, frame: FrameType | None) -> None:
 
 
 def get_powershell_command() -> str:
-    """``"powershell"`` or ``"pwsh"``, whichever is installed."""
-    import shutil
+    """``"powershell"`` if it runs, else ``"pwsh"``, as AutoGen finds them: each is asked for
+    its version through ``subprocess.run`` (so ``mock.patch("subprocess.run")`` steers it).
 
-    for command in ("powershell", "pwsh"):
-        if shutil.which(command):
-            return command
-    raise FileNotFoundError(
-        "PowerShell is not installed: neither 'powershell' nor 'pwsh' is on PATH."
-    )
+    The errors are AutoGen's: neither installed, ``FileNotFoundError`` ("Neither powershell.exe
+    nor pwsh.exe is present in the system. ..."); ``powershell`` not allowed to run,
+    ``PermissionError("No permission to run powershell.")``; a ``PATH`` entry that is not a
+    directory while looking for ``pwsh``, ``NotADirectoryError``. Where AutoGen returned
+    ``None`` (PowerShell installed but failing), ``RuntimeError`` says so: a ``None`` command
+    only fails later, further from the cause.
+    """
+    import subprocess
+
+    version = "$PSVersionTable.PSVersion.Major"
+    try:
+        if _probe(subprocess.run, ["powershell", version]):
+            return "powershell"
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # not installed: pwsh is the other name
+    except PermissionError as error:
+        raise PermissionError("No permission to run powershell.") from error
+    try:
+        if _probe(subprocess.run, ["pwsh", "-Command", version]):
+            return "pwsh"
+    except FileNotFoundError as error:
+        raise FileNotFoundError(
+            "Neither powershell.exe nor pwsh.exe is present in the system. "
+            "Please install PowerShell and try again."
+        ) from error
+    except NotADirectoryError as error:
+        raise NotADirectoryError(
+            "PowerShell is either not installed or its path is not given properly in the "
+            "environment variable PATH. Please check the path and try again."
+        ) from error
+    raise RuntimeError("PowerShell is installed but did not run: '$PSVersionTable' failed.")
+
+
+def _probe(run: Any, argv: list[str]) -> bool:
+    """Whether ``argv`` exits with status 0 (bounded, reading nothing from our stdin)."""
+    import subprocess
+
+    result = run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
+    return bool(result.returncode == 0)

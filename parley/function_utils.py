@@ -128,10 +128,11 @@ def _description(k: str, v: Any, function_name: str | None = None) -> str:
         return k
     text = v.__metadata__[0]
     if not isinstance(text, str):
-        where = f" of function '{function_name}'" if function_name else ""
+        # AutoGen's text first (code matches on it), then where and how to fix it.
+        where = f"function '{function_name}', " if function_name else ""
         raise ValueError(
-            f"Invalid description {text!r} for parameter '{k}'{where}, should be a string: "
-            f'use Annotated[T, "what the parameter means"].'
+            f"Invalid description {text} for parameter {k}, should be a string. "
+            f'({where}use Annotated[T, "what the parameter means"])'
         )
     return text
 
@@ -152,11 +153,14 @@ def _jsonable_default(value: Any) -> Any:
 
 def get_parameter_json_schema(k: str, v: Any, default_values: dict[str, Any]) -> JsonSchemaValue:
     """JSON schema of one parameter: pydantic's schema of the type, then ``default`` (if any) and
-    ``description`` (the ``Annotated`` text, else the parameter name)."""
+    ``description`` (the ``Annotated`` text, else the parameter name).
+
+    The default is the value itself, as in AutoGen (a model instance stays one);
+    :func:`get_function_schema` turns it into JSON for the request."""
     description = _description(k, v)
     schema: dict[str, Any] = type2schema(v)
     if k in default_values:
-        schema["default"] = _jsonable_default(default_values[k])
+        schema["default"] = default_values[k]
     schema["description"] = description
     return schema
 
@@ -194,8 +198,12 @@ def get_function_schema(
         #                                        "description": "b"}},
         #                              "required": ["a"]}}}
 
-    Raises ``TypeError`` if a parameter without default has no annotation and ``ValueError`` if
-    an ``Annotated`` description is not a string.
+    Logs AutoGen's warnings (one string each) for a missing return annotation and for
+    unannotated parameters with defaults, which are left out of the schema. Raises
+    ``TypeError`` (AutoGen's text) if a parameter without default has no annotation and
+    ``ValueError`` if an ``Annotated`` description is not a string. Unlike AutoGen, a default
+    that JSON cannot carry (an enum member, a model, a date) is written in its JSON form, so the
+    schema can be sent.
     """
     fname = name_of(f)
     typed_signature = get_typed_signature(f)
@@ -204,27 +212,25 @@ def get_function_schema(
     param_annotations = get_param_annotations(typed_signature)
     missing, unannotated_with_default = get_missing_annotations(typed_signature, required)
 
+    # AutoGen's texts, each logged as one ready-made string: code and tests match on them
+    # (``mock.patch("...function_utils.logger.warning")``, ``assert_called_once_with(text)``).
     if inspect.signature(f).return_annotation is _EMPTY:
         logger.warning(
-            "The return type of the function '%s' is not annotated. Although annotating it is "
-            "optional, the function should return either a string, a subclass of "
-            "'pydantic.BaseModel'.",
-            fname,
+            f"The return type of the function '{fname}' is not annotated. Although annotating it "
+            "is optional, the function should return either a string, a subclass of "
+            "'pydantic.BaseModel'."
         )
     if unannotated_with_default:
+        names = ", ".join(f"'{k}'" for k in sorted(unannotated_with_default))
         logger.warning(
-            "The following parameters of the function '%s' with default values are not "
-            "annotated: %s. They are left out of the tool schema, so the model cannot set them.",
-            fname,
-            ", ".join(f"'{k}'" for k in sorted(unannotated_with_default)),
+            f"The following parameters of the function '{fname}' with default values are not "
+            f"annotated: {names}."
         )
     if missing:
-        # AutoGen's wording (tests may match it), plus the fix.
+        names = ", ".join(f"'{k}'" for k in sorted(missing))
         raise TypeError(
             f"All parameters of the function '{fname}' without default values must be annotated. "
-            "The annotations are missing for the following parameters: "
-            f"{', '.join(repr(k) for k in sorted(missing))}. Annotate them with the type the "
-            f"model must send, e.g. '{sorted(missing)[0]}: str'."
+            f"The annotations are missing for the following parameters: {names}"
         )
 
     properties: dict[str, JsonSchemaValue] = {}
@@ -232,6 +238,8 @@ def get_function_schema(
         _description(k, v, fname)  # the ValueError names the function
         try:
             properties[k] = get_parameter_json_schema(k, v, default_values)
+            if "default" in properties[k]:
+                properties[k]["default"] = _jsonable_default(properties[k]["default"])
         except Exception as e:
             # pydantic's message names only the type; say which parameter of which function.
             # (add_note exists from Python 3.11 on.)

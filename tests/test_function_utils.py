@@ -18,6 +18,7 @@ import pickle
 import subprocess
 import sys
 import textwrap
+import unittest.mock
 from typing import Annotated, Any, Literal, Optional
 
 import pytest
@@ -400,11 +401,15 @@ def test_non_string_annotated_metadata_is_a_value_error() -> None:
     def f(b: Annotated[int, 5]) -> str:
         return ""
 
+    # AutoGen's text, then the function it belongs to.
     with pytest.raises(
-        ValueError, match=r"Invalid description 5 for parameter 'b' of function 'f'"
+        ValueError,
+        match=r"^Invalid description 5 for parameter b, should be a string\. \(function 'f', ",
     ):
         get_function_schema(f, description="x")
-    with pytest.raises(ValueError, match="Invalid description 5 for parameter 'b'"):
+    with pytest.raises(
+        ValueError, match=r"^Invalid description 5 for parameter b, should be a string\. "
+    ):
         get_parameter_json_schema("b", Annotated[int, 5], {})
 
 
@@ -826,3 +831,107 @@ def test_arguments_validation_error_pickles() -> None:
 def test_import_parley_does_not_import_pydantic() -> None:
     code = "import sys, parley; assert 'pydantic' not in sys.modules, 'pydantic imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- AutoGen 0.2's texts and schemas, which code written for it matches on ----------------------
+
+
+def test_warning_for_a_missing_return_annotation_is_one_ready_made_string() -> None:
+    def no_return(x: int):  # type: ignore[no-untyped-def]
+        return x
+
+    with unittest.mock.patch("parley.function_utils.logger.warning") as warning:
+        get_function_schema(no_return, description="d")
+    warning.assert_called_once_with(
+        "The return type of the function 'no_return' is not annotated. Although annotating it is "
+        "optional, the function should return either a string, a subclass of "
+        "'pydantic.BaseModel'."
+    )
+
+
+def test_warning_for_unannotated_defaults_lists_them_sorted_and_nothing_more() -> None:
+    def tool(  # type: ignore[no-untyped-def]
+        first: Annotated[str, "first"], zed=1, mid: float = 0.5, alpha="a", omega=None
+    ) -> str:
+        return first
+
+    with unittest.mock.patch("parley.function_utils.logger.warning") as warning:
+        schema = get_function_schema(tool, description="d")
+    warning.assert_called_once_with(
+        "The following parameters of the function 'tool' with default values are not "
+        "annotated: 'alpha', 'omega', 'zed'."
+    )
+    # The unannotated ones are left out of the schema; they are not required either.
+    parameters = schema["function"]["parameters"]
+    assert sorted(parameters["properties"]) == ["first", "mid"]
+    assert parameters["required"] == ["first"]
+
+
+def test_missing_annotations_raise_autogen_s_exact_text() -> None:
+    def tool(a: int, y, b, c: float = 1.0) -> str:  # type: ignore[no-untyped-def]
+        return ""
+
+    with pytest.raises(TypeError) as info:
+        get_function_schema(tool, description="d")
+    assert str(info.value) == (
+        "All parameters of the function 'tool' without default values must be annotated. "
+        "The annotations are missing for the following parameters: 'b', 'y'"
+    )
+
+
+class Point(BaseModel):
+    x: float
+    label: str
+
+
+def test_parameter_schema_keeps_the_default_object_itself() -> None:
+    origin = Point(x=0.0, label="o")
+    schema = get_parameter_json_schema("p", Point, {"p": origin})
+    assert schema["default"] is origin
+    assert schema["description"] == "p"
+    assert schema["title"] == "Point"
+    assert get_parameter_json_schema("p", Point, {}).get("default", "absent") == "absent"
+    assert get_parameter_json_schema("s", Annotated[str, "text"], {"s": "v"}) == {
+        "type": "string",
+        "description": "text",
+        "default": "v",
+    }
+
+    # The tool schema, which is sent, carries it as JSON (AutoGen left the object there).
+    def draw(p: Point = origin) -> str:
+        return ""
+
+    sent = get_function_schema(draw, description="d")["function"]["parameters"]["properties"]
+    assert sent["p"]["default"] == {"x": 0.0, "label": "o"}
+    json.dumps(sent)
+
+
+def test_required_defaults_and_missing_annotations_of_a_signature() -> None:
+    def f(a: int, b, c: str = "c", d=4, *rest: int, e: float, **extra) -> None:  # type: ignore[no-untyped-def]
+        return None
+
+    signature = inspect.signature(f)
+    assert get_required_params(signature) == ["a", "b", "rest", "e", "extra"]
+    assert get_default_values(signature) == {"c": "c", "d": 4}
+    missing, unannotated_with_default = get_missing_annotations(
+        signature, get_required_params(signature)
+    )
+    assert missing == {"b", "extra"}
+    assert unannotated_with_default == {"d"}
+
+
+class Pair(BaseModel):
+    left: int
+    right: int
+
+
+def test_serialize_to_str_and_loading_models_as_autogen() -> None:
+    assert serialize_to_str("as is") == "as is"
+    assert serialize_to_str({"ü": [1, None]}) == '{"ü": [1, null]}'
+    assert json.loads(serialize_to_str(Pair(left=1, right=2))) == {"left": 1, "right": 2}
+
+    @load_basemodels_if_needed
+    def total(pair: Annotated[Pair, "the pair"], scale: int) -> int:
+        return (pair.left + pair.right) * scale
+
+    assert total(pair={"left": 2, "right": 3}, scale=10) == 50

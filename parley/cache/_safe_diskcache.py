@@ -23,12 +23,12 @@ import os
 import stat
 from typing import Any
 
-import diskcache
+import diskcache.core
 from diskcache.core import DEFAULT_SETTINGS, ENOVAL, METADATA, MODE_RAW, MODE_TEXT
 
 from ._json_values import ForeignEntry
 
-__all__ = ["SETTINGS", "SafeCache", "SafeDisk"]
+__all__ = ["SETTINGS", "SafeCache", "SafeDisk", "stock_cache_class"]
 
 logger = logging.getLogger("parley.cache.disk_cache")
 
@@ -45,7 +45,7 @@ _OPEN_FLAGS = (
 )
 
 
-class SafeDisk(diskcache.Disk):  # type: ignore[misc]
+class SafeDisk(diskcache.core.Disk):  # type: ignore[misc]
     """A ``Disk`` that stores and returns text only and stays inside its directory."""
 
     def __init__(
@@ -131,7 +131,9 @@ class SafeDisk(diskcache.Disk):  # type: ignore[misc]
             raise ForeignEntry("its value file is not UTF-8 text") from None
 
 
-class SafeCache(diskcache.Cache):  # type: ignore[misc]
+# From diskcache.core, not the package: code may have replaced ``diskcache.Cache`` (a test
+# double) by the time this module is first imported.
+class SafeCache(diskcache.core.Cache):  # type: ignore[misc]
     """A ``diskcache.Cache`` whose settings are :data:`SETTINGS`, whatever its database says."""
 
     def __init__(self, directory: str, timeout: float = 60, disk: Any = None) -> None:
@@ -167,3 +169,9 @@ def _warn_ignored(directory: str, key: str) -> None:
         directory,
         key,
     )
+
+
+def stock_cache_class() -> type:
+    """diskcache's own ``Cache`` class (what :class:`SafeCache` extends), however
+    ``diskcache.Cache`` is patched now."""
+    return diskcache.core.Cache  # type: ignore[no-any-return]

@@ -111,8 +111,13 @@ class Cache(ClosingCache):
         self.cache.close()
 
     def __enter__(self) -> Any:
-        """The backend, as AutoGen's ``Cache.__enter__`` returns."""
-        return self.cache
+        """What the backend's ``__enter__`` gives (the backend itself, for parley's), as
+        AutoGen's ``Cache.__enter__`` returns."""
+        return self.cache.__enter__()
+
+    def __exit__(self, *exc_info: object) -> None:
+        """The backend's ``__exit__`` (parley's close the backend), as in AutoGen."""
+        self.cache.__exit__(*exc_info)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         # The config is left out: a redis_url may carry a password.

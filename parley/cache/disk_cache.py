@@ -51,6 +51,12 @@ class DiskCache(ClosingCache):
     directory's own settings table is not obeyed. The directory format is ``diskcache``'s, so
     diskcache can open it, but AutoGen and parley cannot read each other's entries.
 
+    The class is looked up as ``diskcache.Cache`` when the cache is created, through this
+    module's ``diskcache`` attribute (AutoGen's import, which code patches:
+    ``mock.patch("autogen.cache.disk_cache.diskcache.Cache")``); diskcache's own class is
+    replaced by parley's safe subclass, and anything else put there is called as AutoGen calls
+    it, ``Cache(directory)``.
+
     ``cache`` is the ``diskcache.Cache`` underneath (AutoGen's attribute, kept for
     compatibility: code calls ``cache.clear()`` or inspects entries), a subclass that keeps
     parley's safety rules: its values are parley's JSON text, and storing anything but text
@@ -65,7 +71,7 @@ class DiskCache(ClosingCache):
         # diskcache is imported here, not at module level, to keep `import parley` light.
         import diskcache
 
-        from ._safe_diskcache import SafeCache
+        from ._safe_diskcache import SafeCache, stock_cache_class
 
         directory = str(seed) if isinstance(seed, int) else os.fspath(seed)
         if not directory:
@@ -76,7 +82,14 @@ class DiskCache(ClosingCache):
         self._home_thread = threading.get_ident()
         self._timeout_error: type[Exception] = diskcache.Timeout
         self._retryable: tuple[type[Exception], ...] = (sqlite3.OperationalError, diskcache.Timeout)
-        self.cache: Any = self._retry(lambda: _open(SafeCache, directory))
+        cache_class = diskcache.Cache
+        if cache_class is stock_cache_class():
+            self.cache: Any = self._retry(lambda: _open(SafeCache, directory))
+        else:
+            # diskcache.Cache was replaced, by a test double (mock.patch(
+            # "autogen.cache.disk_cache.diskcache.Cache")) or a subclass: it is called as
+            # AutoGen calls it. Values stay JSON text.
+            self.cache = cache_class(directory)
         # Code executors refuse a work dir holding this directory: code that can write a
         # cache can choose the replies this process reads back.
         protect(directory, "a response cache")
@@ -134,6 +147,17 @@ class DiskCache(ClosingCache):
                     ) from exc
             time.sleep(pause)
             pause = min(pause * 2, _MAX_PAUSE)
+
+
+def __getattr__(name: str) -> Any:
+    # AutoGen imported diskcache at the top of this module, and code patches it through here
+    # (``mock.patch("autogen.cache.disk_cache.diskcache.Cache")``). It is imported on first
+    # use instead, so that importing parley stays light.
+    if name == "diskcache":
+        import diskcache
+
+        return diskcache
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _is_lock_contention(exc: Exception, timeout_error: type[Exception]) -> bool:

@@ -28,15 +28,15 @@ class RedisCache(ClosingCache):
     cannot run code in this process.
 
     ``close`` disconnects; the next ``get`` or ``set`` connects again.
+
+    The client comes from ``redis.Redis.from_url(redis_url, ...)`` (parley adds connect and
+    socket timeouts, which a ``?socket_timeout=`` in the URL overrides), looked up through this
+    module's ``redis`` attribute, AutoGen's import, which code patches:
+    ``mock.patch("autogen.cache.redis_cache.redis.Redis.from_url")``.
     """
 
     def __init__(self, seed: str | int, redis_url: str) -> None:
-        try:
-            import redis
-        except ImportError as exc:
-            raise ImportError(
-                'RedisCache needs the redis package: pip install "parley[redis]"'
-            ) from exc
+        redis = _import_redis()
         if not isinstance(redis_url, str) or not redis_url:
             raise ValueError(f"redis_url must be a non-empty URL string, got {redis_url!r}")
         self.seed = str(seed)
@@ -86,3 +86,22 @@ class RedisCache(ClosingCache):
             socket_connect_timeout=_SOCKET_CONNECT_TIMEOUT,
             socket_timeout=_SOCKET_TIMEOUT,
         )
+
+
+def _import_redis() -> Any:
+    try:
+        import redis
+    except ImportError as exc:
+        raise ImportError(
+            'RedisCache needs the redis package: pip install "parley[redis]"'
+        ) from exc
+    return redis
+
+
+def __getattr__(name: str) -> Any:
+    # AutoGen imported redis at the top of this module, and code patches it through here
+    # (``mock.patch("autogen.cache.redis_cache.redis.Redis.from_url")``). It is imported on
+    # first use instead: redis is optional, and importing parley stays light.
+    if name == "redis":
+        return _import_redis()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

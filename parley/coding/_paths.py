@@ -1,10 +1,16 @@
-"""Where a code block is written: the ``# filename:`` convention, kept inside the work dir.
+"""Where a code block is written: the file-name comment, kept inside the work dir.
 
-A block may name its file on its first line — ``# filename: x.py``, ``// filename: x.js``,
-``/* filename: x.css */`` or ``<!-- filename: x.html -->``, as in AutoGen. Unlike AutoGen, the
-``filename:`` label is required: AutoGen took any first-line comment (``# compute primes``)
-for a file name. A name that leads outside the work dir — ``../escape.py``, an absolute path
-elsewhere, or a symlink pointing out — is refused with :class:`OutsideWorkDirError`.
+The executors (AutoGen's ``autogen.coding.utils`` rule): a block's first line, stripped, names
+its file when it is a comment — ``# x.py``, ``// x.js``, ``/* x.css */`` or ``<!-- x.html -->``
+— with or without a ``filename:`` label (``# filename: x.py``). Without the label, a space
+must follow the comment's opening (``#!/bin/sh`` and ``#include`` name nothing); so, as in
+AutoGen, ``# compute primes`` is saved as the file ``compute primes``.
+
+The legacy path (``code_execution_config`` without an executor) reads a ``# filename:`` label
+only, as AutoGen's ``execute_code_blocks`` did (``filename_from_code``).
+
+A name that leads outside the work dir — ``../escape.py``, an absolute path elsewhere, or a
+symlink pointing out — is refused with :class:`OutsideWorkDirError`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,13 @@ from pathlib import Path
 
 from ..exceptions import OutsideWorkDirError
 
-__all__ = ["OutsideWorkDirError", "default_filename", "filename_from_code", "resolve_in_work_dir"]
+__all__ = [
+    "OutsideWorkDirError",
+    "default_filename",
+    "filename_from_code",
+    "filename_from_first_line",
+    "resolve_in_work_dir",
+]
 
 _FIRST_LINE = re.compile(
     r"^\s*(?:<!--\s*filename:\s*(?P<html>.+?)\s*-->|/\*\s*filename:\s*(?P<c>.+?)\s*\*/"
@@ -25,12 +37,40 @@ _FIRST_LINE = re.compile(
 
 
 def filename_from_code(code: str) -> str | None:
-    """The file name a block's first line asks for, or None."""
+    """The file name a block's first-line comment gives with a ``filename:`` label, or None
+    (the legacy path's rule)."""
     first = code.split("\n", 1)[0].rstrip("\r")
     match = _FIRST_LINE.match(first)
     if match is None:
         return None
     return next(g for g in match.groups() if g is not None).strip() or None
+
+
+# The text inside each kind of comment on a first line.
+_COMMENTS = (
+    re.compile(r"^<!--(.*?)-->"),
+    re.compile(r"^/\*(.*?)\*/"),
+    re.compile(r"^//(.*)$"),
+    re.compile(r"^#(.*)$"),
+)
+_LABEL = "filename:"
+
+
+def filename_from_first_line(code: str) -> str | None:
+    """The file name a block's first-line comment gives, labelled or not (the executors' rule,
+    AutoGen's); None if the first line is no such comment."""
+    first = code.split("\n", 1)[0].strip()
+    for comment in _COMMENTS:
+        match = comment.match(first)
+        if match is None:
+            continue
+        text = match.group(1)
+        if text.lstrip().startswith(_LABEL):
+            text = text.lstrip()[len(_LABEL) :]
+        elif not text[:1].isspace():
+            return None
+        return text.strip() or None
+    return None
 
 
 def default_filename(code: str, extension: str) -> str:

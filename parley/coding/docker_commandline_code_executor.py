@@ -45,8 +45,9 @@ is ``parley.coding.executor_base`` (its docstring has the rules). parley's sandb
   starts a container on this machine removes it). ``stop_container=False`` opts out: that
   container outlives the process. :meth:`restart` gives a fresh container.
 * Output (stdout and stderr in the order written; Python runs unbuffered) is capped with a
-  visible truncation marker. The ``# filename:`` comment needs its ``filename:`` label, and a
-  name outside ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``, and ends
+  visible truncation marker. A first-line comment names the block's file, as in AutoGen
+  (``# x.py`` or ``# filename: x.py``: ``parley.coding._paths``), and a name outside
+  ``work_dir`` gives exit code 1, ``"Filename is not in the workspace"``, and ends
   the call (AutoGen kept the earlier blocks' output; its local executor did not).
 * Languages: ``python`` (and ``py``), ``bash``, ``sh``, ``shell`` run; ``javascript`` (and
   ``js``), ``html`` and ``css`` are saved, not run (AutoGen's policy). A language the policy

@@ -19,8 +19,10 @@ public: an executor implements them and the loop calls them; users call
   container) gives ``"\\nunknown language X: it can be saved but not executed"`` and exit code
   1. Both are AutoGen's local executor's text (its Docker executor said ``Unsupported language``).
 * ``pip install`` lines are made quiet (:func:`silence_pip`), as AutoGen does.
-* The file name comes from a first-line ``# filename: x`` comment (``_paths``), else
-  ``tmp_code_<md5>.<py or language>``. A name leading outside the work dir ends the call at once
+* The file name comes from a first-line comment, ``# x.py`` or ``# filename: x.py`` (also
+  ``//``, ``/* */``, ``<!-- -->``; AutoGen's rule, ``_paths``), else
+  ``tmp_code_<md5>.<py or language>``. The file is written into the work dir (folders in its
+  name are created), and ``code_file`` is the first block's file. A name leading outside the work dir ends the call at once
   with exit code 1 and ``"Filename is not in the workspace"``, earlier output dropped, as in
   AutoGen's local executor; a file that cannot be written (the name is a directory, a named
   pipe or a link that code left there, the disk is full) gives ``"\\ncould not write the code
@@ -54,7 +56,12 @@ from .._renamed import mirror_renamed
 from ._blocks import POWERSHELLS, SHELLS, TIMEOUT_MSG
 from ._code_file import write_regular_file
 from ._functions_setup import FUNCTION_PROMPT_TEMPLATE, UserFunctions
-from ._paths import OutsideWorkDirError, default_filename, filename_from_code, resolve_in_work_dir
+from ._paths import (
+    OutsideWorkDirError,
+    default_filename,
+    filename_from_first_line,
+    resolve_in_work_dir,
+)
 from ._requirements import Interpreter
 from ._work_dir import check_work_dir
 from .base import CodeBlock, CommandLineCodeResult
@@ -187,7 +194,7 @@ class CommandLineExecutorBase(StopsOnExit):
                 exit_code = 1
                 break
             code = silence_pip(block.code, lang)
-            filename = filename_from_code(code) or default_filename(
+            filename = filename_from_first_line(code) or default_filename(
                 code, "py" if lang == "python" else lang
             )
             try:

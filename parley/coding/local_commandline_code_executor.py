@@ -27,9 +27,9 @@ safety differences:
 * The dangerous-command guard (``parley.coding._guard``) catches ``rm -rf`` in any spelling
   (``rm -r -f``, ``rm -fR``, ``--recursive --force``), not only the literal ``rm -rf``.
 * Output is capped (``MAX_OUTPUT_BYTES``) with a visible truncation marker.
-* The file name comes from a first-line ``# filename: x.py`` comment; unlike AutoGen the
-  ``filename:`` label is required (AutoGen made ``# compute primes`` a file name). A name
-  leading outside the work dir (``..``, an absolute path, a symlink pointing out) gives exit
+* The file name comes from a first-line comment, ``# x.py`` or ``# filename: x.py``, as in
+  AutoGen (``parley.coding._paths``); a block whose language's policy is False is saved there
+  and not run (``"Code saved to <path>"``). A name leading outside the work dir (``..``, an absolute path, a symlink pointing out) gives exit
   code 1 and ``"Filename is not in the workspace"``, as in AutoGen, and nothing is written.
 * Python runs with ``sys.executable`` (or the venv's interpreter), not whatever ``python`` is on
   ``PATH``: AutoGen failed with ``FileNotFoundError`` on python3-only systems and could run a

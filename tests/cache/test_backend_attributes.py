@@ -2,7 +2,8 @@
 
 Code written for AutoGen reads these directly (``DiskCache.cache.clear()``, an in-memory
 cache's ``_cache`` to see what was stored), so the attribute names are the compatibility
-surface. The values stay parley's JSON text (README: caches never pickle).
+surface. The disk and Redis values stay parley's JSON text (README: caches never pickle); the
+in-memory cache keeps the objects themselves, as AutoGen.
 """
 
 from __future__ import annotations
@@ -144,3 +145,63 @@ def test_cache_redis_enter_returns_the_redis_cache(redis_url: str) -> None:
         entered.set("k", "v")
     assert cache.get("k") == "v"
     cache.close()
+
+
+# -- The names AutoGen's modules import, which code patches --------------------------------------
+
+
+def test_disk_cache_module_exposes_diskcache_and_a_patched_class_is_used(
+    in_tmp_dir: Path,
+) -> None:
+    from unittest import mock
+
+    from parley.cache import disk_cache
+
+    assert disk_cache.diskcache is diskcache
+    with mock.patch("parley.cache.disk_cache.diskcache.Cache") as stand_in:
+        stand_in.return_value.get.return_value = '"stored"'
+        with DiskCache("seed_dir") as cache:
+            # Called as AutoGen calls it: the directory, nothing else.
+            stand_in.assert_called_once_with("seed_dir")
+            assert cache.cache is stand_in.return_value
+            cache.set("k", "v")
+            cache.cache.set.assert_called_once_with("k", '"v"')  # JSON text, on purpose
+            assert cache.get("k") == "stored"
+        stand_in.return_value.close.assert_called()
+    assert not (in_tmp_dir / "seed_dir").exists()  # the stand-in made nothing on disk
+    # Unpatched, parley's safe subclass again.
+    real = DiskCache("real_dir")
+    assert isinstance(real.cache, diskcache.Cache)
+    real.close()
+
+
+def test_redis_cache_module_exposes_redis_and_a_patched_from_url_is_used() -> None:
+    from unittest import mock
+
+    from parley.cache import redis_cache
+
+    assert redis_cache.redis is redis
+    url = "redis://localhost:6379/0"
+    with mock.patch("parley.cache.redis_cache.redis.Redis.from_url") as from_url:
+        client = from_url.return_value
+        client.get.return_value = b'{"a": 1}'
+        with RedisCache("s", url) as cache:
+            assert cache.seed == "s"
+            assert from_url.call_args.args == (url,)
+            assert cache.cache is client
+            assert cache.get("k") == {"a": 1}
+            client.get.assert_called_with("autogen:s:k")
+            client.get.return_value = None
+            assert cache.get("k", "default") == "default"
+        client.close.assert_called()
+
+
+def test_cache_enters_and_exits_through_its_backend(in_tmp_dir: Path) -> None:
+    from unittest import mock
+
+    backend = mock.MagicMock()
+    with mock.patch("parley.cache.cache_factory.CacheFactory.cache_factory", return_value=backend):
+        with Cache({"cache_seed": "x", "redis_url": "redis://test"}) as entered:
+            assert entered is backend.__enter__.return_value
+        backend.__enter__.assert_called_once_with()
+        backend.__exit__.assert_called_once_with(None, None, None)

@@ -334,3 +334,74 @@ def test_execute_code_with_docker_runs_in_the_sandbox(tmp_path: Path) -> None:
     assert used
     refused = execute_code("print(1)", filename="../x.py", work_dir=str(tmp_path), use_docker=image)
     assert refused == (1, "Filename is not in the workspace", None)
+
+
+# -- get_powershell_command: AutoGen's probe and errors --------------------------------------------
+
+
+def _ran(returncode: int) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(returncode=returncode, stdout="7\n", stderr="")
+
+
+def test_powershell_is_asked_first_then_pwsh() -> None:
+    from unittest import mock
+
+    with mock.patch("subprocess.run", return_value=_ran(0)) as run:
+        assert cu.get_powershell_command() == "powershell"
+    assert run.call_args.args[0][0] == "powershell"
+    with mock.patch("subprocess.run", side_effect=[FileNotFoundError, _ran(0)]) as run:
+        assert cu.get_powershell_command() == "pwsh"
+    assert [c.args[0][0] for c in run.call_args_list] == ["powershell", "pwsh"]
+    with mock.patch("subprocess.run", side_effect=[NotADirectoryError, _ran(0)]):
+        assert cu.get_powershell_command() == "pwsh"
+
+
+def test_powershell_absent_is_a_file_not_found_error() -> None:
+    from unittest import mock
+
+    absent = [FileNotFoundError, FileNotFoundError]
+    with (
+        mock.patch("subprocess.run", side_effect=absent),
+        pytest.raises(
+            FileNotFoundError, match=r"^Neither powershell\.exe nor pwsh\.exe is present"
+        ),
+    ):
+        cu.get_powershell_command()
+    bad_path = [FileNotFoundError, NotADirectoryError]
+    with (
+        mock.patch("subprocess.run", side_effect=bad_path),
+        pytest.raises(NotADirectoryError, match="PowerShell is either not installed"),
+    ):
+        cu.get_powershell_command()
+
+
+def test_powershell_without_permission_is_a_permission_error() -> None:
+    from unittest import mock
+
+    with (
+        mock.patch("subprocess.run", side_effect=[PermissionError, FileNotFoundError]),
+        pytest.raises(PermissionError, match=r"^No permission to run powershell\.$"),
+    ):
+        cu.get_powershell_command()
+
+
+def test_powershell_that_fails_to_run_is_a_runtime_error() -> None:
+    from unittest import mock
+
+    with (
+        mock.patch("subprocess.run", side_effect=[_ran(1), _ran(1)]),
+        pytest.raises(RuntimeError, match="PowerShell is installed but did not run"),
+    ):
+        cu.get_powershell_command()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="checks a machine without PowerShell")
+def test_powershell_absent_for_real() -> None:
+    import shutil
+
+    if shutil.which("powershell") or shutil.which("pwsh"):
+        pytest.skip("PowerShell is installed here")
+    with pytest.raises(FileNotFoundError, match="Please install PowerShell"):
+        cu.get_powershell_command()

@@ -1,7 +1,8 @@
 """The ``# filename:`` rule on every path that runs code (README, "Files").
 
 A block whose first line is ``# filename: NAME`` is saved as NAME, relative to the work dir
-(sub-directories are created), and runs from there; a NAME leading out of the work dir is
+(sub-directories are created), and runs from there (for the executors ``# NAME`` too, as in
+AutoGen); a NAME leading out of the work dir is
 refused with a clear result and nothing is written outside. The same for the local and Docker
 executors and for the legacy path (``code_execution_config`` without an executor), local and in
 Docker.
@@ -136,9 +137,15 @@ def test_a_name_leading_out_of_the_work_dir_is_refused(
     assert list(outside.iterdir()) == []
 
 
-def test_a_comment_without_the_label_is_not_a_file_name(run: Runner, work: Path) -> None:
-    """parley's deliberate difference (README "Files"): the ``filename:`` label is required."""
+def test_a_comment_without_the_label_names_the_file_for_executors_only(
+    run: Runner, work: Path, request: pytest.FixtureRequest
+) -> None:
+    """AutoGen's two rules: its executors take any first-line comment as the file name
+    (``autogen.coding.utils``); its legacy path reads only ``# filename: ``."""
     exit_code, output = run(work, ["# compute primes\nprint('ran')"])
     assert exit_code == 0, output
     assert "ran" in output
-    assert not (work / "compute primes").exists()
+    legacy = "legacy" in request.node.callspec.id
+    assert (work / "compute primes").exists() is not legacy
+    if not legacy:
+        assert (work / "compute primes").read_text() == "# compute primes\nprint('ran')"

@@ -157,6 +157,36 @@ def test_shell_blocks_run_as_scripts_in_the_output_dir(
     )
 
 
+def test_ipython_shell_escapes_and_magics_run_as_in_a_notebook(
+    executor: Executor, output_dir: Path
+) -> None:
+    # A bash block written for IPython, as AutoGen's examples write them: one notebook cell.
+    bang = CodeBlock(code='!echo "hello world!"', language="bash")
+    result = executor.execute_code_blocks([bang])
+    assert (result.exit_code, result.output.strip()) == (0, "hello world!")
+    cell = "\n".join(
+        [
+            "import os",
+            "%mkdir -p sub",
+            "%cd sub",
+            "!pwd",
+            "listing = !ls ..",
+            "print('sub' in listing)",
+            "%cd ..",
+        ]
+    )
+    result = executor.execute_code_blocks([CodeBlock(code=cell, language="python")])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert str(output_dir / "sub") in lines
+    assert lines[-1].endswith(str(output_dir))  # %cd prints where it went
+    assert "True" in lines
+    # A plain script is still a script: a leading "!" inside a line is not a shell escape.
+    plain = CodeBlock(code='x=1\nif [ "$x" != 2 ]; then echo not two; fi', language="sh")
+    result = executor.execute_code_blocks([plain])
+    assert (result.exit_code, result.output) == (0, "not two\n")
+
+
 def test_files_the_code_writes_land_in_the_output_dir(executor: Executor, output_dir: Path) -> None:
     assert run(executor, "open('written.txt', 'w').write('by the kernel')").exit_code == 0
     assert (output_dir / "written.txt").read_text() == "by the kernel"

@@ -125,14 +125,62 @@ def test_filename_comment(executor: LocalCommandLineCodeExecutor, tmp_path: Path
     assert (tmp_path / "run.sh").exists()
 
 
-def test_a_plain_first_line_comment_is_not_a_file_name(
+def test_a_first_line_comment_names_the_file_with_or_without_the_label(
     executor: LocalCommandLineCodeExecutor, tmp_path: Path
 ) -> None:
-    result = executor.execute_code_blocks([py("# compute primes\nprint(2)")])
-    assert result.output == "2\n"
-    assert not (tmp_path / "compute primes").exists()  # AutoGen wrote this file
-    assert result.code_file is not None
-    assert Path(result.code_file).name.startswith("tmp_code_")
+    # AutoGen's executors' rule: any first-line comment, labelled or not.
+    result = executor.execute_code_blocks([py("# compute.py\nprint(2)")])
+    assert (result.exit_code, result.output) == (0, "2\n")
+    assert result.code_file == str((tmp_path / "compute.py").resolve())
+    assert (tmp_path / "compute.py").read_text() == "# compute.py\nprint(2)"
+    result = executor.execute_code_blocks([py("  # filename:   spaced.py  \nprint(3)")])
+    assert Path(str(result.code_file)).name == "spaced.py"
+    result = executor.execute_code_blocks([py("# compute primes\nprint(5)")])
+    assert result.output == "5\n"
+    assert (tmp_path / "compute primes").exists()  # AutoGen writes this file too
+
+
+@pytest.mark.parametrize(
+    "first_line", ["#!/usr/bin/env python", "#", "# filename:", "print(1)  # x.py", "#x.py"]
+)
+def test_first_lines_that_name_no_file(
+    executor: LocalCommandLineCodeExecutor, first_line: str
+) -> None:
+    result = executor.execute_code_blocks([py(f"{first_line}\nprint(1)")])
+    assert result.exit_code == 0, result.output
+    assert Path(str(result.code_file)).name.startswith("tmp_code_")
+
+
+def test_blocks_of_save_only_languages_are_saved_not_run(
+    executor: LocalCommandLineCodeExecutor, tmp_path: Path
+) -> None:
+    blocks = [
+        CodeBlock(code="// test.js\nconsole.log('ran')", language="javascript"),
+        CodeBlock(code="/* filename: style.css */\nbody {}", language="css"),
+        CodeBlock(code="<!-- page.html -->\n<p>hi</p>", language="html"),
+    ]
+    result = executor.execute_code_blocks(blocks)
+    saved = [tmp_path / "test.js", tmp_path / "style.css", tmp_path / "page.html"]
+    assert result.exit_code == 0
+    assert result.output == "".join(f"Code saved to {path.resolve()}\n" for path in saved)
+    assert result.code_file == str(saved[0].resolve())  # the first block's file, as AutoGen
+    assert [path.read_text() for path in saved] == [block.code for block in blocks]
+
+
+def test_policies_set_to_false_save_python_and_shell_blocks_only(tmp_path: Path) -> None:
+    executor = LocalCommandLineCodeExecutor(
+        work_dir=tmp_path, execution_policies={"python": False, "bash": False, "sh": False}
+    )
+    result = executor.execute_code_blocks(
+        [py("# filename: test.py\nprint('hello world!')"), sh("# run.sh\necho ran > out.txt")]
+    )
+    assert result.exit_code == 0
+    assert "hello world!" not in result.output
+    assert result.output == (
+        f"Code saved to {(tmp_path / 'test.py').resolve()}\n"
+        f"Code saved to {(tmp_path / 'run.sh').resolve()}\n"
+    )
+    assert not (tmp_path / "out.txt").exists()
 
 
 def test_language_aliases(executor: LocalCommandLineCodeExecutor) -> None:
@@ -211,6 +259,23 @@ def test_virtual_env_context(tmp_path: Path) -> None:
     assert Path(lines[0]).resolve() == Path(venv_dir)
     assert lines[1] == str(Path(context.env_dir).absolute())
     assert lines[2] == str(Path(context.bin_path).absolute())
+
+
+def test_virtual_env_given_by_a_relative_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    context = create_virtual_env("envs/relative_venv", with_pip=False)
+    assert not Path(context.bin_path).is_absolute()
+    executor = LocalCommandLineCodeExecutor(work_dir="work", virtual_env_context=context)
+    result = executor.execute_code_blocks(
+        [py("import sys; print(sys.executable); print(sys.prefix != sys.base_prefix)")]
+    )
+    assert result.exit_code == 0, result.output
+    interpreter, in_venv = result.output.splitlines()
+    assert Path(interpreter).parent.samefile(tmp_path / context.bin_path)
+    assert in_venv == "True"
+    assert executor._virtual_env_context is context  # AutoGen's attribute, as given
 
 
 def test_extra_env(tmp_path: Path) -> None:

@@ -391,7 +391,7 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "Answer 5.\nAnswer 5.\nrequests: 5\nAnswer 6.\nfolders: ['42', '7']" in text
         assert '{"parley_cache": 1, "kind": "openai.ChatCompletion",\n' in text
         assert "API key in the entry: False" in text
-        assert "TypeError: InMemoryCache stores JSON values: a set is not JSON-serialisable" in text
+        assert "TypeError: DiskCache stores JSON values: a set is not JSON-serialisable" in text
         assert "it is a pickle, so parley did not write it" in text
         assert "Answer 7. | cached calls: 0" in text
         assert "this code ran while reading the cache!" not in text

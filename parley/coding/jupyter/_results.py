@@ -16,8 +16,10 @@ restarted, and check their ``output_dir`` with :func:`checked_output_dir`. The r
   output before the failure, are kept (AutoGen kept only the error).
 * Languages (AutoGen sent every block to the kernel as it was): a block in the kernel's own
   language (``python``, ``py``, ``python3``, ``ipython`` for a Python kernel), or with no
-  language, runs as is; a ``sh``/``bash``/``shell`` block in a Python kernel runs through
-  IPython's ``%%bash`` cell magic (its exit status is the error, without IPython's traceback);
+  language, runs as is, as a notebook cell: IPython's ``!command`` and ``%magic`` lines work.
+  A ``sh``/``bash``/``shell`` block in a Python kernel with such lines (``!echo hi``, as AutoGen's
+  examples write them) runs as such a cell too; any other shell block runs through IPython's
+  ``%%bash`` cell magic (its exit status is the error, without IPython's traceback);
   any other language gives ``ERROR: unknown language X`` and runs nothing.
 * ``pip install`` lines are made quiet (``silence_pip``), as in AutoGen.
 * Rich outputs are saved to ``output_dir`` as ``<uuid4 hex>.<ext>``: PNG, JPEG and GIF images
@@ -37,6 +39,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Protocol
@@ -51,6 +54,8 @@ from ._kernel_messages import CellEnd, CellOutcome, ExecutionResult
 __all__ = ["KernelBackend", "checked_output_dir", "execute_blocks", "save_data_item"]
 
 _PYTHON_NAMES = frozenset({"python", "py", "python3", "ipython"})
+# A line starting with IPython's shell escape or a magic: ``!cmd``, ``!!cmd``, ``%magic``.
+_IPYTHON_LINE = re.compile(r"^[ \t]*[!%]", re.MULTILINE)
 # MIME type -> (file extension, whether the data is base64)
 _SAVED_TYPES = {
     "image/png": (".png", True),
@@ -99,6 +104,9 @@ def _cell_source(block: CodeBlock, kernel_language: str) -> tuple[str, bool] | N
     if not lang or lang == kernel_language or (python_kernel and lang in _PYTHON_NAMES):
         return silence_pip(block.code, "python" if python_kernel else lang), False
     if python_kernel and lang in SHELLS:
+        if _IPYTHON_LINE.search(block.code):
+            # Written for IPython (``!ls``, ``%cd``), as a notebook cell would be: run as one.
+            return silence_pip(block.code, "python"), False
         return "%%bash\n" + silence_pip(block.code, lang), True
     return None
 

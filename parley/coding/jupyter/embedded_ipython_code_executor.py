@@ -19,7 +19,8 @@ from AutoGen:
   kernel that ignores the interrupt or dies is restarted and the result says so. A cancelled
   chat interrupts the block too.
 * Image types are saved with their own extension (AutoGen wrote every ``image/*``, SVG
-  included, to a ``.png`` file); ``sh``/``bash`` blocks run as shell scripts (``%%bash``).
+  included, to a ``.png`` file); ``sh``/``bash`` blocks run as shell scripts (``%%bash``),
+  unless written for IPython (``!echo hi``, ``%cd``: run as a notebook cell, as in AutoGen).
 * The kernel runs in ``output_dir`` (AutoGen: the current directory), with parley's minimal
   environment (no API keys), its sockets and connection file in a private folder. The default
   ``output_dir`` is ``coding``, created on demand (AutoGen: ``.``); a folder holding a cache, a

@@ -50,8 +50,8 @@ def test_savings_log_and_cache_keys() -> None:
     out = transform.apply_transform(messages)
     assert [m["content"] for m in out] == ["abcd", [{"type": "text", "text": "01234567"}], None, ""]
     assert transform.get_logs(messages, out) == ("12 tokens saved with text compression.", True)
-    assert cache.get("abcdefghNone") == ["abcd", 4]
-    assert cache.get(str(listed) + "None") == [[{"type": "text", "text": "01234567"}], 8]
+    assert cache.get("abcdefghNone") == ("abcd", 4)  # the stored tuple, as AutoGen
+    assert cache.get(str(listed) + "None") == ([{"type": "text", "text": "01234567"}], 8)
     # A second pass reads the cache: the compressor is not called again.
     assert transform.apply_transform(messages) == out
     assert compressor.calls == ["abcdefgh", "0123456789abcdef"]
