@@ -157,12 +157,27 @@ def timeout_handler(signum: int, frame: FrameType | None) -> None:
 
 
 def get_powershell_command() -> str:
-    """``"powershell"`` or ``"pwsh"``, whichever is installed."""
-    import shutil
+    """``"powershell"`` or ``"pwsh"``: the first that runs and reports its version, as AutoGen
+    found it. ``PermissionError`` when PowerShell may not be run, ``FileNotFoundError`` when
+    neither is installed (or neither works)."""
+    import subprocess
 
     for command in ("powershell", "pwsh"):
-        if shutil.which(command):
+        try:
+            result = subprocess.run(
+                [command, "-Command", "$PSVersionTable.PSVersion.Major"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except PermissionError as e:
+            raise PermissionError("No permission to run powershell.") from e
+        if result.returncode == 0:
             return command
     raise FileNotFoundError(
-        "PowerShell is not installed: neither 'powershell' nor 'pwsh' is on PATH."
+        "Neither powershell.exe nor pwsh.exe is present in the system. "
+        "Please install PowerShell and try again."
     )
