@@ -112,15 +112,13 @@ def create_qdrant_from_dir(
         collection_options["on_disk_payload"] = True
     store = _store(client, qdrant_client_options, embedding_function, collection_options)
 
-    files = get_files_from_dir(dir_path, custom_text_types, recursive)
-    if custom_text_split_function is not None:
-        chunks, sources = split_files_to_chunks(
-            files, custom_text_split_function=custom_text_split_function
-        )
-    else:
-        chunks, sources = split_files_to_chunks(
-            files, max_tokens, chunk_mode, must_break_at_empty_line
-        )
+    chunks, sources = split_files_to_chunks(
+        get_files_from_dir(dir_path, custom_text_types, recursive),
+        max_tokens,
+        chunk_mode,
+        must_break_at_empty_line,
+        custom_text_split_function,
+    )
 
     store.create_collection(collection_name, overwrite=False, get_or_create=True)
     first = store.client.count(collection_name, exact=True).count if extra_docs else 0
