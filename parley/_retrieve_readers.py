@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -106,22 +107,29 @@ def extract_text_from_docx(file: str) -> str:
 
 
 def parse_html_to_markdown(html: str, url: str | None = None) -> str:
-    """An HTML page as Markdown: its title as a ``# `` heading, then its body (for a Wikipedia
-    page only the article). Scripts and styles are dropped."""
+    """An HTML page as Markdown, as AutoGen made it: its title as a ``# `` heading, then the
+    whole page through markdownify's defaults (the title again, ``<h1>`` underlined with
+    ``=``); for an English Wikipedia page only the article, under its own heading. Scripts and
+    styles are dropped, runs of blank lines become one. A page without a title has no heading
+    (AutoGen raised ``TypeError``)."""
     bs4 = _need("bs4", "beautifulsoup4")
     markdownify = _need("markdownify", "markdownify")
     soup = bs4.BeautifulSoup(html, "html.parser")
-    for tag in soup(["script", "style", "noscript"]):
-        tag.decompose()
-    title = soup.title.get_text(strip=True) if soup.title else ""
-    body: Any = soup.body or soup
-    if url and "wikipedia.org" in (urlparse(url).netloc or ""):
-        body = soup.find("div", {"id": "mw-content-text"}) or body
-    text = markdownify.markdownify(str(body), heading_style="ATX").strip()
-    # markdownify keeps the blank lines of the HTML source; more than one in a row means nothing.
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    return f"# {title}\n\n{text}" if title else str(text)
+    title = soup.title.string if soup.title and soup.title.string else None
+    for tag in soup(["script", "style"]):
+        tag.extract()
+    converter = markdownify.MarkdownConverter()
+    article = None
+    if url is not None and url.startswith("https://en.wikipedia.org/"):
+        article = soup.find("div", {"id": "mw-content-text"})
+    if article is not None:
+        heading = soup.find("span", {"class": "mw-page-title-main"})
+        main_title = heading.string if heading is not None and heading.string else title
+        text = f"# {main_title}\n\n{converter.convert_soup(article)}"
+    else:
+        text = converter.convert_soup(soup)
+    text = re.sub(r"\n{2,}", "\n\n", text.replace("\r\n", "\n")).strip()
+    return f"# {title}\n\n{text}" if title is not None else text
 
 
 def read_text(
@@ -218,14 +226,21 @@ def _download(url: str, target: Path, limits: ReadLimits) -> str:
 def get_file_from_url(
     url: str, save_path: str | None = None, *, limits: ReadLimits = DEFAULT_LIMITS
 ) -> tuple[str, str] | None:
-    """Download ``url`` into ``save_path`` (a directory; default ``tmp/chromadb``): HTML is saved
+    """Download ``url`` to ``save_path``, as AutoGen did: into it when it is an existing
+    directory (default ``tmp/chromadb``, created), else to that file (its folder created), under
+    a name made from the URL's host, file name and hash when it is a directory. HTML is saved
     as Markdown, anything else as it came. ``(saved file, url)``, or None (with a warning) when
     the download fails; DocumentRefusedError when the body is over ``limits.max_bytes`` (told
     by its Content-Length before it is read, else while it streams) or takes longer than
     ``limits.max_seconds``."""
-    directory = Path(save_path or os.path.join("tmp", "chromadb"))
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / _generate_file_name_from_url(url)
+    if save_path is None:
+        save_path = os.path.join("tmp", "chromadb")
+        os.makedirs(save_path, exist_ok=True)
+    if os.path.isdir(save_path):
+        target = Path(save_path) / _generate_file_name_from_url(url)
+    else:
+        target = Path(save_path)
+        target.parent.mkdir(parents=True, exist_ok=True)
     try:
         _download(url, target, limits)
     except (urllib.error.URLError, OSError, ValueError) as e:

@@ -563,8 +563,10 @@ class AgentLibraryError(ParleyError, ValueError):
     """An agent library that cannot be read, or a selection the builder model got wrong."""
 
 
-class WolframAlphaUnavailableError(ParleyError, RuntimeError):
-    """A ``wolfram`` query was asked for but Wolfram Alpha cannot be reached (no app id)."""
+class WolframAlphaUnavailableError(ParleyError, ValueError, RuntimeError):
+    """A ``wolfram`` query was asked for but Wolfram Alpha cannot be reached (no app id). A
+    ``ValueError``, as AutoGen's missing-app-id error was (a ``RuntimeError`` too, as parley's
+    was)."""
 
 
 class BudgetExceededError(_RebuiltFromFields, ParleyError):

@@ -90,7 +90,8 @@ def split_text_to_chunks(
     *,
     deadline: Deadline | None = None,
 ) -> list[str]:
-    """Cut ``text`` into chunks of at most ``max_tokens`` tokens.
+    """Cut ``text`` into chunks of at most ``max_tokens`` tokens, counted as AutoGen counted
+    them: the sum of the tokens of a chunk's lines, the newlines between them left out.
 
     ``multi_lines`` puts as many whole lines in a chunk as fit (ending a chunk only at a blank
     line when ``must_break_at_empty_line``, if that is possible), ``one_line`` one line per
@@ -117,15 +118,10 @@ def split_text_to_chunks(
             check()
         tokens.append(count_token(line))
     total = sum(tokens)
-    while True:
+    # As in AutoGen, a chunk's size is the sum of its lines' tokens: the newlines joining them
+    # are not counted (so "A\nB\nC" is 3 tokens, and chunks are cut where AutoGen cut them).
+    while total > max_tokens:
         check()
-        # The line counts leave out the newlines between lines (as AutoGen's do); what is
-        # left is counted as a whole before it becomes the last chunk, and each chunk is
-        # counted before it is taken, so that no chunk is over the limit.
-        if total <= max_tokens:
-            rest = "\n".join(lines).strip()
-            if count_token(rest) <= max_tokens:
-                break
         if chunk_mode == "one_line":
             estimate = 2
         else:
@@ -135,10 +131,8 @@ def split_text_to_chunks(
             if must_break_at_empty_line and lines[cnt].strip():
                 continue
             if sum(tokens[:cnt]) <= max_tokens:
-                candidate = "\n".join(lines[:cnt])
-                if count_token(candidate) <= max_tokens:
-                    cut, chunk = cnt, candidate
-                    break
+                cut, chunk = cnt, "\n".join(lines[:cnt])
+                break
         if cut == 0:
             if must_break_at_empty_line:
                 logger.warning(
@@ -158,6 +152,7 @@ def split_text_to_chunks(
         keep_from = cut - overlap if cut > overlap else cut
         lines, tokens = lines[keep_from:], tokens[keep_from:]
         total = sum(tokens)
+    rest = "\n".join(lines).strip()
     if len(rest) >= RAG_MINIMUM_MESSAGE_LENGTH:
         chunks.append(rest)
     return chunks

@@ -55,4 +55,15 @@ else:
             "UserProxyAgent": ".user_proxy_agent",
             "gather_usage_summary": ".utils",
         },
+        # AutoGen's package imported these, so code reads them as attributes
+        # (``autogen.agentchat.utils.parse_tags_from_content``).
+        submodules={
+            "agent",
+            "assistant_agent",
+            "chat",
+            "conversable_agent",
+            "groupchat",
+            "user_proxy_agent",
+            "utils",
+        },
     )

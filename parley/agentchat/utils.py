@@ -1,19 +1,23 @@
 """Helpers AutoGen exposes from ``autogen.agentchat.utils``: usage totals, the check of a
 chat's arguments, and HTML-like tags in message content.
 
-Differences from AutoGen, on purpose, in :func:`parse_tags_from_content`:
+Quoted attribute values follow AutoGen: a value opened by ``key="`` or ``key='`` holds every
+word up to the next such opening, so an apostrophe inside it is kept (``text='Hello I'm a
+robot'``). Differences from AutoGen, on purpose, in :func:`parse_tags_from_content`:
 
 - The tag name is matched literally (``re.escape``); AutoGen inserted it into the regex
   unescaped, so a name such as ``"a.b"`` also matched ``<axb ...>``.
-- A quoted attribute value ends at its closing quote. AutoGen glued every later word into
-  it and then cut its first and last character, so ``<img src="q.png" width=3>`` gave
-  ``{"src": 'q.png" width='}``; parley gives ``{"src": "q.png width=3"}`` (an unquoted word
-  joins ``src``, as everywhere in a tag). Quoted values keep their spaces as written and an
-  unclosed quote runs to the end of the tag, so no character is ever lost.
+- A quoted value ends at its last closing quote that ends a word; AutoGen cut the last
+  character of the whole piece instead, so ``<img src="q.png" width=3>`` gave
+  ``{"src": 'q.png" width='}``; parley gives ``{"src": "q.png width=3"}`` (the words after the
+  closing quote join ``src``, as loose words do everywhere in a tag). Quoted values keep their
+  spaces as written and an unclosed quote runs to the end of the tag, so no character is ever
+  lost.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -101,11 +105,10 @@ def _has_client(agent: Any) -> bool:
 
 # --- tags ----------------------------------------------------------------------------------------
 
-# One piece of a tag's inner text: a quoted attribute (key="value" or key='value'; an unclosed
-# quote runs to the end), or a word. Words are what lies between spaces, as in AutoGen.
-_PIECE = re.compile(
-    r"""(?P<key>[^ =]+)=(?P<quote>["'])(?P<value>.*?)(?:(?P=quote)|$)|(?P<word>[^ ]+)"""
-)
+# A word of a tag's inner text (words are what lies between spaces, as in AutoGen), and a word
+# opening a quoted attribute: ``key="...`` or ``key='...``.
+_WORD = re.compile(r"[^ ]+")
+_QUOTED_START = re.compile(r"""[^=]+=["']""")
 
 
 def parse_tags_from_content(tag: str, content: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,12 +143,41 @@ def _tags_in(tag: str, text: str) -> list[dict[str, Any]]:
 
 def _attributes(inner: str) -> dict[str, str]:
     attr: dict[str, str] = {}
-    for piece in _PIECE.finditer(inner):
-        word = piece.group("word")
-        if word is None:
-            attr[piece.group("key")] = piece.group("value")
-        elif "src" in attr:
-            attr["src"] += " " + word
+
+    def add_words(text: str) -> None:
+        # Loose words join src in order; an explicit src="..." replaces those before it.
+        for word in _WORD.findall(text):
+            attr["src"] = f"{attr['src']} {word}" if "src" in attr else word
+
+    for piece in _pieces(inner.strip()):
+        opening = _QUOTED_START.match(piece)
+        if opening is None:
+            add_words(piece)
+            continue
+        key, quote = piece[: opening.end() - 2], piece[opening.end() - 1]
+        body = piece[opening.end() :]
+        close = _closing_quote(body, quote)
+        if close < 0:  # never closed: the value runs to the end of the piece
+            attr[key] = body
         else:
-            attr["src"] = word
+            attr[key] = body[:close]
+            add_words(body[close + 1 :])
     return attr
+
+
+def _pieces(inner: str) -> list[str]:
+    """The inner text cut before each word that opens a quoted attribute, so a quoted value
+    holds every word up to the next attribute (apostrophes and all), as in AutoGen."""
+    starts = [m.start() for m in _WORD.finditer(inner) if _QUOTED_START.match(m.group())]
+    bounds = [0, *[s for s in starts if s > 0], len(inner)]
+    pieces = (inner[a:b].strip() for a, b in itertools.pairwise(bounds))
+    return [piece for piece in pieces if piece]
+
+
+def _closing_quote(body: str, quote: str) -> int:
+    """Where the quoted value in ``body`` ends: its last ``quote`` that ends a word, or -1."""
+    at = len(body)
+    while (at := body.rfind(quote, 0, at)) >= 0:
+        if at + 1 == len(body) or body[at + 1] == " ":
+            return at
+    return -1

@@ -47,9 +47,9 @@ POWERSHELLS = ("pwsh", "powershell", "ps1")
 
 def content_str(content: str | list[Any] | None) -> str:
     """The text of a message content: ``None`` is ``""``, text parts are joined, images are
-    ``<image>``. Malformed content raises AutoGen's errors: ``TypeError`` for a content or part
-    of the wrong type, ``AssertionError`` for a part without ``type``, ``ValueError`` for an
-    unknown part type."""
+    ``<image>``. Malformed content raises AutoGen's errors, with AutoGen's texts: ``TypeError``
+    for a content or part of the wrong type, ``AssertionError`` for a part without ``type``,
+    ``ValueError`` for an unknown part type."""
     return _text_of(content, strict=True)
 
 
@@ -67,22 +67,26 @@ def _text_of(content: Any, *, strict: bool) -> str:
         return content
     if not isinstance(content, list):
         if strict:
-            raise TypeError(f"content must be None, a str or a list, got {type(content).__name__}")
+            raise TypeError(f"content must be None, str, or list, but got {type(content)}")
         return str(content)
     parts = []
     for item in content:
         if not isinstance(item, dict if strict else Mapping):
             if strict:
-                raise TypeError(f"a content list holds dicts, got {type(item).__name__}: {item!r}")
+                raise TypeError(
+                    "Wrong content format: every element should be dict if the content is a list."
+                )
             parts.append(str(item))
         elif strict and "type" not in item:
-            raise AssertionError(f"a content part needs a 'type': {item!r}")
+            raise AssertionError("Wrong content format. Missing 'type' key in content's dict.")
         elif item.get("type") == "text":
             parts.append(str(item.get("text", "")))
         elif item.get("type") in ("image_url", "input_image"):
             parts.append("<image>")
         elif strict:
-            raise ValueError(f"unknown content part type {item['type']!r}")
+            raise ValueError(
+                f"Wrong content format: unknown type {item['type']} within the content"
+            )
         else:
             parts.append(f"<{item.get('type')}>")
     return "".join(parts)

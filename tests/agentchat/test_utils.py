@@ -223,3 +223,68 @@ def test_other_content_types_are_a_value_error(content: Any) -> None:
 def test_a_list_item_that_is_not_a_dict_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         parse_tags_from_content("img", ["<img x.png>"])  # type: ignore[list-item]
+
+
+# AutoGen 0.2's own tag examples (its test_agentchat_utils), restated: what a 0.2 user sees.
+AUTOGEN_TAG_EXAMPLES = [
+    (
+        "look at <img http://example.com/image.png>",
+        [("img", {"src": "http://example.com/image.png"})],
+    ),
+    (
+        "hear <audio http://example.com/au=dio.mp3>",
+        [("audio", {"src": "http://example.com/au=dio.mp3"})],
+    ),
+    (
+        "what's here <img url='http://example.com/=image.png'>",
+        [("img", {"url": "http://example.com/=image.png"})],
+    ),
+    (
+        "<img http://example.com/image.png> then <audio http://example.com/audio.mp3>",
+        [
+            ("img", {"src": "http://example.com/image.png"}),
+            ("audio", {"src": "http://example.com/audio.mp3"}),
+        ],
+    ),
+    (
+        "say it <audio text='Hello I'm a robot' prompt='whisper'>",
+        [("audio", {"text": "Hello I'm a robot", "prompt": "whisper"})],
+    ),
+    (
+        "<img http://example.com/image.png width='100'> and <img http://hello.com/image=.png>?",
+        [
+            ("img", {"src": "http://example.com/image.png", "width": "100"}),
+            ("img", {"src": "http://hello.com/image=.png"}),
+        ],
+    ),
+    ("Text with no tags", []),
+]
+
+
+@pytest.mark.parametrize(("message", "expected"), AUTOGEN_TAG_EXAMPLES)
+def test_autogens_tag_examples(message: str, expected: list[tuple[str, dict[str, str]]]) -> None:
+    import parley as autogen
+
+    for content in (message, [{"type": "text", "text": message}]):
+        found = [
+            (item["tag"], item["attr"])
+            for tag in ("img", "audio", "random")
+            # read through the package attribute, as AutoGen code does
+            for item in autogen.agentchat.utils.parse_tags_from_content(tag, content)
+        ]
+        assert found == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An apostrophe never ends a quoted value, whichever quote opened it.
+        ("<audio text='I'm here'>", {"text": "I'm here"}),
+        ("<audio text='it's' prompt='don't stop'>", {"text": "it's", "prompt": "don't stop"}),
+        ('<audio text="I\'m" x.png>', {"text": "I'm", "src": "x.png"}),
+        # Unclosed, with an apostrophe: the value runs to the end.
+        ("<audio text='I'm here>", {"text": "I'm here"}),
+    ],
+)
+def test_apostrophes_inside_quoted_values(text: str, expected: dict[str, str]) -> None:
+    assert attrs("audio", text) == [expected]

@@ -53,6 +53,67 @@ def test_content_str() -> None:
         content_str(42)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("content", "error", "text"),
+    [
+        # AutoGen 0.2's error types and texts, which 0.2 code matches on.
+        (
+            [{"type": "text", "text": "hi"}, {"type": "wrong_type", "url": "u"}],
+            ValueError,
+            "Wrong content format: unknown type wrong_type within the content",
+        ),
+        (
+            ["string", {"type": "text", "text": "t"}],
+            TypeError,
+            "Wrong content format: every element should be dict if the content is a list.",
+        ),
+        (
+            [{"text": "no type"}],
+            AssertionError,
+            "Wrong content format. Missing 'type' key in content's dict.",
+        ),
+        (42, TypeError, "content must be None, str, or list, but got <class 'int'>"),
+    ],
+)
+def test_content_str_errors_are_autogens(content: object, error: type, text: str) -> None:
+    with pytest.raises(error) as info:
+        content_str(content)  # type: ignore[arg-type]
+    assert str(info.value) == text
+    assert content_str([]) == ""
+
+
+def _fake_shell(folder: Path, name: str, *, runs: bool = True, executable: bool = True) -> None:
+    script = folder / name
+    script.write_text("#!/bin/sh\necho 7\n" if runs else "#!/bin/sh\nexit 1\n")
+    script.chmod(0o755 if executable else 0o644)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell scripts stand in for PowerShell")
+def test_get_powershell_command_finds_what_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(FileNotFoundError):
+        cu.get_powershell_command()  # neither installed
+    _fake_shell(tmp_path, "pwsh")
+    assert cu.get_powershell_command() == "pwsh"
+    _fake_shell(tmp_path, "powershell")
+    assert cu.get_powershell_command() == "powershell"  # preferred, as in AutoGen
+    _fake_shell(tmp_path, "powershell", runs=False)
+    assert cu.get_powershell_command() == "pwsh"  # one that fails to run is passed over
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="shell scripts stand in for PowerShell")
+def test_get_powershell_command_without_permission(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    # A file without any execute bit cannot be run, even by root.
+    _fake_shell(tmp_path, "powershell", executable=False)
+    with pytest.raises(PermissionError, match="No permission to run powershell"):
+        cu.get_powershell_command()
+
+
 # -- extract_code: the cases checked against AutoGen 0.2 ------------------------------------------
 
 

@@ -72,19 +72,20 @@ Problem: """
 PROMPTS = {"default": _DEFAULT, "python": _PYTHON, "two_tools": _TWO_TOOLS}
 """The first message's text before the problem, by ``prompt_type``."""
 
+# The replies are AutoGen's texts: 0.2 code compares against them (MathUserProxyAgent.DEFAULT_REPLY).
 DEFAULT_REPLY = (
-    "Continue. Keep solving the problem until you need a query. (Once you have the answer, "
-    "put it in \\boxed{}.)"
+    "Continue. Please keep solving the problem until you need to query. (If you get to the "
+    "answer, put it in \\boxed{}.)"
 )
-SAME_AS_LAST = "\nThis query or its result is the same as the last one: please try a new approach."
+SAME_AS_LAST = "\nYour query or result is same from the last, please try a new approach."
 REVISIT = (
-    "Please look at the problem statement and your reasoning again. If you are sure this step "
-    "is right, work it out yourself and go on to the next step; otherwise, correct the step."
+    "Please revisit the problem statement and your reasoning. If you think this step is "
+    "correct, solve it yourself and continue the next step. Otherwise, correct this step."
 )
 UNKNOWN_LANGUAGE = "Error: Unknown language."
 NO_OUTPUT_PRINT = "No output found. Make sure you print the results."
 NO_OUTPUT = "No output found."
 TOO_LONG = (
-    "The query's output is too long: there may be a mistake. Please revise your reasoning and "
-    "your query."
+    "Your requested query response is too long. You might have made a mistake. Please revise "
+    "your reasoning and query."
 )

@@ -7,10 +7,14 @@ with their output, and ends the chat when a message has a ``\\boxed{}`` answer a
 
 Code runs as for any user proxy: ``code_execution_config`` decides where (Docker by default;
 ``{"use_docker": False, "work_dir": ...}`` runs it on this machine, an explicit opt-in), with
-``timeout`` (default 5 s) per query. Each query runs after the code of the earlier successful
-queries, so their variables stay defined. Differences from AutoGen: the config's ``timeout``
-is honoured (AutoGen forced 5 s), the earlier code is not run twice over in each later query,
-and a ``print`` inside a block is replaced by ``pass`` (not deleted) when the code is kept.
+``timeout`` (default 5 s) per query. As in AutoGen, each query runs after the code of the
+earlier queries that ran (their top-level prints removed; of a failed query, its imports), so
+their variables and imports stay defined. Differences from AutoGen: the config's ``timeout``
+is honoured (AutoGen forced 5 s); the earlier code is not run twice over in each later query
+(AutoGen's kept code held it once more after each query); and code that ran but printed
+nothing is kept too (AutoGen kept it only when some earlier code had a ``print``, so ``x=3``
+was forgotten unless one had). Without a Wolfram Alpha app id a ``wolfram`` query raises
+:class:`WolframAlphaUnavailableError`, a ``ValueError`` as AutoGen's was.
 """
 
 from __future__ import annotations
@@ -74,16 +78,10 @@ def _add_print_to_last_line(code: str) -> str:
 
 
 def _remove_print(code: str) -> str:
-    """The code without its prints (a ``pass`` keeps an indented block valid)."""
-    kept = []
-    for line in code.split("\n"):
-        stripped = line.lstrip()
-        if stripped.startswith("print("):
-            if line != stripped:
-                kept.append(line[: len(line) - len(stripped)] + "pass")
-            continue
-        kept.append(line)
-    return "\n".join(kept)
+    """The code without its top-level prints, as AutoGen kept it for later queries. A print
+    inside a block stays (removing it could leave the block empty), so it prints again each
+    time the kept code runs before a later query, as in AutoGen."""
+    return "\n".join(line for line in code.splitlines() if not line.startswith("print("))
 
 
 async def _math_reply(
@@ -175,7 +173,9 @@ class MathUserProxyAgent(UserProxyAgent):
         if len(output) > _MAX_OUTPUT:
             output, ok = texts.TOO_LONG, False
 
-        if ok:
+        # Code that ran is kept, printing or not (``x=3`` defines x for the next query); of
+        # code that failed only the imports are.
+        if exit_code == 0:
             kept = _remove_print(code)
         else:
             kept = "\n".join(line for line in code.split("\n") if "import" in line)

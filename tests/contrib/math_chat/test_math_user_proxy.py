@@ -86,7 +86,7 @@ async def test_no_code_gets_the_default_reply_and_repeats_are_flagged(
     assert replies[0] == MathUserProxyAgent.DEFAULT_REPLY
     assert replies[1] == "42"
     assert replies[2].startswith("42\n")
-    assert "same as the last one" in replies[2]
+    assert "same from the last, please try a new approach" in replies[2]
     assert replies[3] == "Error: Unknown language."
 
 
@@ -101,7 +101,7 @@ async def test_too_many_invalid_queries_ask_to_revisit(
     replies = [r["messages"][-1]["content"] for r in fake_llm.requests[1:]]
     assert "bad 0" in replies[0]
     assert "bad 1" in replies[1]
-    assert replies[2].startswith("Please look at the problem statement")
+    assert replies[2].startswith("Please revisit the problem statement")
 
 
 async def test_customized_prompt_and_unknown_prompt_type(
@@ -142,3 +142,70 @@ def test_defaults() -> None:
     assert MathUserProxyAgent.MAX_CONSECUTIVE_AUTO_REPLY == 15
     names = [e.func.__name__ for e in agent._reply_func_list]
     assert names[:2] == ["check_termination_and_human_reply", "_generate_math_reply"]
+
+
+def test_wolfram_without_app_id_is_a_value_error_as_in_autogen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # AutoGen 0.2 code catches ValueError around a wolfram query it cannot run.
+    monkeypatch.delenv("WOLFRAM_ALPHA_APPID", raising=False)
+    with pytest.raises(ValueError, match="WOLFRAM_ALPHA_APPID"):
+        proxy(tmp_path).execute_one_wolfram_query("2x=3")
+
+
+def test_replies_are_autogens_texts() -> None:
+    assert MathUserProxyAgent.DEFAULT_REPLY == (
+        "Continue. Please keep solving the problem until you need to query. "
+        "(If you get to the answer, put it in \\boxed{}.)"
+    )
+
+
+def test_remove_print_keeps_prints_inside_blocks() -> None:
+    from parley.agentchat.contrib.math_user_proxy_agent import _remove_print
+
+    assert _remove_print('print("hello")\na = 4*5\nprint("world")') == "a = 4*5"
+    indented = "if 4 > 5:\n\tprint('True')"
+    assert _remove_print(indented) == indented
+
+
+def test_earlier_queries_state_is_kept_for_later_ones(tmp_path: Path) -> None:
+    # AutoGen's sequence: each answer as AutoGen gave it, and y still defined at the end.
+    agent = proxy(tmp_path)
+    run = agent.execute_one_python_code
+    assert run("x=3") == ("No output found. Make sure you print the results.", False)
+    assert run("if 4 > 5:\n\tprint('True')") == ("No output found.", True)
+    error, ok = run("2+'2'")
+    assert error.startswith("Error:")
+    assert not ok
+    assert "TypeError" in error
+    run("x=3\ny=x*2")
+    out, ok = run("print(y)")
+    assert (out.strip(), ok) == ("6", True)
+    too_long, ok = run("print('*'*2001)")
+    assert not ok
+    assert too_long == (
+        "Your requested query response is too long. You might have made a mistake. "
+        "Please revise your reasoning and query."
+    )
+    # A query that printed nothing still defines its names for the next one.
+    run("z = 7")
+    assert run("print(z + x)")[0].strip() == "10"
+    # Imports of a failed query are kept, the rest of it is not.
+    run("import math\nw = 1/0")
+    out, ok = run("print(math.floor(2.5))")
+    assert (out.strip(), ok) == ("2", True)
+    assert "NameError" in run("print(w)")[0]
+
+
+def test_earlier_prints_inside_blocks_print_again(tmp_path: Path) -> None:
+    # As in AutoGen: kept code runs before each later query, indented prints included.
+    agent = proxy(tmp_path)
+    agent.execute_one_python_code("for i in range(2):\n    print(i)")
+    assert agent.execute_one_python_code("print('next')")[0].split() == ["0", "1", "next"]
+
+
+def test_a_new_problem_forgets_the_earlier_code(tmp_path: Path) -> None:
+    agent = proxy(tmp_path)
+    agent.execute_one_python_code("q = 1")
+    MathUserProxyAgent.message_generator(agent, None, {"problem": "1+1"})
+    assert "NameError" in agent.execute_one_python_code("print(q)")[0]

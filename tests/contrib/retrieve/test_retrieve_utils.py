@@ -55,6 +55,30 @@ def test_a_line_longer_than_the_limit_is_cut_within() -> None:
     assert "".join(chunks).split() == line.split()
 
 
+def line_tokens(chunk: str) -> int:
+    """A chunk's size as AutoGen (and parley) measure it: its lines' tokens, newlines left out."""
+    return sum(count_token(line) for line in chunk.split("\n"))
+
+
+def test_autogens_overlap_example() -> None:
+    # 25 one-letter lines, at most 10 tokens a chunk, 3 lines of overlap: AutoGen's chunks.
+    letters = "\n".join(chr(c) for c in range(ord("A"), ord("Z")))
+    assert ru.split_text_to_chunks(letters, max_tokens=10, overlap=3) == [
+        "A\nB\nC\nD\nE\nF\nG\nH\nI",
+        "G\nH\nI\nJ\nK\nL\nM\nN\nO",
+        "M\nN\nO\nP\nQ\nR\nS\nT\nU",
+        "S\nT\nU\nV\nW\nX\nY",
+    ]
+    assert ru.split_text_to_chunks(letters, max_tokens=10) == [
+        "A\nB\nC\nD\nE\nF\nG\nH\nI",
+        "J\nK\nL\nM\nN\nO\nP\nQ\nR",
+        "S\nT\nU\nV\nW\nX\nY",
+    ]
+    assert all(line_tokens(c) <= 10 for c in ru.split_text_to_chunks(letters, max_tokens=10))
+    # One long line is cut within, each piece under the limit even counted whole.
+    assert all(count_token(c) <= 1000 for c in ru.split_text_to_chunks("A" * 10000, 1000))
+
+
 def test_overlap_repeats_lines() -> None:
     text = "\n".join(f"line number {i} is here" for i in range(30))
     chunks = ru.split_text_to_chunks(text, 30, must_break_at_empty_line=False, overlap=1)
@@ -78,7 +102,7 @@ def test_chunks_fit_the_limit_and_lose_no_text(
     text: str, max_tokens: int, mode: str, blank: bool
 ) -> None:
     chunks = ru.split_text_to_chunks(text, max_tokens, mode, blank)
-    assert all(count_token(c) <= max_tokens for c in chunks)
+    assert all(line_tokens(c) <= max_tokens for c in chunks)
     # Every line holds at least 5 characters, and fits the limit: nothing is dropped, nothing
     # is repeated without overlap, the order is kept.
     assert " ".join(chunks).split() == text.split()
@@ -130,7 +154,8 @@ def test_every_format_is_read_as_text(corpus: Path) -> None:
     assert by_source["garden.docx"] == "\n".join(GARDEN)
     assert by_source["bread.md"] == "\n".join(BREAD)
     trains = by_source["trains.html"]
-    assert trains.startswith("# Bullet trains\n\n# Shinkansen")  # title, then the body
+    # AutoGen's Markdown: the title as a heading, then the page (title again, h1 underlined)
+    assert trains.startswith("# Bullet trains\n\nBullet trains\n\nShinkansen\n==========")
     assert "<p>" not in trains
     assert "var x" not in trains  # scripts are dropped
     assert "320 km/h" in trains
@@ -193,9 +218,13 @@ def test_urls_are_downloaded_html_as_markdown(
     assert saved.parent == Path("tmp", "chromadb")
     assert saved.name.startswith("127.0.0.1:")
     assert "_page.html_" in saved.name
-    assert saved.read_text() == "# Local page\n\nServed on loopback."
+    # AutoGen's Markdown: the title as a heading, then the whole page (its title again).
+    assert saved.read_text() == "# Local page\n\nLocal page\n\nServed on loopback."
     chunks, sources = ru.split_files_to_chunks(files)
-    assert chunks == ["# Local page\n\nServed on loopback.", "plain notes from the server"]
+    assert chunks == [
+        "# Local page\n\nLocal page\n\nServed on loopback.",
+        "plain notes from the server",
+    ]
     assert sources == [{"source": page}, {"source": notes}]
 
 
@@ -218,3 +247,68 @@ def test_create_and_query_a_chroma_database_from_a_directory(
     ru.create_vector_db_from_dir(str(more), db_path=db, get_or_create=True, extra_docs=True)
     found = ru.query_vector_db(["planet rings"], n_results=1, db_path=db)
     assert found["ids"] == [["doc_7"]]
+
+
+def test_get_file_from_url_saves_where_told(
+    local_site: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    notes = f"{local_site}/notes.txt"
+    # A save_path that is not a directory is the file to write, its folders made (AutoGen).
+    saved, url = ru.get_file_from_url(notes, save_path=str(tmp_path / "out" / "n.txt")) or ("", "")
+    assert (saved, url) == (str(tmp_path / "out" / "n.txt"), notes)
+    assert Path(saved).read_text() == "plain notes from the server"
+    # An existing directory gets a file named from the URL inside it.
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    found = ru.get_file_from_url(notes, save_path=str(folder))
+    assert found is not None
+    assert Path(found[0]).parent == folder
+    assert Path(found[0]).name.startswith("127.0.0.1:")
+    assert "_notes.txt_" in Path(found[0]).name
+    # A page the server does not have: None, nothing written.
+    assert ru.get_file_from_url(f"{local_site}/missing", save_path=str(folder)) is None
+    assert len(list(folder.iterdir())) == 1
+
+
+def test_get_files_from_dir_downloads_urls_whatever_the_types(
+    local_site: str, corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # AutoGen's example: two files, a folder that does not exist, a URL; types only filter
+    # what is found in folders.
+    monkeypatch.chdir(tmp_path)
+    files = ru.get_files_from_dir(
+        [
+            str(corpus / "bread.md"),
+            str(corpus / "geology" / "volcano.txt"),
+            str(tmp_path / "no-such-folder"),
+            f"{local_site}/page.html",
+        ],
+        types=["pdf", "txt"],
+    )
+    assert len(files) == 3
+    assert all(Path(f if isinstance(f, str) else f[0]).is_file() for f in files)
+
+
+def test_parse_html_to_markdown_autogens_example() -> None:
+    html = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+            <meta charset="UTF-8">
+            <title>Simple HTML Example</title>
+            <style>p { color: red; }</style>
+        </head>
+        <body>
+            <h1>Hello, World!</h1>
+            <script>var hidden = 1;</script>
+            <p>This is a very simple HTML example.</p>
+        </body>
+        </html>
+    """
+    assert ru.parse_html_to_markdown(html) == (
+        "# Simple HTML Example\n\nSimple HTML Example\n\nHello, World!\n=============\n\n"
+        "This is a very simple HTML example."
+    )
+    # Without a title there is no heading (AutoGen raised TypeError).
+    assert ru.parse_html_to_markdown("<p>just text</p>") == "just text"

@@ -4,7 +4,8 @@ Needs ``pip install 'parley[retrieve-qdrant]'`` (qdrant-client). Vectors are com
 the distance of a hit is ``1 - cosine similarity``, so that a ``distance_threshold`` means the
 same as with Chroma's inner-product space over unit vectors. Qdrant takes only UUIDs and
 unsigned integers as point ids: other ids are mapped to a UUID and kept in the payload, so the
-caller gets its own ids back.
+caller gets its own ids back. ``retrieve_docs(..., search_string="word")`` keeps only documents
+whose text contains ``word`` (Qdrant's full-text match).
 """
 
 from __future__ import annotations
@@ -171,9 +172,25 @@ class QdrantVectorDB(DocStore):
         self, queries: list[str], collection_name: str | None, n: int, options: dict[str, Any]
     ) -> QueryResults:
         name = self._name(collection_name)
+        # search_string: only documents whose text contains it (AutoGen's query_qdrant filter).
+        search = options.get("search_string")
+        condition = (
+            self._models.Filter(
+                must=[
+                    self._models.FieldCondition(
+                        key=self.content_payload_key,
+                        match=self._models.MatchText(text=search),
+                    )
+                ]
+            )
+            if search
+            else None
+        )
         results: QueryResults = []
         for vector in embed(self._embed, queries) if queries else []:
-            found = self.client.query_points(name, query=vector, limit=n, with_payload=True)
+            found = self.client.query_points(
+                name, query=vector, limit=n, with_payload=True, query_filter=condition
+            )
             results.append([(self._document(p), 1.0 - float(p.score)) for p in found.points])
         return results
 
