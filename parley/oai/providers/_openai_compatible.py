@@ -181,7 +181,12 @@ class OpenAICompatibleClient(ProviderClient):
     API_KEY_ENV: ClassVar[str] = ""
     PATH: ClassVar[tuple[str, ...]] = ("/v1",)
     PARAMS: ClassVar[tuple[Param, ...]] = ()
-    EXTRAS: ClassVar[tuple[str, ...]] = ()
+    EXTRAS: ClassVar[tuple[str, ...]] = (
+        "stop",
+        "response_format",
+        "tool_choice",
+        "parallel_tool_calls",
+    )
     LABEL: ClassVar[str] = ""
     SETTINGS: ClassVar[Mapping[str, Any]] = {}  # the SDK client's own, for every config
 

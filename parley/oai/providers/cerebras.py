@@ -38,12 +38,6 @@ class CerebrasClient(OpenAICompatibleClient):
         Param("temperature", (int, float), default=1, bounds=(0, 1.5)),
         Param("top_p", (int, float)),
     )
-    EXTRAS: ClassVar[tuple[str, ...]] = (
-        "stop",
-        "response_format",
-        "tool_choice",
-        "parallel_tool_calls",
-    )
 
 
 PRICES = CerebrasClient.PRICES  # its table in prices.json, at AutoGen's module path too
