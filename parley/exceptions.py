@@ -82,6 +82,7 @@ __all__ = [
     "ChatLeaseError",
     "ChatPaused",
     "CompletionError",
+    "ConfigAssertionError",
     "ConfigError",
     "ConfigFailure",
     "ConfigOptionError",
@@ -148,6 +149,11 @@ class ConfigError(ParleyError, ValueError):
 class ConfigOptionError(ConfigError, TypeError):
     """A config option holds a value it cannot take (``hide_tools="sometimes"``). A
     ``TypeError`` too, because AutoGen raised that for it."""
+
+
+class ConfigAssertionError(ConfigError, AssertionError):
+    """A request names no model (AutoGen's provider clients asserted one: an
+    ``AssertionError`` as there, raised under ``python -O`` too)."""
 
 
 class ModelClientError(ParleyError, RuntimeError):

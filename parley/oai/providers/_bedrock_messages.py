@@ -24,17 +24,26 @@ from typing import Any
 
 from ._anthropic_messages import to_anthropic
 from ._messages import content_text, function_specs, split_system
+from ._params import validate_parameter
 
-__all__ = ["conversation", "converse_request", "image_format", "tool_config"]
+__all__ = [
+    "conversation",
+    "converse_request",
+    "image_format",
+    "inference_and_fields",
+    "system_prompts",
+    "tool_config",
+]
 
 Block = dict[str, Any]
 
-_INFERENCE = (
-    ("maxTokens", ("max_tokens", "maxTokens")),
-    ("temperature", ("temperature",)),
-    ("topP", ("top_p", "topP")),
+# Converse's name, the names taken for it, and the types AutoGen's client accepted.
+_INFERENCE: tuple[tuple[str, tuple[str, ...], Any], ...] = (
+    ("temperature", ("temperature",), (float, int)),
+    ("topP", ("topP", "top_p"), (float, int)),
+    ("maxTokens", ("maxTokens", "max_tokens"), int),
 )
-_MODEL_FIELDS = ("top_k", "k", "seed")
+_MODEL_FIELDS = (("top_k", int), ("k", int), ("seed", int))
 # Converse's own keys, passed through for callers who know them.
 _PASSED = (
     "guardrailConfig",
@@ -135,17 +144,35 @@ def tool_config(params: Mapping[str, Any]) -> dict[str, Any] | None:
     return config
 
 
-def _inference_config(params: Mapping[str, Any]) -> dict[str, Any]:
+def _checked(params: Mapping[str, Any], name: str, types: Any) -> Any:
+    # AutoGen's check: no default and no bounds (they vary by model); a wrong type is None.
+    return validate_parameter(params, name, types, False, None, None, None)
+
+
+def inference_and_fields(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(``inferenceConfig``, ``additionalModelRequestFields``) of the parameters given, each
+    of the type AutoGen's client took (else None, with a ``UserWarning``: not sent)."""
     config: dict[str, Any] = {}
-    for theirs, ours in _INFERENCE:
+    for theirs, ours, types in _INFERENCE:
         for name in ours:
             if params.get(name) is not None:
-                config[theirs] = params[name]
+                config[theirs] = _checked(params, name, types)
                 break
     stop = params.get("stop", params.get("stop_sequences"))
     if stop:
         config["stopSequences"] = [stop] if isinstance(stop, str) else list(stop)
-    return config
+    fields = {
+        name: _checked(params, name, types)
+        for name, types in _MODEL_FIELDS
+        if params.get(name) is not None
+    }
+    fields.update(params.get("additional_model_request_fields") or {})
+    return config, fields
+
+
+def system_prompts(params: Mapping[str, Any]) -> bool:
+    """Whether the model takes system prompts (AutoGen's ``supports_system_prompts``)."""
+    return params.get("supports_system_prompts", True) is not False
 
 
 def converse_request(params: Mapping[str, Any], model: str) -> dict[str, Any]:
@@ -155,18 +182,18 @@ def converse_request(params: Mapping[str, Any], model: str) -> dict[str, Any]:
     system, messages = conversation(
         params.get("messages") or [],
         with_tools=tools is not None,
-        system_prompts=params.get("supports_system_prompts", True) is not False,
+        system_prompts=system_prompts(params),
     )
     request: dict[str, Any] = {"modelId": model, "messages": messages}
     if system:
         request["system"] = system
-    inference = _inference_config(params)
+    inference, fields = (
+        {k: v for k, v in found.items() if v is not None} for found in inference_and_fields(params)
+    )
     if inference:
         request["inferenceConfig"] = inference
     if tools is not None:
         request["toolConfig"] = tools
-    fields = {k: params[k] for k in _MODEL_FIELDS if params.get(k) is not None}
-    fields.update(params.get("additional_model_request_fields") or {})
     if fields:
         request["additionalModelRequestFields"] = fields
     request.update({k: params[k] for k in _PASSED if params.get(k) is not None})

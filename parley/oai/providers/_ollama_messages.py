@@ -21,6 +21,7 @@ from ._messages import (
     split_system,
 )
 from ._ollama_tools import STEP_ONE, STEP_TWO, tool_instructions, tool_results_text
+from ._params import validate_parameter
 
 __all__ = ["options", "to_messages"]
 
@@ -41,9 +42,31 @@ _OPTIONS = {
 }
 
 
+# The options AutoGen's client checked, with the value it used for one of the wrong type.
+_CHECKED: dict[str, tuple[type | tuple[type, ...], Any]] = {
+    "max_tokens": (int, 128),
+    "num_predict": (int, 128),
+    "repeat_penalty": ((int, float), 1.1),
+    "seed": (int, 42),
+    "temperature": ((int, float), 0.8),
+    "top_k": (int, 40),
+    "top_p": ((int, float), 0.9),
+}
+
+
 def options(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The request's ``options`` object."""
-    out = {new: params[old] for old, new in _OPTIONS.items() if params.get(old) is not None}
+    """The request's ``options`` object: the options given, those AutoGen's client knew
+    checked as it checked them (a wrong type is its default, with a ``UserWarning``)."""
+    out: dict[str, Any] = {}
+    for old, new in _OPTIONS.items():
+        if params.get(old) is None:
+            continue
+        check = _CHECKED.get(old)
+        out[new] = (
+            validate_parameter(params, old, check[0], False, check[1], None, None)
+            if check
+            else params[old]
+        )
     stop = params.get("stop")
     if stop:
         out["stop"] = [stop] if isinstance(stop, str) else list(stop)
@@ -89,8 +112,16 @@ def to_messages(
     emulate: bool = False,
 ) -> list[dict[str, Any]]:
     """Ollama's messages; with ``emulate``, tool calls and results as text, and ``specs`` (the
-    tools offered, none when hidden) described in the system prompt."""
-    system, rest = split_system(messages)
+    tools offered, none when hidden) described in the system prompt.
+
+    As AutoGen's client sent them: names left out; a system message that ends the
+    conversation (a summary's prompt, ``summary_method="reflection_with_llm"``) sent as the
+    user's, in place; a conversation that ends with the assistant followed by a user
+    "Please continue.". Other system messages are joined into the first."""
+    ends_with_system = len(messages) > 1 and messages[-1].get("role") == "system"
+    system, rest = split_system(messages[:-1] if ends_with_system else messages)
+    if ends_with_system:
+        rest.append({"role": "user", "content": messages[-1].get("content")})
     if emulate and specs:
         system = f"{system}\n\n{tool_instructions(specs)}" if system else tool_instructions(specs)
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
@@ -132,6 +163,8 @@ def to_messages(
         out.append(reply)
     ends_in_results = bool(results)
     flush_results()
+    if out and out[-1]["role"] == "assistant":
+        out.append({"role": "user", "content": "Please continue."})
     if emulate and out and out[-1]["role"] == "user":
         # Which step the two-step protocol is at, as AutoGen's client told the model.
         if ends_in_results:

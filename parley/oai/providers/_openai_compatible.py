@@ -8,22 +8,32 @@ tools, their answers and stream chunks have OpenAI's shape in each SDK's own typ
   ``"never"``): leave the tools out of the request once they have run;
 - :class:`OpenAICompatibleClient`: the whole client over a Stainless-generated SDK (groq,
   together, cerebras: ``client.chat.completions.create`` with openai's error classes); a
-  provider sets its SDK, the parameters it accepts under AutoGen's names, and its prices.
+  provider sets its SDK, the parameters it accepts under AutoGen's names (checked as AutoGen
+  checked them: :mod:`._params`), and its prices.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
 from ._base import ProviderClient, chunk, completion, tool_call
 from ._messages import tools_hidden
+from ._params import Param, checked, model_of
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_reply
 
-__all__ = ["COMMON_PARAMS", "OpenAICompatibleClient", "answer", "chunks", "hide_tools", "request"]
+__all__ = [
+    "COMMON_PARAMS",
+    "OpenAICompatibleClient",
+    "answer",
+    "chunks",
+    "hide_tools",
+    "parameters",
+    "request",
+]
 
 # The OpenAI parameters these APIs all take under OpenAI's names.
 COMMON_PARAMS = (
@@ -134,14 +144,22 @@ def hide_tools(params: Mapping[str, Any]) -> bool:
     return tools_hidden(params.get("messages") or (), names, params.get("hide_tools", "never"))
 
 
-def request(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
-    """The parameters named in ``defaults`` (their value, else the default unless None) and
-    the tools, unless ``hide_tools`` leaves them out (then no tool choice either)."""
-    body: dict[str, Any] = {}
-    for key, default in defaults.items():
-        value = params.get(key, default)
-        if value is not None:
-            body[key] = value
+def parameters(
+    params: Mapping[str, Any], table: Sequence[Param], extras: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The parameters of ``table`` checked as AutoGen checked them (each present, None when
+    it is not sent), and the ``extras`` given (passed as they are)."""
+    found = checked(params, table)
+    found.update({k: params[k] for k in extras if params.get(k) is not None and k not in found})
+    return found
+
+
+def request(
+    params: Mapping[str, Any], table: Sequence[Param], extras: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The :func:`parameters` that are not None, and the tools, unless ``hide_tools`` leaves
+    them out (then no tool choice either)."""
+    body = {k: v for k, v in parameters(params, table, extras).items() if v is not None}
     if params.get("tools") and not hide_tools(params):
         body["tools"] = [dict(t) for t in params["tools"]]
     else:
@@ -153,15 +171,23 @@ def request(params: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str,
 class OpenAICompatibleClient(ProviderClient):
     """A client over a Stainless SDK's ``chat.completions.create``. Subclasses set
     ``PROVIDER``, ``PATH`` (what the SDK appends to its base URL: removed from a configured
-    ``base_url`` ending with it) and ``PARAMS`` (AutoGen's parameter names for the provider,
-    with AutoGen's default or None). The Stainless SDKs are named after their provider, so
+    ``base_url`` ending with it), ``PARAMS`` (AutoGen's parameters for the provider, with its
+    types, default and bounds), ``EXTRAS`` (parameters parley sends too, as they are given) and
+    ``LABEL`` (the provider's name in AutoGen's messages). The Stainless SDKs are named after their provider, so
     ``SDK`` (the module), ``CLIENT`` (its async client class) and ``API_KEY_ENV`` follow from
     ``PROVIDER`` (``groq``, ``AsyncGroq``, ``GROQ_API_KEY``) unless a subclass sets its own."""
 
     CLIENT: ClassVar[str] = ""
     API_KEY_ENV: ClassVar[str] = ""
     PATH: ClassVar[tuple[str, ...]] = ("/v1",)
-    PARAMS: ClassVar[Mapping[str, Any]] = {}
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    EXTRAS: ClassVar[tuple[str, ...]] = (
+        "stop",
+        "response_format",
+        "tool_choice",
+        "parallel_tool_calls",
+    )
+    LABEL: ClassVar[str] = ""
     SETTINGS: ClassVar[Mapping[str, Any]] = {}  # the SDK client's own, for every config
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -198,11 +224,27 @@ class OpenAICompatibleClient(ProviderClient):
 
         return per_loop(self.PROVIDER, self._settings, make, self._own_key)
 
+    def _model(self, params: Mapping[str, Any]) -> str:
+        given = {"model": params.get("model") or self._config.get("model")}
+        return model_of(
+            given,
+            f"Please specify the 'model' in your config list entry to nominate the {self.LABEL}"
+            " model to use.",
+        )
+
+    def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """AutoGen's ``parse_params``: the model and the parameters this client sends for
+        ``params``, checked as AutoGen's client checked them (a value of the wrong type or out
+        of bounds is its default, with a ``UserWarning``); None means not sent. Parameters
+        parley sends beyond AutoGen's (``stop``, ``tool_choice``, ...) are there when given.
+        No model: :class:`~parley.exceptions.ConfigAssertionError` (an ``AssertionError``)."""
+        return {"model": self._model(params), **parameters(params, self.PARAMS, self.EXTRAS)}
+
     def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {
-            "model": params.get("model") or self._config.get("model"),
+            "model": self._model(params),
             "messages": [dict(m) for m in params.get("messages") or ()],
-            **request(params, self.PARAMS),
+            **request(params, self.PARAMS, self.EXTRAS),
         }
         for key in _OPTIONS:
             if params.get(key) is not None:

@@ -34,8 +34,9 @@ from ..._credentials import remember
 from .._reply_checks import reading_reply
 from ._base import ProviderClient, collect, require
 from ._bedrock_errors import PROVIDER, bedrock_error
-from ._bedrock_messages import converse_request
+from ._bedrock_messages import converse_request, inference_and_fields, system_prompts
 from ._bedrock_replies import StreamReader, read_response
+from ._params import model_of
 from ._sdk_calls import sdk_errors
 
 __all__ = ["PRICES", "BedrockClient", "model_name"]
@@ -98,10 +99,26 @@ class BedrockClient(ProviderClient):
         return client
 
     def _model(self, params: Mapping[str, Any]) -> str:
-        model = params.get("model") or self._config.get("model")
-        if not model:
-            raise ValueError("a bedrock config names its model (a Bedrock model id)")
-        return str(model)
+        given = {"model": params.get("model") or self._config.get("model")}
+        return model_of(
+            given, "Please provide the 'model` in the config_list to use Amazon Bedrock"
+        )
+
+    def parse_custom_params(self, params: Mapping[str, Any]) -> None:
+        """AutoGen's method: notes ``supports_system_prompts`` (default True) as
+        ``self._supports_system_prompts``; each request reads it from its own params."""
+        self._supports_system_prompts = system_prompts(params)
+
+    def parse_params(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """AutoGen's ``(base_params, additional_params)``: the ``inferenceConfig`` and the
+        ``additionalModelRequestFields`` this client sends for ``params``, each parameter given
+        of the type AutoGen's client took, else None (with a ``UserWarning``; not sent).
+        AutoGen's names (``temperature``, ``topP``, ``maxTokens``; ``top_k``, ``k``, ``seed``)
+        and OpenAI's (``max_tokens``, ``top_p``, which AutoGen sent as a model field, ``stop``)
+        are read. No model: :class:`~parley.exceptions.ConfigAssertionError` (an
+        ``AssertionError``)."""
+        self._model(params)
+        return inference_and_fields(params)
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         model = self._model(params)

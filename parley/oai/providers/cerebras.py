@@ -5,8 +5,9 @@
 
     config_list = [{"model": "llama3.1-8b", "api_key": "...", "api_type": "cerebras"}]
 
-Parameters under AutoGen's names: ``max_tokens``, ``seed``, ``stream``, ``temperature``,
-``top_p``; also ``stop``, ``response_format``, ``tool_choice``, ``parallel_tool_calls`` and
+Parameters under AutoGen's names, checked as AutoGen checked them (a wrong type or a value out
+of bounds is the default, with a warning): ``max_tokens``, ``seed``, ``stream``,
+``temperature`` (1 by default), ``top_p``; also ``stop``, ``response_format``, ``tool_choice``, ``parallel_tool_calls`` and
 AutoGen's ``hide_tools``. ``base_url`` is the API's root (the SDK posts to
 ``/v1/chat/completions`` below it; a ``.../v1`` works too).
 """
@@ -16,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ._openai_compatible import COMMON_PARAMS, OpenAICompatibleClient
+from ._openai_compatible import OpenAICompatibleClient
+from ._params import Param
 
 __all__ = ["CerebrasClient"]
 
@@ -28,7 +30,14 @@ class CerebrasClient(OpenAICompatibleClient):
     SDK: ClassVar[str] = "cerebras.cloud.sdk"
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
-    PARAMS: ClassVar[Mapping[str, Any]] = dict.fromkeys((*COMMON_PARAMS, "parallel_tool_calls"))
+    LABEL: ClassVar[str] = "Cerebras"
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param("max_tokens", int, bounds=(0, None)),
+        Param("seed", int),
+        Param("stream", bool, default=False),
+        Param("temperature", (int, float), default=1, bounds=(0, 1.5)),
+        Param("top_p", (int, float)),
+    )
 
 
 PRICES = CerebrasClient.PRICES  # its table in prices.json, at AutoGen's module path too

@@ -26,25 +26,27 @@ from ._base import (
     tool_call,
 )
 from ._messages import content_parts, content_text, function_specs
+from ._params import Param, checked, model_of
 from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["CohereClient"]
 
 
-# AutoGen's names -> chat v2's.
-_PARAMS = {
-    "temperature": "temperature",
-    "max_tokens": "max_tokens",
-    "k": "k",
-    "top_k": "k",
-    "p": "p",
-    "top_p": "p",
-    "seed": "seed",
-    "frequency_penalty": "frequency_penalty",
-    "presence_penalty": "presence_penalty",
-    "safety_mode": "safety_mode",
-    "strict_tools": "strict_tools",
-}
+# AutoGen's parameters, checked as its client checked them (chat v2 takes the same names).
+_PARAMS = (
+    Param("temperature", (int, float), allow_none=False, default=0.3, bounds=(0, None)),
+    Param("max_tokens", int, bounds=(0, None)),
+    Param("k", int, allow_none=False, default=0, bounds=(0, 500)),
+    Param("p", (int, float), allow_none=False, default=0.75, bounds=(0.01, 0.99)),
+    Param("seed", int),
+    Param("frequency_penalty", (int, float), default=0, bounds=(0, 1)),
+    Param("presence_penalty", (int, float), default=0, bounds=(0, 1)),
+)
+_ALIASES = (("top_k", "k"), ("top_p", "p"))  # OpenAI's names, taken too
+_EXTRAS = ("safety_mode", "strict_tools")
+_NO_MODEL = (
+    "Please specify the 'model' in your config list entry to nominate the Cohere model to use."
+)
 _FINISH = {"COMPLETE": "stop", "STOP_SEQUENCE": "stop", "MAX_TOKENS": "length"}
 
 
@@ -92,18 +94,30 @@ def _user_content(content: Any) -> Any:
     ]
 
 
-def request_of(params: Mapping[str, Any]) -> dict[str, Any]:
-    """The keyword arguments of ``chat`` / ``chat_stream`` for an OpenAI-shaped request."""
-    request: dict[str, Any] = {
-        "model": str(params.get("model")),
-        "messages": to_messages(params.get("messages") or []),
-    }
-    request.update(
-        {new: params[old] for old, new in _PARAMS.items() if params.get(old) is not None}
-    )
+def parameters(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The model and the parameters sent for ``params`` (None: not sent): AutoGen's, checked
+    as AutoGen's client checked them (``top_k`` / ``top_p`` stand for ``k`` / ``p``), then
+    ``safety_mode``, ``strict_tools`` and ``stop_sequences`` when given."""
+    given = dict(params)
+    for alias, name in _ALIASES:
+        if given.get(name) is None and given.get(alias) is not None:
+            given[name] = given[alias]
+    found: dict[str, Any] = {"model": model_of(params, _NO_MODEL), **checked(given, _PARAMS)}
+    found.update({k: params[k] for k in _EXTRAS if params.get(k) is not None})
     stop = params.get("stop", params.get("stop_sequences"))
     if stop:
-        request["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+        found["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
+    return found
+
+
+def request_of(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``chat`` / ``chat_stream`` for an OpenAI-shaped request."""
+    found = parameters(params)
+    request: dict[str, Any] = {
+        "model": found.pop("model"),
+        "messages": to_messages(params.get("messages") or []),
+    }
+    request.update({k: v for k, v in found.items() if v is not None})
     specs = function_specs(params)
     if specs:
         request["tools"] = [
@@ -126,6 +140,13 @@ class CohereClient(PooledClient):
 
     PROVIDER: ClassVar[str] = "cohere"
     SDK: ClassVar[str] = "cohere"
+
+    def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """AutoGen's ``parse_params``: the model and the parameters this client sends for
+        ``params``, checked as AutoGen's client checked them (a wrong type or a value out of
+        bounds is the default, with a ``UserWarning``; None is not sent). No model:
+        :class:`~parley.exceptions.ConfigAssertionError` (an ``AssertionError``)."""
+        return parameters(params)
 
     async def _close_sdk(self, client: Any) -> None:
         # The SDK closes its HTTP client only as an async context manager, on leaving it.

@@ -5,7 +5,8 @@
 
     config_list = [{"model": "open-mistral-nemo", "api_key": "...", "api_type": "mistral"}]
 
-Parameters under AutoGen's names: ``temperature`` (0.7 when the config has none, as AutoGen),
+Parameters under AutoGen's names, checked as AutoGen checked them (a wrong type is the
+default, with a warning): ``temperature`` (0.7 when the config has none, as AutoGen),
 ``top_p``, ``max_tokens``, ``safe_prompt`` (False), ``random_seed``; also ``stop``,
 ``presence_penalty``, ``frequency_penalty``, ``response_format``, ``tool_choice``,
 ``parallel_tool_calls`` and AutoGen's ``hide_tools``. Messages as AutoGen sends them: a tool
@@ -26,28 +27,30 @@ from .._reply_checks import reading_reply
 from .._retry import parse_retry_after
 from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
+from ._params import Param, model_of
 from ._sdk_calls import aclose, per_loop, root_url, sdk_errors
 
 __all__ = ["MistralAIClient"]
 
 
-_PARAMS: dict[str, Any] = {
-    "temperature": 0.7,
-    "safe_prompt": False,
-    **dict.fromkeys(
-        (
-            "top_p",
-            "max_tokens",
-            "random_seed",
-            "stop",
-            "presence_penalty",
-            "frequency_penalty",
-            "response_format",
-            "tool_choice",
-            "parallel_tool_calls",
-        )
-    ),
-}
+_PARAMS = (
+    Param("temperature", (int, float), default=0.7),
+    Param("top_p", (int, float)),
+    Param("max_tokens", int, bounds=(0, None)),
+    Param("safe_prompt", bool, allow_none=False, default=False, allowed=[True, False]),
+    Param("random_seed", int),
+)
+_EXTRAS = (
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "response_format",
+    "tool_choice",
+    "parallel_tool_calls",
+)
+_NO_MODEL = (
+    "Please specify the 'model' in your config list entry to nominate the Mistral.ai model to use."
+)
 
 
 def mistral_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -112,11 +115,26 @@ class MistralAIClient(ProviderClient):
 
         return per_loop("mistral", self._settings, make, self._own_key)
 
+    def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """AutoGen's ``parse_params``: the request this client sends for ``params`` (without
+        the ``timeout``): the model, AutoGen's parameters checked as AutoGen's client checked
+        them (a wrong type is the default, with a ``UserWarning``; None is not sent), the
+        parameters parley sends beyond them when given, ``messages`` as Mistral takes them and
+        the ``tools`` unless ``hide_tools`` leaves them out. Messages and tools are the JSON
+        dicts parley sends, where AutoGen built ``mistralai`` objects of the same fields.
+        No model: :class:`~parley.exceptions.ConfigAssertionError` (an ``AssertionError``)."""
+        body = self._body(params)
+        body.pop("timeout_ms", None)
+        for p in _PARAMS:
+            body.setdefault(p.name, None)
+        return body
+
     def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        given = {"model": params.get("model") or self._config.get("model")}
         body: dict[str, Any] = {
-            "model": params.get("model") or self._config.get("model"),
+            "model": model_of(given, _NO_MODEL),
             "messages": mistral_messages(params.get("messages") or ()),
-            **request(params, _PARAMS),
+            **request(params, _PARAMS, _EXTRAS),
         }
         if params.get("timeout") is not None:
             body["timeout_ms"] = int(float(params["timeout"]) * 1000)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ...exceptions import ModelAPIError
@@ -31,12 +31,16 @@ from ._base import (
 from ._messages import FunctionSpec, function_specs
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
+from ._params import model_of, validate_parameter
 from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["OllamaClient"]
 
 
 _FINISH = {"stop": "stop", "length": "length"}
+_NO_MODEL = (
+    "Please specify the 'model' in your config list entry to nominate the Ollama model to use."
+)
 
 
 class OllamaClient(PooledClient):
@@ -75,17 +79,46 @@ class OllamaClient(PooledClient):
             headers=header_dict(response.headers),
         )
 
-    async def a_create(self, params: dict[str, Any]) -> Any:
+    def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """AutoGen's ``parse_params``: what this client sends for ``params`` but the messages:
+        the model, ``stream`` (False unless a bool says otherwise), the ``options`` given
+        (those AutoGen's client knew checked as it checked them: a wrong type is its default,
+        with a ``UserWarning``), the ``tools`` when sent natively and not hidden, the
+        ``format``. No model: :class:`~parley.exceptions.ConfigAssertionError` (an
+        ``AssertionError``)."""
+        request, _, _ = self._request(params)
+        del request["messages"]
+        return request
+
+    def oai_messages_to_ollama_messages(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]] | None
+    ) -> list[dict[str, Any]]:
+        """AutoGen's method: the Ollama messages this client sends for OpenAI ``messages``
+        offering ``tools`` (:func:`~._ollama_messages.to_messages`), natively or emulated as
+        the config's ``native_tool_calls`` says. Names are left out, a final system message
+        is the user's and a final assistant turn is followed by "Please continue.", as in
+        AutoGen; tool calls and results are parley's (README, Differences)."""
+        specs = function_specs({"tools": list(tools or ())})
+        native = self._config.get("native_tool_calls", True) is not False
+        return to_messages(messages, specs, emulate=not native)
+
+    def _request(
+        self, params: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], list[FunctionSpec], bool]:
+        """(the ``chat`` keyword arguments, the tools offered, whether natively)."""
         messages = params.get("messages") or []
         specs = function_specs(params)
         if specs and should_hide_tools(messages, specs, str(params.get("hide_tools", "never"))):
             specs = []
         native = params.get("native_tool_calls", True) is not False
         request: dict[str, Any] = {
-            "model": str(params.get("model")),
+            "model": model_of(params, _NO_MODEL),
             "messages": to_messages(messages, specs, emulate=not native),
-            "options": options(params),
+            "stream": validate_parameter(params, "stream", bool, True, False, None, None),
         }
+        chosen = options(params)
+        if chosen:
+            request["options"] = chosen
         if specs and native:
             request["tools"] = [_tool(s) for s in specs]
         response_format = params.get("format") or (
@@ -93,8 +126,13 @@ class OllamaClient(PooledClient):
         )
         if response_format:
             request["format"] = response_format
+        return request, specs, native
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        request, specs, native = self._request(params)
+        streamed = request.pop("stream")
         with reading_reply(self.PROVIDER), sdk_errors(self.PROVIDER, self._error):
-            if params.get("stream"):
+            if streamed:
                 answer = await collect(self._chunks(request), params)
             else:
                 answer = self._completion(await self._sdk().chat(**request, stream=False))
