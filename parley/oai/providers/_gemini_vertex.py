@@ -12,11 +12,12 @@ carries its own project, location and credentials.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from ...exceptions import ConfigAssertionError
+from ...exceptions import ConfigAssertionError, ConfigError
 from ._base import require
 
 __all__ = ["VERTEX_KEYS", "api_key", "check_credentials", "uses_vertexai", "vertex_settings"]
@@ -100,8 +101,7 @@ def vertex_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     credentials = config.get("credentials")
     path = config.get("google_application_credentials")
     if credentials is None and path:
-        auth = require("google.auth", "gemini")
-        credentials, found = auth.load_credentials_from_file(str(path), scopes=_CLOUD_SCOPES)
+        credentials, found = _from_file(str(path))
         project = project or found
     return {
         "vertexai": True,
@@ -109,3 +109,25 @@ def vertex_settings(config: Mapping[str, Any]) -> dict[str, Any]:
         "location": config.get("location"),
         "credentials": credentials,
     }
+
+
+def _from_file(path: str) -> tuple[Any, str | None]:
+    """The credentials of a service-account or user key file, and its project. Only those two
+    kinds: an external-account file makes google-auth run what the file says to get a token,
+    which a config entry should not be able to ask for."""
+    with open(path, encoding="utf-8") as file:
+        info = json.load(file)
+    kind = info.get("type") if isinstance(info, dict) else None
+    if kind == "service_account":
+        service_account = require("google.oauth2.service_account", "gemini")
+        made = service_account.Credentials.from_service_account_info(info, scopes=_CLOUD_SCOPES)
+        return made, info.get("project_id")
+    if kind == "authorized_user":
+        user = require("google.oauth2.credentials", "gemini")
+        made = user.Credentials.from_authorized_user_info(info, scopes=_CLOUD_SCOPES)
+        return made, info.get("quota_project_id")
+    raise ConfigError(
+        f"the gemini config's google_application_credentials file {path!r} is of type {kind!r}: "
+        "parley reads service_account and authorized_user files (pass other kinds as "
+        "credentials=, a google.auth credentials object)"
+    )
