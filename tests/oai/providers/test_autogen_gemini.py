@@ -11,9 +11,8 @@ import logging
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +23,7 @@ from parley.oai import OpenAIWrapper
 from parley.oai.gemini import GeminiClient
 from parley.testing import FakeLLMServer
 
+from ..._loopback_http import serving
 from . import scenarios
 
 genai_types = pytest.importorskip("google.genai.types")
@@ -166,15 +166,8 @@ class _TokenEndpoint(BaseHTTPRequestHandler):
 @pytest.fixture
 def token_endpoint() -> Iterator[str]:
     _TokenEndpoint.grants = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _TokenEndpoint)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/token"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=30)
+    with serving(_TokenEndpoint) as url:
+        yield f"{url}/token"
 
 
 def _service_account_file(tmp_path: Path, token_uri: str) -> Path:
