@@ -1,5 +1,7 @@
 """Gemini's ``generateContent`` and ``streamGenerateContent`` as a wire (``/v1beta/models/...``;
-the google-genai SDK given a ``base_url`` asks ``/v1/models/...``): ``contents`` of ``parts``,
+the google-genai SDK given a ``base_url`` asks ``/v1/models/...``; on Vertex AI
+``/v1beta1/projects/<project>/locations/<location>/publishers/google/models/...`` with a bearer
+token): ``contents`` of ``parts``,
 ``functionCall``/``functionResponse``, ``usageMetadata``, SSE with ``alt=sse`` (else a JSON
 array), Google's error shape."""
 
@@ -19,6 +21,7 @@ from ._wire import (
     Wire,
     answer,
     arguments_object,
+    bearer,
     data_uri,
     function_tool,
     json_bytes,
@@ -57,11 +60,14 @@ class Gemini(Wire):
     stream_action: ClassVar[str | None] = "streamGenerateContent"
     what: ClassVar[str] = "Gemini generateContent"
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
-        r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):(?P<action>generateContent|streamGenerateContent)$"
+        r"^/v1(?:beta1?|alpha)?/"
+        r"(?:projects/(?P<project>[^/]+)/locations/(?P<location>[^/]+)/publishers/google/)?"
+        r"models/(?P<model>[^/:]+):(?P<action>generateContent|streamGenerateContent)$"
     )
 
     def authorized(self, headers: Mapping[str, str], query: Mapping[str, str], key: str) -> bool:
-        return key in (headers.get("x-goog-api-key"), query.get("key"))
+        # Vertex AI's callers send an OAuth access token (the server's key stands for one).
+        return key in (headers.get("x-goog-api-key"), query.get("key")) or bearer(headers, key)
 
     def unauthorized(self) -> ErrorReply:
         from ._script import make_error

@@ -116,3 +116,21 @@ def test_key_in_query_string() -> None:
         req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
         with urllib.request.urlopen(req, timeout=5) as r:
             assert json.loads(r.read())["candidates"][0]["content"]["parts"] == [{"text": "ok"}]
+
+
+def test_vertex_ai_paths_with_a_bearer_token() -> None:
+    from google.oauth2.credentials import Credentials
+
+    with FakeLLMServer(api_key="access-token", default="from vertex") as server:
+        with genai.Client(
+            vertexai=True,
+            project="proj",
+            location="asia-east1",
+            credentials=Credentials(token="access-token"),
+            http_options=types.HttpOptions(base_url=server.url),
+        ) as client:
+            reply = client.models.generate_content(model="gemini-2.0-flash", contents="hi")
+            assert reply.text == "from vertex"
+        first = server.received[0]
+        assert first.path.startswith("/v1beta1/projects/proj/locations/asia-east1/publishers/")
+        assert first.protocol == "gemini"

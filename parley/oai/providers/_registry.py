@@ -57,7 +57,14 @@ PROVIDERS: tuple[Provider, ...] = (
         "GeminiClient",
         "gemini",
         frozenset(
-            {"project_id", "location", "google_application_credentials", "credentials", "vertexai"}
+            {
+                "project_id",
+                "location",
+                "google_application_credentials",
+                "credentials",
+                "vertexai",
+                "use_vertexai",
+            }
         ),
     ),
     Provider(("bedrock",), "bedrock", "BedrockClient", "bedrock", _AWS_KEYS),

@@ -6,9 +6,9 @@ A config entry, as AutoGen's::
     {"api_type": "google", "model": "gemini-2.0-flash", "api_key": "...",
      "safety_settings": [...], "temperature": 0.5, "max_tokens": 1000}
 
-With ``vertexai`` (or ``project_id``/``location``) the client talks to Vertex AI instead, with
-the application default credentials, ``credentials`` (a ``google.auth`` credentials object) or
-the service-account file ``google_application_credentials`` names.
+Without an ``api_key`` (and with Vertex AI's ``project_id``, ``location``, ``credentials`` or
+``google_application_credentials``, or ``use_vertexai``) the client talks to Vertex AI instead,
+as AutoGen's did: see :mod:`._gemini_vertex`.
 """
 
 from __future__ import annotations
@@ -30,19 +30,17 @@ from ._base import (
     require,
     tool_call,
 )
+from ._gemini_faces import concat_parts, gemini_contents, json_or_text, safety_settings
 from ._gemini_messages import (
     finish_reason,
     generation_config,
     made_up_call_id,
     to_contents,
 )
+from ._gemini_vertex import api_key, check_credentials, uses_vertexai, vertex_settings
 from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["GeminiClient"]
-
-
-_VERTEX_KEYS = ("vertexai", "project_id", "location")
-_CLOUD_SCOPES = ["https://www.googleapis.com/auth/cloud-platform"]
 
 
 class GeminiClient(PooledClient):
@@ -56,6 +54,35 @@ class GeminiClient(PooledClient):
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
         self._types = require("google.genai.types", "gemini")
+        # Decided here, as AutoGen did: an api_key with Vertex AI's settings fails at once.
+        self._vertexai = uses_vertexai(self._config)
+        check_credentials(self._config)
+
+    @property
+    def use_vertexai(self) -> bool:
+        """Whether this client talks to Vertex AI rather than the Gemini API (AutoGen's)."""
+        return self._vertexai
+
+    @property
+    def api_key(self) -> str | None:
+        """AutoGen's ``api_key``: the config's key, else (on the Gemini API) the environment's
+        ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``; None on Vertex AI with Google credentials."""
+        return api_key(self._config)
+
+    # -- AutoGen's internals, as faces of what this client sends (see _gemini_faces) ------
+
+    def _oai_messages_to_gemini_messages(self, messages: list[dict[str, Any]]) -> list[Any]:
+        return gemini_contents(messages)
+
+    def _concat_parts(self, parts: list[Any]) -> list[Any]:
+        return concat_parts(parts)
+
+    @staticmethod
+    def _to_vertexai_safety_settings(settings: Any) -> Any:
+        return safety_settings(settings)
+
+    def _to_json(self, text: Any) -> Any:
+        return json_or_text(text)
 
     async def _close_sdk(self, client: Any) -> None:
         await client.aio.aclose()
@@ -76,26 +103,11 @@ class GeminiClient(PooledClient):
         if config.get("timeout") is not None:
             http["timeout"] = int(float(config["timeout"]) * 1000)  # milliseconds
         kwargs: dict[str, Any] = {"http_options": types.HttpOptions(**http)}
-        if any(config.get(k) for k in _VERTEX_KEYS):
-            kwargs.update(
-                vertexai=True,
-                project=config.get("project_id"),
-                location=config.get("location"),
-                credentials=self._credentials(config),
-            )
+        if self._vertexai:
+            kwargs.update(vertex_settings(config))
         else:
-            kwargs["api_key"] = config.get("api_key")
+            kwargs["api_key"] = self.api_key
         return self._module.Client(**kwargs)
-
-    @staticmethod
-    def _credentials(config: Mapping[str, Any]) -> Any:
-        if config.get("credentials") is not None:
-            return config["credentials"]
-        path = config.get("google_application_credentials")
-        if not path:
-            return None  # application default credentials
-        service_account = require("google.oauth2.service_account", "gemini")
-        return service_account.Credentials.from_service_account_file(path, scopes=_CLOUD_SCOPES)
 
     def _request(self, params: Mapping[str, Any]) -> dict[str, Any]:
         system, contents = to_contents(params.get("messages") or [])
