@@ -56,7 +56,11 @@ def test_a_name_outside_the_workspace_is_a_value_error(tmp_path: Path, name: str
         ("pip install requests", "powershell", "pip install -qqq requests"),
         ("pip install -qqq requests", "bash", "pip install -qqq requests"),
         ("pip install requests", "javascript", "pip install requests"),
-        ("echo a\npip install x\n  pip install y", "shell", "echo a\npip install -qqq x\n  pip install y"),
+        (
+            "echo a\npip install x\n  pip install y",
+            "shell",
+            "echo a\npip install -qqq x\n  pip install y",
+        ),
     ],
 )
 def test_silence_pip_quiets_install_lines_as_autogen(code: str, lang: str, expected: str) -> None:
