@@ -41,7 +41,7 @@ def test_no_file_name_without_such_a_comment(tmp_path: Path, code: str) -> None:
 
 @pytest.mark.parametrize("name", ["../outside.py", "/etc/passwd"])
 def test_a_name_outside_the_workspace_is_a_value_error(tmp_path: Path, name: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="outside the work dir"):
         _get_file_name_from_content(f"# filename: {name}\nprint(1)", tmp_path)
 
 

@@ -2,32 +2,11 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
-
 import parley as autogen
 from parley.oai.client import OpenAIWrapper, PlaceHolderClient
+from tests.agentchat._group_clients import answering
 
-
-class EchoClient:
-    """A custom model client in AutoGen's shape."""
-
-    def __init__(self, config: dict[str, Any], **kwargs: Any) -> None:
-        self.config = config
-
-    def create(self, params: dict[str, Any]) -> Any:
-        message = SimpleNamespace(content="echo", function_call=None, tool_calls=None)
-        return SimpleNamespace(choices=[SimpleNamespace(message=message)], model="echo-model")
-
-    def message_retrieval(self, response: Any) -> list[str]:
-        return [c.message.content for c in response.choices]
-
-    def cost(self, response: Any) -> float:
-        return 0.0
-
-    @staticmethod
-    def get_usage(response: Any) -> dict[str, Any]:
-        return {}
+EchoClient = answering("EchoClient", "echo")
 
 
 def test_config_list_holds_the_entries_without_client_settings() -> None:
