@@ -9,7 +9,7 @@ into the chat).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._core import journal as _journal
@@ -22,6 +22,7 @@ from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
+from ._client_reply import client_reply
 from ._journaled import open_journal
 from ._messages import check_agent_names
 from ._state import as_dicts
@@ -38,6 +39,9 @@ __all__ = [
     "carryover_item_text",
     "carryover_text",
     "check_names",
+    "last_msg_summary",
+    "reflect",
+    "reflection_summary",
     "run_chat",
     "summarize",
     "with_carryover",
@@ -123,7 +127,7 @@ def with_carryover(content: str, carryover: Any) -> str:
     return content + CARRYOVER_LABEL + carryover_text(carryover)
 
 
-def _last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
+def last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
     try:
         last = recipient.last_message(sender)
         if last is None:
@@ -144,40 +148,59 @@ def _last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
     return ""
 
 
-async def _reflection_summary(
+async def reflect(
+    agent: AgentCore,
+    prompt: str,
+    messages: list[dict[str, Any]],
+    llm_agent: Any = None,
+    cache: Any = None,
+    role: str | None = None,
+    *,
+    speakers: Collection[str] = (),
+) -> Any:
+    """AutoGen's ``_reflection_with_llm``: the model's answer to ``messages`` followed by
+    ``prompt`` as a ``role`` message (``"system"`` by default), asked of ``llm_agent``'s client
+    (``agent``'s when it has none) through ``agent``'s ``_generate_oai_reply_from_client``."""
+    asked = llm_agent if getattr(llm_agent, "client", None) is not None else agent
+    client = getattr(asked, "client", None)
+    if client is None:
+        raise ValueError("No OpenAIWrapper client is found.")
+    request = [*messages, {"role": role or "system", "content": prompt}]
+    with _usage.acting_for(asked, "summary"):
+        return await client_reply(agent, client, request, cache, speakers)
+
+
+async def reflection_summary(
     sender: AgentCore, recipient: AgentCore, args: Mapping[str, Any]
 ) -> Any:
+    """AutoGen's ``_reflection_with_llm_as_summary``: the recipient's model (the sender's
+    when it has none) summarizes their chat; "" when the API refuses the request, the last
+    message when a budget refuses it before it is sent."""
     prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
     if not isinstance(prompt, str):
         raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
     role = args.get("summary_role") or "system"
     if not isinstance(role, str):
         raise ValueError(f"summary_role must be a str, got {type(role).__name__}")
-    owner = recipient if getattr(recipient, "client", None) is not None else sender
-    client = getattr(owner, "client", None)
-    if client is None:
-        raise ValueError("No OpenAIWrapper client is found.")
     history = list(recipient.chat_messages_for_summary(sender))
-    messages = [*history, {"role": role, "content": prompt}]
     import openai
 
-    from ._messages import request_messages
-
     try:
-        with _usage.acting_for(owner, "summary"):
-            response = await client.a_create(
-                messages=request_messages([], messages, (sender.name, recipient.name)),
-                cache=args.get("cache"),
-            )
+        summary = await reflect(
+            sender,
+            prompt,
+            history,
+            recipient,
+            args.get("cache"),
+            role,
+            speakers=(sender.name, recipient.name),
+        )
     except openai.BadRequestError as e:
         logger.warning("cannot summarize the chat with the LLM: %s", e)
         return ""
     except BudgetExceededError as e:  # refused before it was sent: the last message stands in
         logger.warning("%s: the chat's summary is its last message", e)
-        return _last_msg_summary(recipient, sender)
-    summary = client.extract_text_or_completion_object(response)[0]
-    if hasattr(summary, "model_dump"):
-        summary = summary.model_dump(exclude_none=True)
+        return last_msg_summary(recipient, sender)
     return summary if summary is not None else ""
 
 
@@ -192,9 +215,9 @@ async def summarize(
     if method is None:
         return ""
     if method == "last_msg":
-        return _last_msg_summary(recipient, sender)
+        return last_msg_summary(recipient, sender)
     if method == "reflection_with_llm":
-        return await _reflection_summary(sender, recipient, args)
+        return await reflection_summary(sender, recipient, args)
     if callable(method):
         return await call_user(method, sender, recipient, args)
     raise ValueError(

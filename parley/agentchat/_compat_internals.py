@@ -21,21 +21,28 @@ in a worker thread like any other sync override.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ..exceptions import InvalidCarryOverType
 from . import _registry
-from ._chat_flow import with_carryover
+from ._chat_flow import last_msg_summary, reflect, reflection_summary, summarize, with_carryover
+from ._client_reply import generate_oai_reply_from_client
 from ._message_check import check_message
 from ._messages import nothing_to_store
+from ._sync_chat import run_sync
 from ._tools import execution_wrapper
 from ._turn import is_silent, render
 
 __all__ = [
     "append_oai_message",
+    "appender",
+    "generate_oai_reply_from_client",
     "handle_carryover",
     "is_silent",
+    "last_msg_as_summary",
     "match_trigger",
     "message_to_dict",
     "print_received_message",
@@ -43,6 +50,9 @@ __all__ = [
     "process_multimodal_carryover",
     "process_received_message",
     "raise_exception_on_async_reply_functions",
+    "reflection_with_llm",
+    "reflection_with_llm_as_summary",
+    "summarize_chat",
     "wrap_function",
 ]
 
@@ -66,11 +76,17 @@ def message_to_dict(message: Any) -> dict[str, Any]:
 
 
 def append_oai_message(
-    self: Any, message: Any, role: str, conversation_id: Any, is_sending: bool
+    self: Any, message: Any, role: str, conversation_id: Any, is_sending: bool | None = None
 ) -> bool:
     """Store ``message`` in the history with ``conversation_id`` and return True; return False
     and store nothing if it has neither content nor a call. parley's check comes first: a
-    message no request could carry raises ``InvalidMessageError`` (README)."""
+    message no request could carry raises ``InvalidMessageError`` (README).
+
+    ``is_sending`` is AutoGen 0.2.40's; 0.2.35 called this without it, its ``role`` telling
+    the direction (``"assistant"`` when sending, ``"user"`` when receiving), so that is the
+    default."""
+    if is_sending is None:
+        is_sending = role == "assistant"
     stored = self.state.store(
         conversation_id,
         self._message_to_dict(message),
@@ -81,10 +97,30 @@ def append_oai_message(
     return stored is not None
 
 
+def appender(self: Any) -> Callable[[Any, str, Any, bool], bool]:
+    """This agent's ``_append_oai_message``, called with ``is_sending`` when it takes one (an
+    override written for AutoGen 0.2.35 takes ``(message, role, conversation_id)`` only)."""
+    method = self._append_oai_message
+    if _takes_is_sending(getattr(method, "__func__", method)):
+        return method  # type: ignore[no-any-return]
+    return lambda message, role, conversation_id, is_sending: method(message, role, conversation_id)
+
+
+@functools.lru_cache(maxsize=256)
+def _takes_is_sending(function: Callable[..., Any]) -> bool:
+    try:
+        params = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params):
+        return True
+    return "is_sending" in {p.name for p in params} or len(params) >= 5
+
+
 def process_received_message(self: Any, message: Any, sender: Any, silent: Any) -> None:
     """``receive``'s first step: store (``InvalidMessageError``, a ValueError, if there is
     nothing to store), then print unless silent."""
-    if not self._append_oai_message(message, "user", sender, False):
+    if not appender(self)(message, "user", sender, False):
         nothing_to_store(False, self.name, getattr(sender, "name", ""), message)
     if not self._is_silent(sender, silent):
         self._print_received_message(message, sender)
@@ -168,3 +204,45 @@ def raise_exception_on_async_reply_functions(self: Any) -> None:
             "Async reply functions can only be used with ConversableAgent.a_initiate_chat(). "
             "The following async reply functions are found: " + ", ".join(names)
         )
+
+
+# -- summaries (part 1, 2.9; AutoGen's summary helpers) ------------------------------------------
+
+
+def summarize_chat(
+    self: Any,
+    summary_method: Any,
+    summary_args: Mapping[str, Any] | None,
+    recipient: Any = None,
+    cache: Any = None,
+) -> Any:
+    """The summary of this agent's chat with ``recipient`` by ``summary_method``, as
+    ``initiate_chat`` makes it; ``cache`` unless ``summary_args`` names one (the caller's dict
+    is not changed)."""
+    args = dict(summary_args or {})
+    args.setdefault("cache", cache)
+    return run_sync(summarize(self, recipient, summary_method, args))
+
+
+def last_msg_as_summary(sender: Any, recipient: Any, summary_args: Any = None) -> str:
+    """The recipient's last message with ``sender``, ``TERMINATE`` removed ("" if none)."""
+    return last_msg_summary(recipient, sender)
+
+
+def reflection_with_llm_as_summary(sender: Any, recipient: Any, summary_args: Any) -> Any:
+    """The chat summarized by the recipient's model (``summary_prompt``, ``summary_role``,
+    ``cache`` from ``summary_args``)."""
+    return run_sync(reflection_summary(sender, recipient, summary_args or {}))
+
+
+def reflection_with_llm(
+    self: Any,
+    prompt: str,
+    messages: Any,
+    llm_agent: Any = None,
+    cache: Any = None,
+    role: str | None = None,
+) -> Any:
+    """The answer of ``llm_agent``'s model (this agent's when it has none) to ``messages``
+    followed by ``prompt`` as a ``role`` message (``"system"`` by default)."""
+    return run_sync(reflect(self, prompt, list(messages), llm_agent, cache, role))

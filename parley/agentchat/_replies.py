@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any, cast
 from .._core import reports as _reports
 from .._core.calls import call_user
 from ..exceptions import BudgetExceededError
+from ._client_reply import ask_client
 from ._journaled import journaled_tool
-from ._messages import MAX_NESTING, fill_template, sanitize_name
+from ._messages import MAX_NESTING, fill_template
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
@@ -230,23 +231,6 @@ async def generate_tool_calls_reply(
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 
 
-def _normalize_reply(reply: Any) -> Any:
-    if hasattr(reply, "model_dump"):
-        reply = reply.model_dump(exclude_none=True)
-    if not isinstance(reply, dict):
-        return reply
-    if reply.get("function_call") and reply["function_call"].get("name"):
-        reply["function_call"]["name"] = sanitize_name(reply["function_call"]["name"])
-    for tc in reply.get("tool_calls") or ():
-        fn = tc.get("function") or {}
-        if fn.get("name"):
-            fn["name"] = sanitize_name(fn["name"])
-        for key in ("id", "type"):
-            if key in tc and tc[key] is None:
-                del tc[key]
-    return reply
-
-
 Request = tuple[Any, Sequence[Mapping[str, Any]]]
 """A model request: the template context of the last message (or None) and the messages."""
 
@@ -290,14 +274,8 @@ async def generate_oai_reply(
     if messages is None:
         messages = agent.state.messages[sender]
     context, request = await prepare(agent, messages, sender)
-    response = await client.a_create(
-        context=context, messages=request, cache=agent.client_cache, agent=agent
-    )
-    extracted = client.extract_text_or_completion_object(response)[0]
-    if extracted is None:
-        logger.warning("the model returned no content and no tool call: %r", response)
-        return False, None
-    return True, _normalize_reply(extracted)
+    reply = await ask_client(agent, client, context, request, agent.client_cache)
+    return (False, None) if reply is None else (True, reply)
 
 
 # Names of tools and functions as the API accepts them.

@@ -206,6 +206,12 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     _handle_carryover = _compat.handle_carryover
     _wrap_function = _compat.wrap_function
     _raise_exception_on_async_reply_functions = _compat.raise_exception_on_async_reply_functions
+    # The reflection summary's model call goes through this one (patched by AutoGen's tests).
+    _generate_oai_reply_from_client = _compat.generate_oai_reply_from_client
+    _summarize_chat = _compat.summarize_chat
+    _last_msg_as_summary = staticmethod(_compat.last_msg_as_summary)
+    _reflection_with_llm_as_summary = staticmethod(_compat.reflection_with_llm_as_summary)
+    _reflection_with_llm = _compat.reflection_with_llm
 
     # -- the turn (``_turn``): send -> receive -> generate_reply -> reply functions ---------
 
@@ -218,7 +224,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
             self._match_trigger if decided.match_chain else match_trigger,
             self._default_auto_reply,
             self._is_silent,
-            append=self._append_oai_message if decided.send_chain else None,
+            append=_compat.appender(self) if decided.send_chain else None,
             process_received=self._process_received_message if decided.receive_chain else None,
             before_reply=self._parley_hook_runners if decided.hook_runners else None,
         )

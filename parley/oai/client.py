@@ -51,6 +51,7 @@ __all__ = [
     "TOOL_ENABLED",
     "ModelClient",
     "OpenAIWrapper",
+    "PlaceHolderClient",
 ]
 
 logger = logging.getLogger(__name__)
@@ -65,6 +66,24 @@ class _ClientKwargNames:
 
     def __get__(self, obj: object, owner: type | None = None) -> frozenset[str]:
         return client_kwarg_names()
+
+
+class PlaceHolderClient:
+    """What ``OpenAIWrapper._clients`` shows for a config whose ``model_client_cls`` is not
+    registered yet (AutoGen's class): ``config`` is that entry. Its repr shows no value."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+
+    def __repr__(self) -> str:
+        return f"PlaceHolderClient(model_client_cls={self.config.get('model_client_cls')!r})"
+
+
+class _ConfigListView(list[dict[str, Any]]):
+    """``OpenAIWrapper._config_list``: a fresh list each read; its repr names keys only."""
+
+    def __repr__(self) -> str:
+        return f"<config list: {[sorted(entry) for entry in self]!r}>"
 
 
 class OpenAIWrapper:
@@ -128,6 +147,27 @@ class OpenAIWrapper:
                 and theirs.client is not None
             ):
                 mine.client = theirs.client
+
+    # -- AutoGen's internals, read by AutoGen's tests and extensions -----------------------
+
+    @property
+    def _clients(self) -> list[Any]:
+        """Each config's model client, in config order (a :class:`PlaceHolderClient` for a
+        custom client not registered yet). A fresh list: changing it changes nothing."""
+        return [
+            PlaceHolderClient(s.entry.as_dict()) if s.client is None else s.client
+            for s in self._slots
+        ]
+
+    @property
+    def _config_list(self) -> list[dict[str, Any]]:
+        """Each config as AutoGen kept it: the entry's keys (over the wrapper's own non-client
+        keys) without those that configure the client object, so no API key or endpoint.
+        Fresh copies: changing them changes nothing."""
+        return _ConfigListView(
+            {k: v for k, v in s.entry.given.items() if k not in s.entry.client_kwargs}
+            for s in self._slots
+        )
 
     # -- completion -----------------------------------------------------------------------
 

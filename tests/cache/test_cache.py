@@ -143,11 +143,28 @@ def test_seed_of_the_wrong_type_is_rejected() -> None:
         Cache({"cache_seed": [1]})
 
 
-@pytest.mark.parametrize("seed", ["", ".", "..", "../escape", "a/b", "a\0b"])
-def test_seed_that_is_not_one_directory_name_is_rejected(in_tmp_dir: Path, seed: str) -> None:
+def test_a_directory_given_as_the_seed_is_the_cache_directory(tmp_path: Path) -> None:
+    # AutoGen joins the seed onto the root, so an absolute path as the seed is the directory
+    # itself (AutoGen's own tests call Cache.disk(tmpdir)).
+    target = tmp_path / "given"
+    cache = Cache.disk(str(target))
+    with cache as backend:
+        backend.set("k", ["v", 1])
+    assert cache.get("k") == ["v", 1]
+    assert cache.config["cache_seed"] == str(target)
+    assert (target / "cache.db").is_file()
+    assert not (tmp_path / ".cache").exists()
+
+
+def test_a_relative_seed_with_separators_nests_under_the_root(in_tmp_dir: Path) -> None:
+    with Cache.disk(cache_seed="team/run-1") as backend:
+        backend.set("k", "v")
+    assert (in_tmp_dir / ".cache" / "team" / "run-1").is_dir()
+
+
+def test_a_seed_with_a_nul_byte_is_refused_naming_it() -> None:
     with pytest.raises(ValueError, match="cannot name a cache directory"):
-        Cache.disk(cache_seed=seed)
-    assert not (in_tmp_dir.parent / "escape").exists()
+        Cache.disk(cache_seed="a\0b")
 
 
 def test_cosmos_db_is_not_supported() -> None:
@@ -214,3 +231,16 @@ def test_cache_factory_prefers_redis(redis_url: str) -> None:
         assert isinstance(backend, RedisCache)
         backend.set("k", "v")
         assert backend.get("k") == "v"
+
+
+def test_transform_cache_helpers_round_trip_through_a_seed_path_cache(tmp_path: Path) -> None:
+    # The shape of AutoGen's transforms test: a disk cache made from a temporary directory.
+    from parley.agentchat.contrib.capabilities import transforms_util
+
+    cache = Cache.disk(str(tmp_path / "transforms"))
+    content = [{"text": "Hello"}, {"text": "World"}]
+    transforms_util.cache_content_set(cache, "one", content)
+    assert transforms_util.cache_content_get(cache, "one") == (content,)
+    transforms_util.cache_content_set(cache, "many", content, 1, "text", {"k": "v"})
+    assert transforms_util.cache_content_get(cache, "many") == (content, 1, "text", {"k": "v"})
+    assert transforms_util.cache_content_get(cache, "absent") is None
