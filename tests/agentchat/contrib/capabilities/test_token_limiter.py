@@ -158,6 +158,15 @@ def test_a_leading_result_is_dropped_not_the_newest_message() -> None:
     assert MessageTokenLimiter(max_tokens=100).apply_transform(messages) == [messages[1]]
 
 
+def test_a_result_without_its_call_inside_the_history_is_kept_and_counted() -> None:
+    # As in AutoGen: it is cut like any message and takes its share of the budget.
+    messages = [user("one two"), result("lost", "alpha beta gamma"), user("delta")]
+    limited = MessageTokenLimiter(max_tokens_per_message=2).apply_transform(messages)
+    assert contents(limited) == ["one two", "alpha beta", "delta"]
+    # When the budget runs out on it, it would open the history: it goes too.
+    assert MessageTokenLimiter(max_tokens=3).apply_transform(messages) == [messages[2]]
+
+
 def test_the_budget_runs_out_inside_a_unit() -> None:
     # AutoGen would keep the truncated result and stop, dropping its call: OpenAI's 400.
     # parley keeps the call with the result cut to the budget left.
