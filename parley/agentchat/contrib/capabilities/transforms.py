@@ -17,7 +17,8 @@ Where parley differs from AutoGen 0.2 on purpose (README, "Differences from Auto
 - **No transform changes the caller's messages**; a changed message is a new dict, unchanged ones
   are shared (AutoGen's ``TextMessageCompressor`` rewrote the caller's dicts).
 - ``MessageTokenLimiter(max_tokens=N)`` without ``max_tokens_per_message`` fills the budget
-  (AutoGen kept only the newest message); the texts of a stored tool result, which are what the
+  (AutoGen kept only the newest message), and with neither limit nothing is cut (AutoGen kept
+  the newest two messages); the texts of a stored tool result, which are what the
   model reads, are the ones counted and cut.
 - ``TextMessageContentName`` labels multimodal (list) content too (AutoGen raised), and
   ``TextMessageCompressor`` keeps compressed plain-string items of list content (AutoGen dropped

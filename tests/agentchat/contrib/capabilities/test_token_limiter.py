@@ -38,6 +38,8 @@ def test_max_tokens_alone_fills_the_budget() -> None:
     assert contents(limited) == ["alpha beta gamma", "x y z"]
     limited = MessageTokenLimiter(max_tokens=100).apply_transform(history(*TEXTS))
     assert contents(limited) == TEXTS
+    # With no limit at all nothing is cut (AutoGen 0.2.35 kept the newest two messages).
+    assert contents(MessageTokenLimiter().apply_transform(history(*TEXTS))) == TEXTS
 
 
 def test_both_limits_follow_autogens_reservation() -> None:
