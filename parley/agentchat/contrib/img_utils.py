@@ -140,13 +140,16 @@ def gpt4v_formatter(prompt: str, img_format: str = "uri") -> list[dict[str, Any]
         if not src:
             continue  # <img alt="..."> names no image: it is text
         image: Any = src
-        if img_format != "url":
-            try:
-                loaded = get_pil_image(src)
-            except _LOAD_ERRORS as e:
-                _warn_unloadable(src, e)
-                continue
-            image = pil_to_data_uri(loaded) if img_format == "uri" else loaded
+        try:
+            # Through the module's get_image_data / get_pil_image, looked up at each call, as
+            # AutoGen's: code that patches either sees its stand-in used.
+            if img_format == "uri":
+                image = convert_base64_to_data_uri(str(get_image_data(src)))
+            elif img_format == "pil":
+                image = get_pil_image(src)
+        except _LOAD_ERRORS as e:
+            _warn_unloadable(src, e)
+            continue
         match = tag["match"]
         output.append({"type": "text", "text": prompt[last_index : match.start()]})
         output.append({"type": "image_url", "image_url": {"url": image}})

@@ -294,3 +294,48 @@ def test_message_formatter_pil_to_b64_copies(picture: Any) -> None:
     assert same_pixels(get_pil_image(image["url"]), picture)
     assert out[1]["content"][2]["image_url"]["url"] == "https://example.com/x.png"
     assert messages[1]["content"][1]["image_url"]["url"] is picture  # the input is unchanged
+
+
+# -- the module's loaders, as AutoGen's tests patch them ------------------------------------------
+
+
+def test_formatters_load_through_the_modules_get_image_data(
+    picture: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # AutoGen's formatters call img_utils.get_image_data when they run, so a stand-in patched
+    # onto the module is what loads the image: nothing is read or downloaded.
+    b64 = base64.b64encode(_png(picture)).decode()
+    asked: list[str] = []
+
+    def stand_in(src: str, use_b64: bool = True) -> str:
+        asked.append(src)
+        return b64
+
+    monkeypatch.setattr(img_utils, "get_image_data", stand_in)
+    text = "two <img http://example.com/a.png> and <img http://example.com/b.png>."
+    assert gpt4v_formatter(text) == [
+        {"type": "text", "text": "two "},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64}},
+        {"type": "text", "text": " and "},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + b64}},
+        {"type": "text", "text": "."},
+    ]
+    assert llava_formatter(text, order_image_tokens=True) == (
+        "two <image 0> and <image 1>.",
+        [b64, b64],
+    )
+    assert asked == ["http://example.com/a.png", "http://example.com/b.png"] * 2
+
+
+def test_the_pil_format_loads_through_the_modules_get_pil_image(
+    picture: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(img_utils, "get_pil_image", lambda src: picture)
+    parts = gpt4v_formatter("a <img http://example.com/a.png>", img_format="pil")
+    assert parts[1] == {"type": "image_url", "image_url": {"url": picture}}
+
+
+def _png(image: Any) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()

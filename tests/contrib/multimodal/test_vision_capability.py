@@ -173,3 +173,28 @@ def test_earlier_images_keep_their_captions(
     assert second[-1]["content"] == "And the colours?"
     assert len(lmm.received) == 1  # captioned once
     assert helper.chat_messages[user][0]["content"] == f"Look: <img {picture_file}>"
+
+
+def test_autogens_examples(lmm: FakeLLMServer, picture_file: Path) -> None:
+    # AutoGen's examples, with a picture drawn here (AutoGen's test_image.png is a Git LFS
+    # pointer in its archive) and the caption written by the fake multimodal model.
+    lmm.add_reply("A sample image caption.")
+    vision = VisionCapability(lmm.llm_config(), custom_caption_func=None)
+    agent = ConversableAgent(name="conversable agent", llm_config=False)
+    vision.add_to_agent(agent)
+    assert callable(agent.process_last_received_message)
+    text = "Test message without image"
+    assert vision.process_last_received_message(text) == text
+    content = [{"type": "image_url", "image_url": {"url": str(picture_file)}}]
+    assert vision.process_last_received_message(content) == (
+        f"<img {picture_file}> {CAPTION_LINE}A sample image caption.\n"
+    )
+    assert len(lmm.received) == 1  # text alone asked the model nothing
+
+    def describe(image_url: str, image_data: Any = None, lmm_client: Any = None) -> str:
+        return f"An image description. The image is from {image_url}."
+
+    custom = VisionCapability(lmm.llm_config(), custom_caption_func=describe)
+    captioned = custom.process_last_received_message(content)
+    assert f" An image description. The image is from {picture_file}." in captioned
+    assert len(lmm.received) == 1

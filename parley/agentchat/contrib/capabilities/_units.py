@@ -12,7 +12,9 @@ transforms keep or drop whole *units* instead:
   after it. A call whose results have not come yet (the newest message, about to be executed)
   is a call unit of one message;
 - an **orphan**: a tool or function result that does not answer the call unit before it (a
-  history already cut by someone else). No request can carry it, so limiters drop it;
+  history already cut by someone else). Limiters count it and keep it where it is, as AutoGen
+  0.2 kept it, but never let it open what they keep (:func:`drop_opening_orphans`): a request
+  must not start with a result;
 - a **plain unit**: any other single message.
 
 What counts as a tool result and which ids a message calls or answers is decided by the
@@ -26,7 +28,15 @@ from typing import Any
 
 from ..._group_history import call_ids, is_tool_result, result_ids
 
-__all__ = ["Unit", "first_unit", "is_call", "is_result", "units", "units_newest_first"]
+__all__ = [
+    "Unit",
+    "drop_opening_orphans",
+    "first_unit",
+    "is_call",
+    "is_result",
+    "units",
+    "units_newest_first",
+]
 
 
 class Unit:
@@ -121,3 +131,21 @@ def units(messages: Sequence[Mapping[str, Any]]) -> list[Unit]:
     found = list(units_newest_first(messages))
     found.reverse()
     return found
+
+
+def drop_opening_orphans(messages: Sequence[Mapping[str, Any]], kept: list[Unit]) -> list[Unit]:
+    """``kept`` (units of ``messages``, oldest first) without the orphans that would open the
+    window: an orphan stays only right after the message it follows in ``messages``, with a
+    non-system message kept before it. So none comes first, after nothing but system messages,
+    or after a gap (the newest part that follows a kept first message, say)."""
+    out: list[Unit] = []
+    anchored = False  # a non-system message is kept, and the last kept unit ends where this starts
+    for unit in kept:
+        contiguous = bool(out) and out[-1].stop == unit.start
+        if unit.orphan and not (contiguous and anchored):
+            continue
+        out.append(unit)
+        anchored = anchored or any(
+            messages[i].get("role") != "system" for i in range(unit.start, unit.stop)
+        )
+    return out

@@ -8,13 +8,17 @@ Where parley differs from AutoGen 0.2 on purpose (README, "Differences from Auto
   ``tool_calls`` (or a legacy ``function_call``) together with the results that answer it, as
   one unit (:mod:`._units`), in both stored forms (parley's ``{"role": "tool",
   "tool_responses": [...]}`` and one ``{"role": "tool", "tool_call_id": ...}`` message per
-  call). A result whose call is not before it is dropped. AutoGen cut between a call and its
-  results and then, when a result led the history, removed the *newest* message instead, so
-  the request failed with OpenAI's 400.
+  call). AutoGen cut between a call and its results and then, when a result led the history,
+  removed the *newest* message instead, so the request failed with OpenAI's 400. A result
+  whose call is not before it counts and stays where it is (as in AutoGen) but never opens
+  what is kept (:func:`._units.drop_opening_orphans`).
+- ``MessageHistoryLimiter`` keeps the history's order (AutoGen 0.2.35 put the oldest kept
+  message second when ``keep_first_message`` was off).
 - **No transform changes the caller's messages**; a changed message is a new dict, unchanged ones
   are shared (AutoGen's ``TextMessageCompressor`` rewrote the caller's dicts).
 - ``MessageTokenLimiter(max_tokens=N)`` without ``max_tokens_per_message`` fills the budget
-  (AutoGen kept only the newest message); the texts of a stored tool result, which are what the
+  (AutoGen kept only the newest message), and with neither limit nothing is cut (AutoGen kept
+  the newest two messages); the texts of a stored tool result, which are what the
   model reads, are the ones counted and cut.
 - ``TextMessageContentName`` labels multimodal (list) content too (AutoGen raised), and
   ``TextMessageCompressor`` keeps compressed plain-string items of list content (AutoGen dropped
@@ -38,7 +42,7 @@ from ._texts import (
     sent_texts,
     truncate_content,
 )
-from ._units import first_unit, units_newest_first
+from ._units import Unit, drop_opening_orphans, first_unit, units_newest_first
 
 __all__ = [
     "MessageHistoryLimiter",
@@ -47,6 +51,10 @@ __all__ = [
     "TextMessageCompressor",
     "TextMessageContentName",
 ]
+
+
+def _messages_of(messages: list[dict[str, Any]], kept: list[Unit]) -> list[dict[str, Any]]:
+    return [m for u in kept for m in messages[u.start : u.stop]]
 
 
 class MessageTransform(Protocol):
@@ -73,9 +81,11 @@ class MessageHistoryLimiter:
     contiguous). ``max_messages`` counts the messages of the list given: a stored tool result
     (``tool_responses``) is one message however many calls it answers, the request form one per
     call. With ``keep_first_message`` the first unit is kept first (unless it is a lone result,
-    or does not fit) and the newest units fill the rest. Results whose call is not before them
-    are dropped. The result never holds more than ``max_messages`` messages; when even the
-    newest unit does not fit it is empty.
+    or does not fit) and the newest units fill the rest. A result whose call is not before it
+    takes its slot and stays where it is, as in AutoGen, but never opens the kept messages (nor
+    follows only system messages or the kept first message): those are dropped. The result
+    never holds more than ``max_messages`` messages; when even the newest unit does not fit it
+    is empty.
     """
 
     def __init__(self, max_messages: int | None = None, keep_first_message: bool = False):
@@ -88,23 +98,23 @@ class MessageHistoryLimiter:
         limit = self._max_messages
         if limit is None or len(messages) <= limit:
             return messages
-        first: list[dict[str, Any]] = []
+        kept: list[Unit] = []
         floor = 0  # the walk from the newest end stops here
         if self._keep_first_message:
             unit = first_unit(messages)
             floor = unit.stop
             if not unit.orphan and len(unit) <= limit:
-                first = messages[unit.start : unit.stop]
-        slots = limit - len(first)
-        kept: list[list[dict[str, Any]]] = []  # newest first
+                kept.append(unit)
+        slots = limit - sum(len(u) for u in kept)
+        newest: list[Unit] = []
         for unit in units_newest_first(messages):
+            # A result without its call takes its slot, as in AutoGen, where it is.
             if unit.start < floor or len(unit) > slots:
                 break
-            if not unit.orphan:  # a result without its call: no request can carry it
-                kept.append(messages[unit.start : unit.stop])
-                slots -= len(unit)
-        kept.reverse()
-        return first + [m for unit_messages in kept for m in unit_messages]
+            newest.append(unit)
+            slots -= len(unit)
+        kept.extend(reversed(newest))
+        return _messages_of(messages, drop_opening_orphans(messages, kept))
 
     def get_logs(
         self,
@@ -132,8 +142,10 @@ class MessageTokenLimiter:
     The walk goes from the newest message back. When the budget runs out inside a unit, that
     unit is kept with its text cut to what is left (a tool call's ``tool_calls`` are never cut;
     its results may be cut down to ``""``) and every older unit is dropped. A message that
-    ``filter_dict``/``exclude_filter`` leave alone is kept whole and its tokens count. Nothing
-    happens while the history's text is under ``min_tokens``.
+    ``filter_dict``/``exclude_filter`` leave alone is kept whole and its tokens count. A result
+    whose call is not before it is cut and counted like any message, but dropped where it
+    would open the kept messages. Nothing happens while the history's text is under
+    ``min_tokens``.
     """
 
     def __init__(
@@ -159,22 +171,20 @@ class MessageTokenLimiter:
         if not transforms_util.min_tokens_reached(messages, self._min_tokens, model=self._model):
             return messages
         spent = [0]  # text tokens kept so far
-        kept: list[list[dict[str, Any]]] = []  # units, newest first
+        kept: list[Unit] = []  # newest first
+        out: dict[int, dict[str, Any]] = {}  # the kept messages, cut, by index
         for unit in units_newest_first(messages):
-            if unit.orphan:
-                continue
-            out = []
             over = False
             for i in range(unit.stop - 1, unit.start - 1, -1):
-                message, full = self._limit(messages[i], spent)
+                out[i], full = self._limit(messages[i], spent)
                 over = over or full
-                out.append(message)
-            out.reverse()
-            kept.append(out)
+            kept.append(unit)
             if over:
                 break
         kept.reverse()
-        return [m for unit_messages in kept for m in unit_messages]
+        return [
+            out[i] for u in drop_opening_orphans(messages, kept) for i in range(u.start, u.stop)
+        ]
 
     def _limit(self, message: dict[str, Any], spent: list[int]) -> tuple[dict[str, Any], bool]:
         """``message`` with its texts cut to the budget; whether the budget ran out on it."""

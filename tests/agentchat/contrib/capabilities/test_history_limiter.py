@@ -9,6 +9,7 @@ import pytest
 
 from parley.agentchat.contrib.capabilities.transforms import MessageHistoryLimiter
 
+from ._histories import assistant as assistant_says
 from ._histories import call, pairing_errors, result, stored, user
 
 M = [{"role": ("user", "assistant")[i % 2], "content": f"m{i}"} for i in range(5)]
@@ -111,9 +112,59 @@ def test_a_pending_call_is_kept() -> None:
     assert not pairing_errors(kept, pending_last=True)
 
 
-def test_results_without_their_call_are_dropped_when_cutting() -> None:
+def test_results_without_their_call_keep_their_slot_but_never_open_the_window() -> None:
+    # As in AutoGen, a result whose call is gone counts and stays where it is...
     history = [result("lost", "x"), M[1], result("lost2", "y"), M[3], M[4]]
-    assert MessageHistoryLimiter(4).apply_transform(history) == [M[1], M[3], M[4]]
+    assert MessageHistoryLimiter(4).apply_transform(history) == history[1:]
+    # ...but a window it would open starts after it (AutoGen skipped it in the last slot).
+    assert MessageHistoryLimiter(3).apply_transform(history) == [M[3], M[4]]
+    # A run of them is dropped whole (AutoGen skipped only the oldest: [tool, m4] here).
+    history = [M[0], M[1], result("a", "x"), result("b", "y"), M[4]]
+    assert MessageHistoryLimiter(3).apply_transform(history) == [M[4]]
+
+
+def test_results_without_their_call_never_follow_only_system_messages() -> None:
+    system = {"role": "system", "content": "rules"}
+    history = [M[0], system, result("lost", "x"), M[3], M[4]]
+    assert MessageHistoryLimiter(4).apply_transform(history) == [system, M[3], M[4]]
+    # Nor the kept first message: the newest part starts after a gap there (AutoGen: the same).
+    history = [M[0], M[1], result("lost", "x"), M[3], M[4]]
+    kept = MessageHistoryLimiter(4, keep_first_message=True).apply_transform(history)
+    assert kept == [M[0], M[3], M[4]]
+
+
+def test_autogens_role_named_tool_examples() -> None:
+    # AutoGen's own examples mark the call by a role "tool_calls" and answer it with a bare
+    # "tool" message: no ids, so to parley the result has no call before it. They come out as
+    # AutoGen's: the result never opens the window and takes its slot.
+    hello, how, doing = user("hello"), user("how are you"), assistant_says("are you doing?")
+    asks, answers = (
+        {"role": "tool_calls", "content": "calling_tool"},
+        {"role": "tool", "content": "r"},
+    )
+    mixed = [hello, asks, answers, how, doing]
+    assert MessageHistoryLimiter(3).apply_transform(mixed) == [how, doing]
+    keep_first = MessageHistoryLimiter(3, keep_first_message=True)
+    assert keep_first.apply_transform(mixed) == [hello, how, doing]
+    pairs = [hello, asks, answers, asks, answers]
+    assert [m["role"] for m in MessageHistoryLimiter(3).apply_transform(pairs)] == [
+        "tool_calls",
+        "tool",
+    ]
+    assert [m["role"] for m in keep_first.apply_transform(pairs)] == ["user", "tool_calls", "tool"]
+    limiter = MessageHistoryLimiter(3)
+    for history in (mixed, pairs):
+        assert limiter.get_logs(history, limiter.apply_transform(history)) == (
+            "Removed 3 messages. Number of messages reduced from 5 to 2.",
+            True,
+        )
+
+
+def test_the_kept_messages_stay_in_order() -> None:
+    # AutoGen 0.2.35 without keep_first_message put the oldest kept message second
+    # (m3, m2, m4 here); parley keeps the history's order.
+    assert contents(MessageHistoryLimiter(3).apply_transform(M)) == ["m2", "m3", "m4"]
+    assert contents(MessageHistoryLimiter(2).apply_transform(M)) == ["m3", "m4"]
 
 
 def test_the_callers_list_is_not_changed() -> None:

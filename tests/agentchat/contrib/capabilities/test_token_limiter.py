@@ -38,6 +38,8 @@ def test_max_tokens_alone_fills_the_budget() -> None:
     assert contents(limited) == ["alpha beta gamma", "x y z"]
     limited = MessageTokenLimiter(max_tokens=100).apply_transform(history(*TEXTS))
     assert contents(limited) == TEXTS
+    # With no limit at all nothing is cut (AutoGen 0.2.35 kept the newest two messages).
+    assert contents(MessageTokenLimiter().apply_transform(history(*TEXTS))) == TEXTS
 
 
 def test_both_limits_follow_autogens_reservation() -> None:
@@ -156,6 +158,15 @@ def test_a_leading_result_is_dropped_not_the_newest_message() -> None:
     # website/docs/tutorial/long-contexts.md, "Tool calls stay with their results").
     messages = [result("lost", "alpha beta gamma"), user("delta")]
     assert MessageTokenLimiter(max_tokens=100).apply_transform(messages) == [messages[1]]
+
+
+def test_a_result_without_its_call_inside_the_history_is_kept_and_counted() -> None:
+    # As in AutoGen: it is cut like any message and takes its share of the budget.
+    messages = [user("one two"), result("lost", "alpha beta gamma"), user("delta")]
+    limited = MessageTokenLimiter(max_tokens_per_message=2).apply_transform(messages)
+    assert contents(limited) == ["one two", "alpha beta", "delta"]
+    # When the budget runs out on it, it would open the history: it goes too.
+    assert MessageTokenLimiter(max_tokens=3).apply_transform(messages) == [messages[2]]
 
 
 def test_the_budget_runs_out_inside_a_unit() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from parley.agentchat.contrib.capabilities import transforms_util as tu
-from parley.cache import InMemoryCache
+from parley.cache import Cache, InMemoryCache
 from parley.token_count_utils import count_token
 
 
@@ -74,3 +77,44 @@ def test_is_tool_call_valid() -> None:
     assert not tu.is_tool_call_valid([{"role": "tool"}])
     with pytest.raises(IndexError):
         tu.is_tool_call_valid([])
+
+
+# AutoGen's table of contents: text, images, None, plain strings; and their text tokens.
+CONTENTS = [
+    ([{"text": "Hello"}, {"image_url": {"url": "https://example.com/image.jpg"}}], 1),
+    ([{"image_url": {"url": "https://example.com/image.jpg"}}], 0),
+    ([{"text": "Hello"}, {"text": "World"}], 2),
+    (None, 0),
+    ("Hello there!", 3),
+    (["Hello there!", "Hello there!"], 6),
+]
+
+
+@pytest.mark.parametrize(("content", "tokens"), CONTENTS)
+def test_autogens_contents(content: Any, tokens: int) -> None:
+    assert tu.count_text_tokens(content) == tokens
+    assert tu.is_content_text_empty(content) == (tokens == 0)
+    message = {"content": content}
+    assert tu.min_tokens_reached([message], None)
+    assert tu.min_tokens_reached([message], 0)
+    assert not tu.min_tokens_reached([message], tokens + 1)
+
+
+def test_autogens_cache_keys_tell_every_content_apart() -> None:
+    keys = [tu.cache_key(content, 10) for content, _ in CONTENTS]
+    assert len(set(keys)) == len(keys)
+    assert keys == [tu.cache_key(content, 10) for content, _ in CONTENTS]
+
+
+@pytest.mark.parametrize(("content", "tokens"), CONTENTS)
+def test_autogens_cache_round_trips_on_disk(tmp_path: Path, content: Any, tokens: int) -> None:
+    # As AutoGen's example does: a disk cache in a temporary directory given as the seed.
+    with Cache.disk(str(tmp_path / "cache")) as cache:
+        tu.cache_content_set(cache, "one", content)
+        assert tu.cache_content_get(cache, "one") == (content,)
+        several = [content, 1, "some_string", {"new_key": "new_value"}]
+        tu.cache_content_set(cache, "several", *several)
+        assert tu.cache_content_get(cache, "several") == tuple(several)
+        tu.cache_content_set(None, "none", content)
+        assert tu.cache_content_get(cache, "none") is None
+        assert tu.cache_content_get(None, "none") is None
