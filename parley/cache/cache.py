@@ -64,16 +64,9 @@ class Cache(ClosingCache):
         cache_seed: str | int = 42,
         cache_path_root: str | os.PathLike[str] = DEFAULT_CACHE_PATH_ROOT,
     ) -> Cache:
-        """A disk cache in ``./<cache_path_root>/<cache_seed>``.
-
-        A ``cache_seed`` that is an absolute path names the cache's directory itself, as it did
-        in AutoGen (which joined the root and the seed; its tests pass a temporary directory):
-        the cache's ``config`` then holds the directory's name as the seed and its parent as the
-        root. Any other seed names one directory under the root."""
-        if isinstance(cache_seed, str) and os.path.isabs(cache_seed):
-            parent, name = os.path.split(os.path.normpath(cache_seed))
-            if name:  # not the file system's root, which the seed check refuses
-                return Cache({"cache_seed": name, "cache_path_root": parent})
+        """A disk cache in ``./<cache_path_root>/<cache_seed>``: the seed is joined onto the
+        root as AutoGen joined them, so a seed that is an absolute path is the cache's directory
+        itself (AutoGen's tests pass a temporary directory)."""
         return Cache({"cache_seed": cache_seed, "cache_path_root": cache_path_root})
 
     @staticmethod

@@ -180,6 +180,11 @@ class MessageTokenLimiter:
                 over = over or full
             kept.append(unit)
             if over:
+                if unit.orphan and all(u.orphan for u in kept):
+                    # It would open the window (drop_opening_orphans): not kept, and the newest
+                    # message that may open it is kept instead, cut to the budget left.
+                    kept.pop()
+                    continue
                 break
         kept.reverse()
         return [
