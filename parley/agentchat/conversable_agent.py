@@ -118,6 +118,14 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _overrides.decide(cls, ConversableAgent)
+        # A subclass that defines one of AutoGen's state attributes (a ``_is_termination_msg``
+        # method) must not hide the state from the steps: AutoGen's __init__ set an instance
+        # attribute over it, so the view stays and what the subclass wrote is read only
+        # before the state exists.
+        for name, value in list(vars(cls).items()):
+            view = getattr(ConversableAgent, name, None)
+            if isinstance(view, StateView) and not isinstance(value, StateView):
+                setattr(cls, name, StateView(view.field, value))
 
     # -- construction helpers -------------------------------------------------------------
 

@@ -385,3 +385,43 @@ def test_overriding_prepare_chat_runs_for_both_agents() -> None:
     bot = agent("bot", Tracked, default_auto_reply="ok")
     user.initiate_chat(bot, message="hi", max_turns=1, silent=True, clear_history=False)
     assert calls == [("user", "bot", False, True), ("bot", "user", False, False)]
+
+
+# -- a subclass's _is_termination_msg method --------------------------------------------------
+
+
+class StopWord(ConversableAgent):
+    """Defines AutoGen's ``_is_termination_msg`` as a method and hands it to the base."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        kwargs.setdefault("human_input_mode", "NEVER")
+        super().__init__(name, is_termination_msg=self._is_termination_msg, **kwargs)
+
+    def _is_termination_msg(self, message: dict[str, Any]) -> bool:
+        return "STOP" in (message.get("content") or "")
+
+
+def test_a_termination_method_handed_to_the_base_ends_the_chat() -> None:
+    user = agent("user", default_auto_reply="please STOP")
+    bot = StopWord("bot", llm_config=False, default_auto_reply="go on")
+    result = user.initiate_chat(bot, message="hi", silent=True)
+    assert [m["content"] for m in result.chat_history] == ["hi", "go on", "please STOP"]
+    assert bot._is_termination_msg({"content": "STOP"}) is True
+
+
+def test_a_termination_method_not_handed_to_the_base_leaves_the_default() -> None:
+    """As in AutoGen, whose __init__ set the attribute over the method: the default
+    check ("TERMINATE") applies, and the agent's own setting still reaches the chat."""
+
+    class Ignored(ConversableAgent):
+        def _is_termination_msg(self, message: dict[str, Any]) -> bool:
+            return False
+
+    user = agent("user", default_auto_reply="TERMINATE")
+    bot = agent("bot", Ignored, default_auto_reply="go on", max_consecutive_auto_reply=5)
+    result = user.initiate_chat(bot, message="hi", silent=True)
+    assert [m["content"] for m in result.chat_history] == ["hi", "go on", "TERMINATE"]
+    bot._is_termination_msg = lambda message: "go" in (message.get("content") or "")
+    user2 = agent("user2", default_auto_reply="go")
+    result = user2.initiate_chat(bot, message="hi", silent=True)
+    assert [m["content"] for m in result.chat_history] == ["hi", "go on", "go"]
