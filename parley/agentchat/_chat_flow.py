@@ -1,4 +1,5 @@
-"""A chat from its start to its result: checks, the exchange of messages, carryover, summary.
+"""A chat from its start to its result: checks, the exchange of messages, carryover, summary
+(made by ``_summary``).
 
 Differences from AutoGen, on purpose: agent names the OpenAI API refuses as a message
 ``name`` are refused as the chat starts (:func:`check_names`), before anything is stored or
@@ -9,49 +10,40 @@ into the chat).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._core import journal as _journal
 from .._core import reports as _reports
 from .._core.calls import call_user
-from ..exceptions import BudgetExceededError, InvalidCarryOverType
+from .._core.runtime import to_thread
+from ..exceptions import InvalidCarryOverType
 from ..oai._streaming import echo_silenced
 from ..usage import Usage
 from ..usage import _run as _usage
 from ..usage._budget import checked as checked_budget
 from . import _delivery
 from ._chat_result import ChatResult
-from ._client_reply import client_reply
 from ._journaled import open_journal
 from ._messages import check_agent_names
 from ._state import as_dicts
-from .utils import SUMMARY_METHODS, consolidate_chat_info
+from ._summary import summarize
+from .utils import consolidate_chat_info
 
 if TYPE_CHECKING:
     from ._state import AgentCore
 
 __all__ = [
     "CARRYOVER_LABEL",
-    "DEFAULT_SUMMARY_PROMPT",
-    "SUMMARY_METHODS",
     "ChatSetup",
     "carryover_item_text",
     "carryover_text",
     "check_names",
-    "last_msg_summary",
-    "reflect",
-    "reflection_summary",
     "run_chat",
-    "summarize",
     "with_carryover",
 ]
 
 logger = logging.getLogger(__name__)
-
-DEFAULT_SUMMARY_PROMPT = (
-    "Summarize the takeaway from the conversation. Do not add any introductory phrases."
-)
 
 
 def _participants(sender: Any, recipient: Any) -> list[Any]:
@@ -127,113 +119,22 @@ def with_carryover(content: str, carryover: Any) -> str:
     return content + CARRYOVER_LABEL + carryover_text(carryover)
 
 
-def last_msg_summary(recipient: AgentCore, sender: AgentCore) -> str:
-    try:
-        last = recipient.last_message(sender)
-        if last is None:
-            raise TypeError("there is no last message")
-        content = last["content"]
-    except (IndexError, AttributeError, KeyError, TypeError) as e:
-        logger.warning("cannot take the last message as the summary: %s", e)
-        return ""
-    if isinstance(content, str):
-        return content.replace("TERMINATE", "")
-    if isinstance(content, list):
-        texts = [
-            str(p.get("text", "")).replace("TERMINATE", "")
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text"
-        ]
-        return "\n".join(texts)
-    return ""
-
-
-async def reflect(
-    agent: AgentCore,
-    prompt: str,
-    messages: list[dict[str, Any]],
-    llm_agent: Any = None,
-    cache: Any = None,
-    role: str | None = None,
-    *,
-    speakers: Collection[str] = (),
-) -> Any:
-    """AutoGen's ``_reflection_with_llm``: the model's answer to ``messages`` followed by
-    ``prompt`` as a ``role`` message (``"system"`` by default), asked of ``llm_agent``'s client
-    (``agent``'s when it has none) through ``agent``'s ``_generate_oai_reply_from_client``."""
-    asked = llm_agent if getattr(llm_agent, "client", None) is not None else agent
-    client = getattr(asked, "client", None)
-    if client is None:
-        raise ValueError("No OpenAIWrapper client is found.")
-    request = [*messages, {"role": role or "system", "content": prompt}]
-    with _usage.acting_for(asked, "summary"):
-        return await client_reply(agent, client, request, cache, speakers)
-
-
-async def reflection_summary(
-    sender: AgentCore, recipient: AgentCore, args: Mapping[str, Any]
-) -> Any:
-    """AutoGen's ``_reflection_with_llm_as_summary``: the recipient's model (the sender's
-    when it has none) summarizes their chat; "" when the API refuses the request, the last
-    message when a budget refuses it before it is sent."""
-    prompt = args.get("summary_prompt") or DEFAULT_SUMMARY_PROMPT
-    if not isinstance(prompt, str):
-        raise ValueError(f"summary_prompt must be a str, got {type(prompt).__name__}")
-    role = args.get("summary_role") or "system"
-    if not isinstance(role, str):
-        raise ValueError(f"summary_role must be a str, got {type(role).__name__}")
-    history = list(recipient.chat_messages_for_summary(sender))
-    import openai
-
-    try:
-        summary = await reflect(
-            sender,
-            prompt,
-            history,
-            recipient,
-            args.get("cache"),
-            role,
-            speakers=(sender.name, recipient.name),
-        )
-    except openai.BadRequestError as e:
-        logger.warning("cannot summarize the chat with the LLM: %s", e)
-        return ""
-    except BudgetExceededError as e:  # refused before it was sent: the last message stands in
-        logger.warning("%s: the chat's summary is its last message", e)
-        return last_msg_summary(recipient, sender)
-    return summary if summary is not None else ""
-
-
-async def summarize(
-    sender: AgentCore,
-    recipient: AgentCore,
-    method: str | Callable[..., Any] | None,
-    args: dict[str, Any],
-) -> Any:
-    """The chat's summary by ``method``: none, the last message, the model's reflection on
-    the chat, or a callable's ``(sender, recipient, summary_args)``."""
-    if method is None:
-        return ""
-    if method == "last_msg":
-        return last_msg_summary(recipient, sender)
-    if method == "reflection_with_llm":
-        return await reflection_summary(sender, recipient, args)
-    if callable(method):
-        return await call_user(method, sender, recipient, args)
-    raise ValueError(
-        f"If not None, the summary_method must be a string from {SUMMARY_METHODS} or a callable."
-    )
-
-
 class ChatSetup:
     """What a chat takes from its sender's overridable helpers (AutoGen's ``_prepare_chat``,
-    and ``_is_silent``'s answer for this chat), as the sender hands them over."""
+    ``_is_silent``'s answer for this chat, and ``_summarize_chat`` when the sender has its
+    own), as the sender hands them over."""
 
-    __slots__ = ("prepare", "silenced")
+    __slots__ = ("prepare", "silenced", "summarize")
 
-    def __init__(self, prepare: Callable[..., None], silenced: bool) -> None:
+    def __init__(
+        self,
+        prepare: Callable[..., None],
+        silenced: bool,
+        summarize: Callable[..., Any] | None = None,
+    ) -> None:
         self.prepare = prepare
         self.silenced = silenced
+        self.summarize = summarize
 
 
 async def run_chat(
@@ -279,15 +180,13 @@ async def run_chat(
                         sender, setup, recipient, clear_history, silent, max_turns, message, kwargs
                     )
                     reason = run.termination_reason()
-                    args = dict(
-                        summary_args or {}
-                    )  # a copy: AutoGen wrote the cache into the caller's dict
-                    args.setdefault("cache", cache)
                     with (
                         echo_silenced(bool(silent)),
                         _reports.summary_step(recipient, summary_method) as summary_step,
                     ):
-                        summary = await summarize(sender, recipient, summary_method, args)
+                        summary = await _summary(
+                            sender, setup, recipient, summary_method, summary_args, cache
+                        )
                         summary_step.end(summary)
                 finally:
                     for agent in agents:
@@ -312,6 +211,25 @@ async def run_chat(
     finally:
         if journal is not None:
             await journal.close()  # its lease: another run may resume the chat now
+
+
+async def _summary(
+    sender: AgentCore,
+    setup: ChatSetup,
+    recipient: AgentCore,
+    method: str | Callable[..., Any] | None,
+    summary_args: dict[str, Any] | None,
+    cache: Any,
+) -> Any:
+    """The chat's summary: through the sender's own ``_summarize_chat`` as AutoGen called it
+    (a copy of ``summary_args``), else parley's."""
+    if setup.summarize is not None:
+        return await to_thread(
+            setup.summarize, method, dict(summary_args or {}), recipient, cache=cache
+        )
+    args = dict(summary_args or {})  # a copy: AutoGen wrote the cache into the caller's dict
+    args.setdefault("cache", cache)
+    return await summarize(sender, recipient, method, args)
 
 
 async def _first_message(

@@ -3,25 +3,34 @@
 :func:`ask_client` sends a request and turns the response into a reply (text, or a message
 dict whose function and tool names the API accepts). AutoGen named the step
 ``ConversableAgent._generate_oai_reply_from_client(llm_client, messages, cache)``; AutoGen code
-and tests override or patch it, so the summary by reflection goes through
-:func:`client_reply`, which calls the agent's own method when it is not parley's (looked up at
-each call: a test patches the class after agents exist), and parley's async step otherwise.
+and tests override or patch it (a subclass that retries, or keeps a provider's extra fields),
+so the LLM reply (``_replies.generate_oai_reply``) and the summary by reflection
+(:func:`client_reply`) call the agent's own method when it is not parley's (:func:`own_step`,
+looked up at each call: a test patches the class after agents exist), and parley's async step
+otherwise.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._core.runtime import to_thread
 from ._messages import request_messages, sanitize_name
+from ._overrides import own
 from ._sync_chat import run_sync
 
 if TYPE_CHECKING:
     from ._state import AgentCore
 
-__all__ = ["ask_client", "client_reply", "generate_oai_reply_from_client", "reply_from_client"]
+__all__ = [
+    "ask_client",
+    "client_reply",
+    "generate_oai_reply_from_client",
+    "own_step",
+    "reply_from_client",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,10 +78,16 @@ async def client_reply(
 ) -> Any:
     """The reply through ``agent``'s ``_generate_oai_reply_from_client``: parley's step, or the
     agent's own (an override or a patch, called as AutoGen calls it, in a worker thread)."""
-    own = getattr(agent, "_generate_oai_reply_from_client", None)
-    if own is None or getattr(own, "__func__", None) is generate_oai_reply_from_client:
+    overridden = own_step(agent)
+    if overridden is None:
         return await reply_from_client(agent, client, messages, cache, speakers)
-    return await to_thread(own, llm_client=client, messages=messages, cache=cache)
+    return await to_thread(overridden, llm_client=client, messages=messages, cache=cache)
+
+
+def own_step(agent: Any) -> Callable[..., Any] | None:
+    """``agent``'s ``_generate_oai_reply_from_client`` when it is its own (a subclass's
+    override, a patch of the class or of the agent), None when it is parley's."""
+    return own(agent, "_generate_oai_reply_from_client", generate_oai_reply_from_client)
 
 
 def _normalize_reply(reply: Any) -> Any:

@@ -16,7 +16,8 @@ AutoGen's chain instead (``a_send`` -> ``_append_oai_message`` -> ``_message_to_
 ``a_receive`` -> ``_process_received_message`` -> ...), decided once per class by
 ``_overrides``, so only such classes pay for it. Their steps are user code that may block
 (``MultimodalConversableAgent``'s ``_message_to_dict`` loads images), so the turn runs the chain
-in a worker thread like any other sync override.
+in a worker thread like any other sync override. The summary's helpers (``_summarize_chat``
+and the methods it calls) are in ``_summary``.
 """
 
 from __future__ import annotations
@@ -28,11 +29,10 @@ from typing import Any, TypeVar
 
 from ..exceptions import InvalidCarryOverType
 from . import _registry
-from ._chat_flow import last_msg_summary, reflect, reflection_summary, summarize, with_carryover
+from ._chat_flow import with_carryover
 from ._client_reply import generate_oai_reply_from_client
 from ._message_check import check_message
 from ._messages import nothing_to_store
-from ._sync_chat import run_sync
 from ._tools import execution_wrapper
 from ._turn import is_silent, render
 
@@ -42,7 +42,6 @@ __all__ = [
     "generate_oai_reply_from_client",
     "handle_carryover",
     "is_silent",
-    "last_msg_as_summary",
     "match_trigger",
     "message_to_dict",
     "print_received_message",
@@ -50,9 +49,6 @@ __all__ = [
     "process_multimodal_carryover",
     "process_received_message",
     "raise_exception_on_async_reply_functions",
-    "reflection_with_llm",
-    "reflection_with_llm_as_summary",
-    "summarize_chat",
     "wrap_function",
 ]
 
@@ -204,45 +200,3 @@ def raise_exception_on_async_reply_functions(self: Any) -> None:
             "Async reply functions can only be used with ConversableAgent.a_initiate_chat(). "
             "The following async reply functions are found: " + ", ".join(names)
         )
-
-
-# -- summaries (part 1, 2.9; AutoGen's summary helpers) ------------------------------------------
-
-
-def summarize_chat(
-    self: Any,
-    summary_method: Any,
-    summary_args: Mapping[str, Any] | None,
-    recipient: Any = None,
-    cache: Any = None,
-) -> Any:
-    """The summary of this agent's chat with ``recipient`` by ``summary_method``, as
-    ``initiate_chat`` makes it; ``cache`` unless ``summary_args`` names one (the caller's dict
-    is not changed)."""
-    args = dict(summary_args or {})
-    args.setdefault("cache", cache)
-    return run_sync(summarize(self, recipient, summary_method, args))
-
-
-def last_msg_as_summary(sender: Any, recipient: Any, summary_args: Any = None) -> str:
-    """The recipient's last message with ``sender``, ``TERMINATE`` removed ("" if none)."""
-    return last_msg_summary(recipient, sender)
-
-
-def reflection_with_llm_as_summary(sender: Any, recipient: Any, summary_args: Any) -> Any:
-    """The chat summarized by the recipient's model (``summary_prompt``, ``summary_role``,
-    ``cache`` from ``summary_args``)."""
-    return run_sync(reflection_summary(sender, recipient, summary_args or {}))
-
-
-def reflection_with_llm(
-    self: Any,
-    prompt: str,
-    messages: Any,
-    llm_agent: Any = None,
-    cache: Any = None,
-    role: str | None = None,
-) -> Any:
-    """The answer of ``llm_agent``'s model (this agent's when it has none) to ``messages``
-    followed by ``prompt`` as a ``role`` message (``"system"`` by default)."""
-    return run_sync(reflect(self, prompt, list(messages), llm_agent, cache, role))

@@ -8,6 +8,10 @@ with ``a_initiate_chats`` semantics (concurrently, by prerequisites), otherwise 
 ``position`` counts as in AutoGen, whose reply list holds each built-in reply twice (an async
 and a sync entry): the default 2 means "right after the termination check", before tool and
 function-call replies. parley keeps each built-in once; ``register_reply`` counts it twice.
+
+The default reply function is the agent's own ``_summary_from_nested_chats`` (or
+``_a_summary_from_nested_chats`` with ``use_async=True``) when its class overrides it, as
+AutoGen looked it up on the agent (AG2's ``SwarmAgent`` overrides it).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.calls import call_user, is_async_callable
 from . import _queue
+from ._overrides import own
 from ._sync_chat import sync_of
 
 if TYPE_CHECKING:
@@ -128,12 +133,18 @@ def register_nested_chats(
             if chat.get("chat_id") is None:
                 raise ValueError("chat_id is required for async nested chats")
         if reply_func == DEFAULT:
-            reply_func = a_summary_from_nested_chats
+            reply_func = (
+                own(agent, "_a_summary_from_nested_chats", a_summary_from_nested_chats)
+                or a_summary_from_nested_chats
+            )
         if not callable(reply_func) or not is_async_callable(reply_func):
             raise ValueError("reply_func_from_nested_chats must be a callable and a coroutine")
     else:
         if reply_func == DEFAULT:
-            reply_func = summary_from_nested_chats
+            reply_func = (
+                own(agent, "_summary_from_nested_chats", summary_from_nested_chats_sync)
+                or summary_from_nested_chats
+            )
             ignore = False  # a coroutine here only by parley's choice: it must run in sync chats
         if not callable(reply_func):
             raise ValueError("reply_func_from_nested_chats must be a callable")

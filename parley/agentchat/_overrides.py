@@ -16,12 +16,19 @@ so a turn pays one dict lookup (:func:`of`), never a walk of the class's methods
 Any other ``Agent`` implementation is judged on first use: its async step is used when it is a
 coroutine function. :func:`sync_only` is the same rule for one method of any class
 (``GroupChat.select_speaker``).
+
+Steps taken once per chat or once per model request (the summary's chain, the model call
+``_generate_oai_reply_from_client``) are judged at each call by :func:`own` instead: the lookup
+costs nothing next to a request, and it also sees a patch of the class or of the agent made
+after the class was created (AutoGen's tests patch them so).
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from .._agent_protocol import Agent
 
@@ -32,6 +39,7 @@ __all__ = [
     "Overrides",
     "decide",
     "of",
+    "own",
     "redefines",
     "sync_only",
 ]
@@ -124,6 +132,15 @@ def of(agent: object) -> Overrides:
             frozenset(name for name in STEPS if not _own_coroutine(cls, "a_" + name))
         )
     return decided
+
+
+def own(obj: object, name: str, default: Callable[..., Any]) -> Callable[..., Any] | None:
+    """``obj``'s ``name`` when it is not parley's ``default`` (the function its class carries,
+    a method's or a staticmethod's): a subclass's override or a patch; None otherwise."""
+    method: Callable[..., Any] | None = getattr(obj, name, None)
+    if method is None or method is default or getattr(method, "__func__", None) is default:
+        return None
+    return method
 
 
 def _own_coroutine(cls: type, name: str) -> bool:

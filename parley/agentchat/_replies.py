@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._core import reports as _reports
 from .._core.calls import call_user
+from .._core.runtime import to_thread
 from ..exceptions import BudgetExceededError
-from ._client_reply import ask_client
+from ._client_reply import ask_client, own_step
 from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template
 
@@ -267,14 +268,25 @@ async def generate_oai_reply(
     *,
     prepare: PrepareRequest = prepare_request,
 ) -> tuple[bool, Any]:
-    """Ask the agent's model for the reply (the request made by ``prepare``)."""
+    """Ask the agent's model for the reply (the request made by ``prepare``).
+
+    An agent whose ``_generate_oai_reply_from_client`` is its own (an override or a patch) is
+    asked through it as AutoGen asked it: the client, the system message followed by the
+    history as stored (the last message's ``context`` still in it), the agent's cache; in a
+    worker thread, as user code that may block. An agent with its own ``prepare`` (the
+    multimodal agent) asks the client itself, as AutoGen's did."""
     client = config if config is not None else agent.client
     if client is None:
         return False, None
     if messages is None:
         messages = agent.state.messages[sender]
-    context, request = await prepare(agent, messages, sender)
-    reply = await ask_client(agent, client, context, request, agent.client_cache)
+    own = own_step(agent) if prepare is prepare_request else None
+    if own is not None:
+        history = [*agent.state.system_message, *messages]
+        reply = await to_thread(own, client, history, agent.client_cache)
+    else:
+        context, request = await prepare(agent, messages, sender)
+        reply = await ask_client(agent, client, context, request, agent.client_cache)
     return (False, None) if reply is None else (True, reply)
 
 

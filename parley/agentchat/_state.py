@@ -220,10 +220,16 @@ class AgentState:
 
 class StateView(Generic[T]):
     """An agent attribute that reads and writes one field of its ``state`` (for AutoGen's
-    attribute names: ``agent._oai_messages`` is ``agent.state.messages``)."""
+    attribute names: ``agent._oai_messages`` is ``agent.state.messages``).
 
-    def __init__(self, field: str) -> None:
+    ``before_state`` is what a subclass wrote under that name (AutoGen code defines a method
+    ``_is_termination_msg`` and passes ``is_termination_msg=self._is_termination_msg`` to the
+    base's ``__init__``): read before the agent has its state, as AutoGen's instance attribute
+    did not exist yet either; the state's field afterwards."""
+
+    def __init__(self, field: str, before_state: Any = None) -> None:
         self.field = field
+        self.before_state = before_state
 
     @overload
     def __get__(self, agent: None, owner: type) -> StateView[T]: ...
@@ -234,7 +240,14 @@ class StateView(Generic[T]):
     def __get__(self, agent: object, owner: type) -> StateView[T] | T:
         if agent is None:
             return self
-        value: T = getattr(agent.state, self.field)  # type: ignore[attr-defined]
+        try:
+            state = agent.state  # type: ignore[attr-defined]
+        except AttributeError:
+            if self.before_state is None:
+                raise
+            bind = getattr(self.before_state, "__get__", None)
+            return bind(agent, owner) if bind is not None else self.before_state  # type: ignore[no-any-return]
+        value: T = getattr(state, self.field)
         return value
 
     def __set__(self, agent: object, value: T) -> None:

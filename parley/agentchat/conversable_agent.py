@@ -28,6 +28,7 @@ from . import (
     _human,
     _overrides,
     _replies,
+    _summary,
     _tools,
     _turn,
 )
@@ -61,7 +62,7 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     DEFAULT_CONFIG: Any = False
     MAX_CONSECUTIVE_AUTO_REPLY = 100
-    DEFAULT_SUMMARY_PROMPT = _chat_flow.DEFAULT_SUMMARY_PROMPT
+    DEFAULT_SUMMARY_PROMPT = _summary.DEFAULT_SUMMARY_PROMPT
     DEFAULT_SUMMARY_METHOD = "last_msg"
     llm_config: dict[str, Any] | Literal[False]
     # Whether the tool schemas in llm_config go into each request (the tool-calling API); the
@@ -117,6 +118,14 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         _overrides.decide(cls, ConversableAgent)
+        # A subclass that defines one of AutoGen's state attributes (a ``_is_termination_msg``
+        # method) must not hide the state from the steps: AutoGen's __init__ set an instance
+        # attribute over it, so the view stays and what the subclass wrote is read only
+        # before the state exists.
+        for name, value in list(vars(cls).items()):
+            view = getattr(ConversableAgent, name, None)
+            if isinstance(view, StateView) and not isinstance(value, StateView):
+                setattr(cls, name, StateView(view.field, value))
 
     # -- construction helpers -------------------------------------------------------------
 
@@ -206,12 +215,13 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
     _handle_carryover = _compat.handle_carryover
     _wrap_function = _compat.wrap_function
     _raise_exception_on_async_reply_functions = _compat.raise_exception_on_async_reply_functions
-    # The reflection summary's model call goes through this one (patched by AutoGen's tests).
+    # The model call of the LLM reply and of the reflection summary, and the summary's chain:
+    # an override or a patch of one is called, looked up at each call (_overrides.own).
     _generate_oai_reply_from_client = _compat.generate_oai_reply_from_client
-    _summarize_chat = _compat.summarize_chat
-    _last_msg_as_summary = staticmethod(_compat.last_msg_as_summary)
-    _reflection_with_llm_as_summary = staticmethod(_compat.reflection_with_llm_as_summary)
-    _reflection_with_llm = _compat.reflection_with_llm
+    _summarize_chat = _summary.summarize_chat
+    _last_msg_as_summary = staticmethod(_summary.last_msg_as_summary)
+    _reflection_with_llm_as_summary = staticmethod(_summary.reflection_with_llm_as_summary)
+    _reflection_with_llm = _summary.reflection_with_llm
 
     # -- the turn (``_turn``): send -> receive -> generate_reply -> reply functions ---------
 
@@ -478,7 +488,11 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
         """Start a chat with ``recipient`` and run it to its end: the first message (``message``,
         a callable making it, or the human's), then turns until a termination, a limit, or
         ``max_turns``; returns the history, the summary, the cost and the human's input."""
-        setup = _chat_flow.ChatSetup(self._prepare_chat, self._is_silent(self, silent))
+        setup = _chat_flow.ChatSetup(
+            self._prepare_chat,
+            self._is_silent(self, silent),
+            _overrides.own(self, "_summarize_chat", _summary.summarize_chat),
+        )
         return await _chat_flow.run_chat(
             self,
             setup,
