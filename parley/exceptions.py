@@ -384,17 +384,17 @@ class SandboxUnavailableError(ParleyError, RuntimeError):
 
 class RayStartError(ParleyError, RuntimeError):
     """``run_chats(backend="ray")`` started a new Ray instance and its node did not come up:
-    each attempt missed Ray's fixed 30 s start-up wait (a loaded machine), until
+    each attempt timed out waiting for the node to register (a loaded machine), until
     ``RayBackend.init_timeout`` seconds were spent. ``attempts`` and ``budget`` say how many
     and how long; the last of Ray's errors is the cause."""
 
     def __init__(self, attempts: int, budget: float) -> None:
         super().__init__(
             f"the Ray instance this batch started did not come up: {attempts} attempt(s) in "
-            f"{budget:.0f} s (RayBackend.init_timeout) each missed Ray's 30 s start-up wait, "
-            "which happens on a loaded machine; give init_timeout more seconds, start fewer "
-            "things at once, or start the cluster first (`ray start --head`) and pass its "
-            "address"
+            f"{budget:.0f} s (RayBackend.init_timeout) each timed out waiting for its node to "
+            "register, which happens on a loaded machine; give init_timeout more seconds, "
+            "start fewer things at once, or start the cluster first (`ray start --head`, "
+            "with RAY_raylet_start_wait_time_s set) and pass its address"
         )
         self.attempts = attempts
         self.budget = budget

@@ -23,7 +23,7 @@ import secrets
 import sys
 from collections.abc import Mapping
 
-__all__ = ["new_instance_auth", "use_token_auth_for_new_instance"]
+__all__ = ["new_instance_auth", "starts_new_instance", "use_token_auth_for_new_instance"]
 
 MODE = "RAY_AUTH_MODE"
 TOKEN = "RAY_AUTH_TOKEN"
@@ -39,21 +39,29 @@ def _ray_temp_dir(environ: Mapping[str, str], temp_dir: str | None) -> str:
     return os.path.join(base, "ray")
 
 
+def starts_new_instance(
+    address: str | None, temp_dir: str | None, environ: Mapping[str, str]
+) -> bool:
+    """Whether ``ray.init(address=address)`` starts a new instance rather than joining one
+    (``RAY_ADDRESS``, or a cluster ``ray start`` began on this machine)."""
+    if address not in (None, "", "local"):
+        return False
+    if address != "local":
+        if environ.get("RAY_ADDRESS"):
+            return False
+        if os.path.exists(os.path.join(_ray_temp_dir(environ, temp_dir), "ray_current_cluster")):
+            return False  # Ray joins the cluster `ray start` began here
+    return True
+
+
 def new_instance_auth(
     address: str | None, temp_dir: str | None, environ: Mapping[str, str]
 ) -> dict[str, str]:
     """The environment variables to set so that ``ray.init(address=address)`` starts a new
     instance with token authentication; empty when it would join an existing one, or when
     ``environ`` already chooses a mode."""
-    if MODE in environ:
-        return {}  # the user's choice, "disabled" included
-    if address not in (None, "", "local"):
-        return {}
-    if address != "local":
-        if environ.get("RAY_ADDRESS"):
-            return {}
-        if os.path.exists(os.path.join(_ray_temp_dir(environ, temp_dir), "ray_current_cluster")):
-            return {}  # Ray joins the cluster `ray start` began here
+    if MODE in environ or not starts_new_instance(address, temp_dir, environ):
+        return {}  # the user's choice ("disabled" included), or a cluster's own mode
     wanted = {MODE: "token"}
     if not environ.get(TOKEN) and not environ.get(TOKEN_PATH):
         wanted[TOKEN] = secrets.token_hex(32)

@@ -12,7 +12,9 @@ recorded step.
 from __future__ import annotations
 
 import math
+import os
 import pickle
+import sys
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -23,8 +25,8 @@ from ..usage._budget import Spent, exhausted
 from ..usage._run import LLMCall
 from ._engine import Finished, Outcome, Work
 from ._progress import Progress
-from ._ray_auth import use_token_auth_for_new_instance
-from ._ray_start import start_ray
+from ._ray_auth import starts_new_instance, use_token_auth_for_new_instance
+from ._ray_start import allow_slow_registration, start_ray
 from ._ray_worker import ChatWorker, ChunkReport
 from ._result import ChatError
 
@@ -98,8 +100,12 @@ def _import_ray() -> Any:
 def run_on_ray(backend: RayBackend, work: Work, progress: Progress) -> Finished:
     """Run ``work`` on Ray (blocking: :func:`run_chats` calls it in a worker thread, whose
     token a cancelled batch cancels)."""
-    # A Ray instance this call starts must not serve whoever reaches its ports (_ray_auth).
-    use_token_auth_for_new_instance(backend.address, backend.init_kwargs.get("_temp_dir"))
+    # A Ray instance this call starts must not serve whoever reaches its ports (_ray_auth), and
+    # may take longer than Ray's default to come up on a loaded machine (_ray_start).
+    temp_dir = backend.init_kwargs.get("_temp_dir")
+    use_token_auth_for_new_instance(backend.address, temp_dir)
+    if "ray" not in sys.modules and starts_new_instance(backend.address, temp_dir, os.environ):
+        allow_slow_registration(backend.init_timeout, os.environ)
     ray = _import_ray()
     if not ray.is_initialized():
         start_ray(ray, backend.address, backend.init_kwargs, backend.init_timeout)

@@ -1,31 +1,52 @@
 """Starting (or joining) Ray for a batch, so that a loaded machine does not fail it.
 
-When ``ray.init`` starts a new instance, Ray gives the raylet it launched a fixed 30 seconds to
-register with the GCS (``ray/_private/node.py``, not configurable). On a busy machine (two
-cores running other work) the GCS can answer too late, and ``ray.init`` raises "The current
-node timed out during startup" although nothing is wrong but the wait. So a start that timed out
-is cleaned up (the processes it launched are killed: Ray keeps no handle on them once its node
-object failed) and tried again, until ``RayBackend.init_timeout`` seconds are spent; then
-:class:`~parley.exceptions.RayStartError` says what happened and what to change. Any other
-error of ``ray.init`` (a wrong address, a refused token) is not retried.
+When ``ray.init`` starts a new instance, it waits for the raylet it launched to register with
+the GCS: one query that waits up to Ray's ``raylet_start_wait_time_s`` setting (10 s unless
+``RAY_raylet_start_wait_time_s`` says otherwise), inside a loop that gives up after a fixed
+30 s (``ray/_private/node.py``). On a busy machine (two cores running other work) the raylet,
+which waits for its agents (Python processes that import much of Ray), registers too late, and
+``ray.init`` raises "The current node timed out during startup" although nothing is wrong but
+the wait. So two things, both bounded by ``RayBackend.init_timeout``:
+
+- before Ray is imported (it reads its settings once), the registration wait is raised
+  (:func:`allow_slow_registration`; a value the user set stays);
+- a start that still timed out is cleaned up (the processes it launched are killed: Ray keeps
+  no handle on them once its node object failed) and tried again, until the budget is spent;
+  then :class:`~parley.exceptions.RayStartError` says what happened and what to change.
+
+Any other error of ``ray.init`` (a wrong address, a refused token) is not retried.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import RayStartError
 
-__all__ = ["start_ray", "startup_timed_out"]
+__all__ = ["REGISTRATION_WAIT", "allow_slow_registration", "start_ray", "startup_timed_out"]
 
 _TIMED_OUT = "timed out during startup"  # Ray's words (ray/_private/node.py)
 _GRACE = 3.0  # seconds a left-over process gets to stop on SIGTERM
+REGISTRATION_WAIT = "RAY_raylet_start_wait_time_s"  # Ray's setting, read from the environment
+_MAX_REGISTRATION_WAIT = 120  # seconds: longer, one stuck start would eat the whole budget
+
+
+def allow_slow_registration(budget: float, environ: MutableMapping[str, str]) -> bool:
+    """Before Ray is imported, for an instance about to be started: let a node take up to
+    ``budget`` seconds (at most 120) to register, unless ``environ`` already sets Ray's wait.
+    The instance's processes inherit it. Whether it was set."""
+    if REGISTRATION_WAIT in environ:
+        return False
+    environ[REGISTRATION_WAIT] = str(int(max(10, min(budget, _MAX_REGISTRATION_WAIT))))
+    return True
 
 
 def startup_timed_out(error: BaseException) -> bool:
@@ -59,6 +80,18 @@ def start_ray(
                 ray.shutdown()
             if clock() >= deadline:
                 raise RayStartError(attempts, budget) from error
+            failed: list[BaseException] = [error]  # dropped in _forget_failed_start, not here
+        _forget_failed_start(failed)
+
+
+def _forget_failed_start(failed: list[BaseException]) -> None:
+    """Drop the failed start's error, and with it Ray's node (reachable only from its frames).
+    The node's ``Popen`` objects would each warn "subprocess ... is still running" when
+    collected, which is not true: their processes were stopped and reaped above."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        failed.clear()
+        gc.collect()
 
 
 def _descendants() -> set[int]:

@@ -35,6 +35,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from parley.batch._ray_start import REGISTRATION_WAIT
+
 HOST = "127.0.0.2"
 START_TIMEOUT = 90.0  # seconds for a node to say it started (a few on an idle machine)
 # Seconds a node may take over all its attempts. The fixtures start up to three nodes, so a
@@ -139,7 +141,9 @@ class Cluster:
 
     def __post_init__(self) -> None:
         self.id = uuid.uuid4().hex
-        self.env = {**self.env, **auth_env()}
+        # Ray's own wait for a starting node to register, longer than its 10 s default (as
+        # parley's RayBackend makes it for an instance it starts: parley/batch/_ray_start.py).
+        self.env = {REGISTRATION_WAIT: "120", **self.env, **auth_env()}
 
     def start_head(self, num_cpus: int = 1, **resources: float) -> Node:
         port = free_port()

@@ -10,6 +10,7 @@ by notebooks/batch_evaluation.ipynb, whose batch starts its own instance through
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import subprocess
@@ -21,7 +22,12 @@ from typing import Any
 import pytest
 
 from parley.batch import RayBackend, RayStartError
-from parley.batch._ray_start import start_ray, startup_timed_out
+from parley.batch._ray_start import (
+    REGISTRATION_WAIT,
+    allow_slow_registration,
+    start_ray,
+    startup_timed_out,
+)
 
 # Ray's words (ray/_private/node.py), as its exception says them.
 TIMED_OUT = (
@@ -154,3 +160,83 @@ def test_no_process_is_left_by_the_module_tests() -> None:
         except OSError:
             continue
     assert not [c for c in commands if b"gcs_server.py" in c]
+
+
+def test_a_new_instance_may_take_longer_to_register() -> None:
+    env: dict[str, str] = {}
+    assert allow_slow_registration(300.0, env)
+    assert env == {REGISTRATION_WAIT: "120"}  # at most 120 s: one stuck start not the budget
+    env = {}
+    allow_slow_registration(45.0, env)
+    assert env[REGISTRATION_WAIT] == "45"
+    env = {REGISTRATION_WAIT: "600"}  # the user's value stays
+    assert not allow_slow_registration(300.0, env)
+    assert env == {REGISTRATION_WAIT: "600"}
+
+
+def test_the_wait_is_raised_only_for_an_instance_the_batch_starts(tmp_path: Path) -> None:
+    script = f"""
+import os, sys
+from parley.batch import RayBackend
+from parley.batch._ray_backend import run_on_ray
+
+class Stop(Exception):
+    pass
+
+def stop(*args, **kwargs):
+    raise Stop
+# Stops where Ray would be imported: what was set before is what Ray would read.
+import parley.batch._ray_backend as backend
+backend._import_ray = stop
+try:
+    run_on_ray(RayBackend(address=sys.argv[1] or None, init_timeout=90), None, None)
+except Stop:
+    pass
+print(os.environ.get("{REGISTRATION_WAIT}"), os.environ.get("RAY_AUTH_MODE"))
+"""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("RAY_") and k not in ("TMPDIR", "RAY_TMPDIR")
+    }
+    env["TMPDIR"] = str(tmp_path)  # no cluster `ray start` began here
+    root = Path(__file__).resolve().parents[2]
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+
+    def run(address: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script, address],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+        return done.stdout.strip()
+
+    assert run("") == "90 token"  # a new instance: a longer wait and token authentication
+    assert run("10.0.0.9:6379") == "None None"  # joining a cluster: its own settings
+
+
+def test_a_failed_starts_process_objects_leave_no_false_warning(tmp_path: Path) -> None:
+    # Ray's node holds its processes' Popen objects and is dropped with the error: collected
+    # later, each would warn "subprocess ... is still running" (filterwarnings=error makes that
+    # a failure of whatever test runs then), though its process was stopped.
+    clock = Clock()
+
+    class Forgetful(StandIn):
+        def init(self, address: str | None = None, **kwargs: Any) -> None:
+            self.calls.append({"address": address})
+            if len(self.calls) == 1:
+                up = self.tmp_path / "up-forgetful"
+                process = subprocess.Popen([sys.executable, str(self.program), str(up)])
+                self.pids = [process.pid]
+                deadline = time.monotonic() + 120
+                while not up.exists() and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                raise Exception(TIMED_OUT)
+
+    ray = Forgetful(tmp_path, clock, failures=1)
+    assert start_ray(ray, None, {}, budget=300.0, clock=clock) == 2
+    gc.collect()  # a warning left behind would surface here
+    assert not Path(f"/proc/{ray.pids[0]}").exists()  # stopped and reaped
