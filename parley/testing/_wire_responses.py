@@ -258,23 +258,10 @@ class OpenAIResponses(Wire):
                 opened = {**item, "status": "in_progress", "content": []}
                 yield event("response.output_item.added", output_index=index, item=opened)
                 text = item["content"][0]["text"]
+                where = {"item_id": item["id"], "output_index": index, "content_index": 0}
                 for piece in pieces(text):
-                    yield event(
-                        "response.output_text.delta",
-                        item_id=item["id"],
-                        output_index=index,
-                        content_index=0,
-                        delta=piece,
-                        logprobs=[],
-                    )
-                yield event(
-                    "response.output_text.done",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    text=text,
-                    logprobs=[],
-                )
+                    yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
+                yield event("response.output_text.done", **where, text=text, logprobs=[])
             else:
                 yield event("response.output_item.added", output_index=index, item=item)
             yield event("response.output_item.done", output_index=index, item=item)
