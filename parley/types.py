@@ -190,6 +190,10 @@ class Message(TypedDict, total=False):
     context: dict[str, Any]
     #: Forces the role the message is stored with (group-chat speaker selection uses it).
     override_role: str
+    #: parley's own: the reasoning items a Responses API model returned with this assistant
+    #: message, sent back with it on the next turn (``api_type: "responses"``) and left out of
+    #: every other request.
+    parley_reasoning: list[dict[str, Any]]
 
 
 # --- LLM configs ----------------------------------------------------------------------------------

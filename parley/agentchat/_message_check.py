@@ -31,8 +31,10 @@ STORED_KEYS = (
     "tool_call_id",
     "name",
     "context",
+    "parley_reasoning",
 )
-"""The keys a stored message keeps."""
+"""The keys a stored message keeps (``parley_reasoning``: a Responses API model's reasoning
+items, for its next turn)."""
 
 # Deeper than any real message or tool arguments; far below what json, repr and pydantic
 # survive (they recurse once per level, on top of the chat's own stack).

@@ -126,7 +126,11 @@ def stored_form(message: Mapping[str, Any], role: str, speaker: str) -> Message 
     return cast(Message, stored)
 
 
-_API_KEYS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "function_call"})
+# parley_reasoning goes on to the client: the Responses client sends it back, the wrapper drops
+# it from every other client's request (oai/_slot).
+_API_KEYS = frozenset(
+    {"role", "content", "name", "tool_calls", "tool_call_id", "function_call", "parley_reasoning"}
+)
 _accepted_names: set[str] = set()  # names already checked: a chat repeats a handful of names
 
 

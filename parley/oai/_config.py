@@ -24,7 +24,7 @@ from typing import Any
 
 from .._credentials import looks_secret
 from ..exceptions import ConfigError
-from .providers._registry import PROVIDERS, provider_for
+from .providers._registry import PROVIDERS, RESPONSES, provider_for
 
 __all__ = [
     "EXTRA_KWARGS",
@@ -209,11 +209,11 @@ def _entry_model() -> Any:
         @field_validator("api_type")
         @classmethod
         def _known_api_type(cls, v: str | None) -> str | None:
-            if v is None or v == "openai" or v.startswith("azure") or provider_for(v):
+            if v is None or v in ("openai", RESPONSES) or v.startswith("azure") or provider_for(v):
                 return v
             names = ", ".join(repr(n) for p in PROVIDERS for n in p.names)
             raise ValueError(
-                f"unknown api_type {v!r}: expected 'openai', 'azure' or one of {names}"
+                f"unknown api_type {v!r}: expected 'openai', 'azure', 'responses' or one of {names}"
             )
 
     return ConfigEntry

@@ -17,7 +17,8 @@ from ..exceptions import ConfigError
 from . import _templating
 from ._config import Entry, split_config
 from ._retry import RetryPolicy
-from .providers._registry import make_client, provider_for
+from .providers._registry import RESPONSES, make_client, provider_for
+from .providers._responses_items import REASONING_KEY, drop_reasoning
 from .rate_limiters import TimeRateLimiter
 
 __all__ = ["Attempt", "Options", "Slot"]
@@ -77,9 +78,17 @@ class Slot:
             problem = missing_credentials(entry.client_kwargs, entry.api_type)
             if problem:
                 raise ConfigError(f"config {index} (model {entry.model!r}): {problem}")
-            self.client = OpenAIClient(
+            cls: type[OpenAIClient] = OpenAIClient
+            if entry.api_type == RESPONSES:
+                from .providers._openai_responses import OpenAIResponsesClient
+
+                cls = OpenAIResponsesClient
+            self.client = cls(
                 entry.client_kwargs, api_type=entry.api_type, api_version=entry.api_version
             )
+        # Only the Responses client sends a message's reasoning items back; the others' requests
+        # leave them out.
+        self._keeps_reasoning = entry.api_type == RESPONSES and entry.model_client_cls is None
         self.policy = RetryPolicy(
             max_retries=2 if entry.max_retries is None else entry.max_retries,
             budget=RetryPolicy.budget if entry.retry_budget is None else entry.retry_budget,
@@ -125,6 +134,9 @@ class Slot:
             )
         if self.entry.model_client_cls is None:
             params.pop("model_client_cls", None)
+        messages = params.get("messages")
+        if not self._keeps_reasoning and messages and any(REASONING_KEY in m for m in messages):
+            params["messages"] = drop_reasoning(messages)
         api_type = extras.get("api_type")
         if api_type and str(api_type).startswith("azure") and isinstance(params.get("model"), str):
             # Azure deployment names cannot hold dots ("gpt-3.5" is deployed as "gpt-35").

@@ -9,12 +9,14 @@ from ._wire_bedrock import Bedrock
 from ._wire_cohere import Cohere
 from ._wire_gemini import Gemini
 from ._wire_ollama import Ollama
+from ._wire_responses import OpenAIResponses
 
 __all__ = ["WIRES"]
 
 WIRES: tuple[Wire, ...] = (
     OpenAIChat(),
     OpenAIText(),
+    OpenAIResponses(),
     Anthropic(),
     Ollama(),
     Gemini(),

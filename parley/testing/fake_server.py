@@ -266,7 +266,7 @@ class FakeLLMServer(Serving):
 
     def _provider_keys(self, api_type: Any) -> dict[str, Any]:
         key = self.api_key or DEFAULT_API_KEY
-        if api_type in (None, "openai", "azure"):
+        if api_type in (None, "openai", "azure", "responses"):
             return {"base_url": self.base_url, "api_key": key}
         if api_type == "bedrock":
             return {

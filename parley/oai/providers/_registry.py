@@ -17,7 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PROVIDERS", "Provider", "make_client", "provider_for"]
+__all__ = ["PROVIDERS", "RESPONSES", "Provider", "make_client", "provider_for"]
+
+RESPONSES = "responses"
+"""The ``api_type`` of OpenAI's Responses API (AG2's name): the openai client's settings,
+requests sent to ``/responses`` (:mod:`parley.oai.providers._openai_responses`)."""
 
 _AWS_KEYS = frozenset(
     {"aws_access_key", "aws_secret_key", "aws_session_token", "aws_region", "aws_profile_name"}

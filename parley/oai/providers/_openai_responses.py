@@ -1,0 +1,134 @@
+"""A ModelClient over OpenAI's Responses API (``POST /responses``), chosen by a config entry's
+``api_type: "responses"`` (AG2's name for it).
+
+The request is parley's chat-completions request translated into the Responses API's
+(:mod:`parley.oai.providers._responses_items`) and sent through the openai package's
+``responses.create``; the answer comes back as a ``ChatCompletion``, so cache, cost, usage,
+retries, fallback, logging and agents treat it as any other. The client's settings,
+credentials, connection pools (one per event loop) and errors are the chat client's
+(:class:`~parley.oai.providers._openai.OpenAIClient`): an SDK error leaves as it is, for
+parley's retry policy to read.
+
+A streamed request's text deltas (``response.output_text.delta`` events) are echoed to the
+IOStream as they arrive, through the same collector as chat streams; the reply is the
+``response.completed`` event's response.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from ..._credentials import scrubbing_errors
+from .._reply_checks import check_reply, malformed
+from .._streaming import collect_stream
+from ._base import chunk
+from ._openai import OpenAIClient
+from ._responses_items import REASONING_KEY, chat_completion, responses_request
+
+__all__ = ["OpenAIResponsesClient"]
+
+_PROVIDER = "openai"
+
+
+@functools.lru_cache(maxsize=1)
+def _create_names() -> frozenset[str]:
+    """The named parameters of this openai version's ``responses.create``: any other key of
+    the body goes in ``extra_body``, where the SDK sends it as it is."""
+    from openai.resources.responses import AsyncResponses
+
+    return frozenset(inspect.signature(AsyncResponses.create).parameters) - {"self"}
+
+
+def _create_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
+    names = _create_names()
+    body = responses_request(params)
+    kwargs: dict[str, Any] = {}
+    extra: dict[str, Any] = dict(body.pop("extra_body", None) or {})
+    for key, value in body.items():
+        if key in names:
+            kwargs[key] = value
+        else:
+            extra[key] = value
+    if extra:
+        kwargs["extra_body"] = extra
+    return kwargs
+
+
+class OpenAIResponsesClient(OpenAIClient):
+    """The ModelClient for OpenAI's Responses API (``api_type: "responses"``)."""
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        """Send one request to ``/responses``; the answer as a ``ChatCompletion`` (a streamed
+        one echoed as it comes, then collected)."""
+        return await self._responses_create(params)
+
+    @scrubbing_errors
+    async def _responses_create(self, params: dict[str, Any]) -> Any:
+        from openai.types.chat import ChatCompletion
+
+        client = self._async_client()
+        kwargs = _create_kwargs(params)
+        try:
+            if not kwargs.get("stream"):
+                response = await client.responses.create(**kwargs)
+                return check_reply(chat_completion(_finished(response)), ChatCompletion, _PROVIDER)
+            stream = await client.responses.create(**kwargs)
+            try:
+                final: list[Any] = []
+                await collect_stream(_chunks(stream, final), params)
+            finally:
+                await stream.close()
+            if not final:
+                raise malformed(_PROVIDER, "the Responses stream ended without a response")
+            return check_reply(chat_completion(_finished(final[0])), ChatCompletion, _PROVIDER)
+        except json.JSONDecodeError as e:
+            raise malformed(
+                _PROVIDER, f"the answer to model {params.get('model')!r} is not valid JSON: {e}"
+            ) from e
+
+    def message_retrieval(self, response: Any) -> list[Any]:
+        """Per choice: the message object if it calls tools or carries reasoning items (kept
+        for the next turn), else its text."""
+        out: list[Any] = []
+        for choice in response.choices:
+            message = choice.message
+            if getattr(message, "tool_calls", None) or getattr(message, REASONING_KEY, None):
+                out.append(message)
+            else:
+                out.append(message.content)
+        return out
+
+
+def _finished(response: Any) -> Any:
+    """``response``, or the error of a response that failed."""
+    if getattr(response, "status", None) == "failed":
+        error = getattr(response, "error", None)
+        what = getattr(error, "message", None) or "no reason given"
+        raise malformed(_PROVIDER, f"the response failed: {what}")
+    return response
+
+
+async def _chunks(stream: Any, final: list[Any]) -> AsyncIterator[Any]:
+    """The Responses stream's text deltas as chat chunks (for the echo); its finished response
+    put in ``final``."""
+    head: dict[str, Any] = {"response_id": "resp", "model": "", "created": 0}
+    async for event in stream:
+        kind = getattr(event, "type", None)
+        if kind == "response.created":
+            created = event.response
+            head = {
+                "response_id": created.id,
+                "model": created.model,
+                "created": int(created.created_at),
+            }
+        elif kind == "response.output_text.delta":
+            yield chunk(**head, content=event.delta)
+        elif kind in ("response.completed", "response.incomplete", "response.failed"):
+            final.append(event.response)
+        elif kind == "error":
+            raise malformed(_PROVIDER, f"the stream reported an error: {event.message}")
+    yield chunk(**head, finish_reason="stop")
