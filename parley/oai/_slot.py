@@ -78,7 +78,10 @@ class Slot:
             if problem:
                 raise ConfigError(f"config {index} (model {entry.model!r}): {problem}")
             self.client = OpenAIClient(
-                entry.client_kwargs, api_type=entry.api_type, api_version=entry.api_version
+                entry.client_kwargs,
+                api_type=entry.api_type,
+                api_version=entry.api_version,
+                model_profile=entry.extras.get("model_profile"),
             )
         self.policy = RetryPolicy(
             max_retries=2 if entry.max_retries is None else entry.max_retries,
