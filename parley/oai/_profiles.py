@@ -15,7 +15,8 @@ running when nothing it asked for is lost, and fails before sending when somethi
   give); any other value is a ConfigError naming the fix: the script asked for a sampling the
   model cannot give.
 * ``system`` messages travel in the family's role: ``developer`` (same meaning, OpenAI's newer
-  name), or ``user`` for the models that take neither (o1-mini, o1-preview).
+  name; the leading system messages, an agent's instructions), or ``user`` for the models that
+  take neither (o1-mini, o1-preview; every system message).
 * ``parallel_tool_calls`` where the family refuses it: dropped with a warning.
 * ``reasoning_effort`` outside the family's values, ``tools`` for a family without tools,
   ``stream`` for one that cannot stream, a ``json_schema`` response format for one without
@@ -85,6 +86,10 @@ def _sampling(
 
 
 def _roles(messages: Any, role: str, profile: ModelProfile) -> Any:
+    """``messages`` with system messages in ``role``: every one for ``user`` (the models that
+    take no system message refuse any), else the leading ones, the instructions an agent
+    sends (the API reads a later system message as a developer one anyway; walking a long
+    history on every request would cost more than the rest of the adaptation)."""
     if not isinstance(messages, list):
         return messages
     out: list[Any] | None = None
@@ -93,6 +98,8 @@ def _roles(messages: Any, role: str, profile: ModelProfile) -> Any:
             if out is None:
                 out = list(messages)
             out[i] = {**m, "role": role}  # a new dict: the caller's message stays as it is
+        elif role != "user":
+            break
     if out is None:
         return messages
     _warn_once(profile, f"system messages are sent with the role {role!r}")
