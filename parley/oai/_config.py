@@ -50,6 +50,7 @@ EXTRA_KWARGS = frozenset(
         "api_rate_limit",
         "retry_budget",
         "azure_ad_token_provider_scope",
+        "model_profile",
     }
 )
 

@@ -33,6 +33,7 @@ from typing import Any
 __all__ = [
     "OAI_PRICE1K",
     "USAGE_KEYS",
+    "cached_prompt_tokens",
     "checked_price",
     "compute_cost",
     "format_usage_summary",
@@ -209,14 +210,22 @@ def compute_cost(
     prompt_tokens: int | None,
     completion_tokens: int | None,
     price: Sequence[float] | float | None = None,
+    *,
+    cached_tokens: int | None = 0,
+    cached_rate: float | None = None,
 ) -> float:
     """USD cost of one call.
 
     ``price`` (a config's ``[prompt_per_1k, completion_per_1k]``, or one number for both) overrides
     the table. A model the table doesn't know costs 0.0, with a warning logged once per name.
+    ``cached_tokens`` of the prompt tokens (read from the provider's prompt cache) cost
+    ``cached_rate`` USD per 1k instead of the input price when a rate is given (the model
+    profile's ``cached_input_per_1m``); reasoning tokens are part of ``completion_tokens``, as
+    OpenAI reports and bills them.
     """
     n_prompt = _checked_tokens("prompt_tokens", prompt_tokens)
     n_completion = _checked_tokens("completion_tokens", completion_tokens)
+    n_cached = min(_checked_tokens("cached_tokens", cached_tokens), n_prompt)
     if price is not None:
         rates: tuple[float, float] | None = checked_price(price)
     else:
@@ -224,7 +233,18 @@ def compute_cost(
     if rates is None:
         _warn_unknown_model(model)
         return 0.0
-    return (rates[0] * n_prompt + rates[1] * n_completion) / 1000
+    if cached_rate is None or n_cached == 0:
+        return (rates[0] * n_prompt + rates[1] * n_completion) / 1000
+    fresh = n_prompt - n_cached
+    return (rates[0] * fresh + cached_rate * n_cached + rates[1] * n_completion) / 1000
+
+
+def cached_prompt_tokens(usage: Any) -> int:
+    """The prompt tokens a chat response's ``usage`` says were read from the prompt cache
+    (``prompt_tokens_details.cached_tokens``; 0 when not reported)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
 
 
 def _warn_unknown_model(model: str | None) -> None:

@@ -84,7 +84,10 @@ class Slot:
 
                 cls = OpenAIResponsesClient
             self.client = cls(
-                entry.client_kwargs, api_type=entry.api_type, api_version=entry.api_version
+                entry.client_kwargs,
+                api_type=entry.api_type,
+                api_version=entry.api_version,
+                model_profile=entry.extras.get("model_profile"),
             )
         # Only the Responses client sends a message's reasoning items back; the others' requests
         # leave them out.

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ._model_rules import check_model_rules
 from ._render import Ids, completion_body, error_body, sse, stream_events
 from ._render_text import text_completion_body, text_stream_events, unsendable
 from ._script import ErrorReply, Reply
@@ -17,6 +18,13 @@ from ._validation import validate_chat_request, validate_completion_request
 from ._wire import Wire
 
 __all__ = ["OpenAIChat", "OpenAIText"]
+
+
+def _check_chat(body: Any, *, strict: bool = True) -> None:
+    """OpenAI's checks of a chat request; strict: also what its model refuses (its profile)."""
+    validate_chat_request(body, strict=strict)
+    if strict:
+        check_model_rules(body)
 
 
 @dataclass(frozen=True)
@@ -39,7 +47,7 @@ class OpenAIChat(Wire):
     pattern: ClassVar[re.Pattern[str] | None] = re.compile(
         r"^/openai/deployments/[^/]+/chat/completions$"
     )
-    endpoint: ClassVar[_Endpoint] = _Endpoint(validate_chat_request, completion_body, stream_events)
+    endpoint: ClassVar[_Endpoint] = _Endpoint(_check_chat, completion_body, stream_events)
 
     def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
         self.endpoint.check(body, strict=strict)

@@ -100,15 +100,27 @@ def chat_prompt_tokens(request: Mapping[str, Any]) -> int:
     return 3 + sum(4 + approx_tokens(_message_text(m)) for m in messages)
 
 
-def usage_for(reply: Reply, prompt: int, choices: Iterable[Choice]) -> dict[str, int]:
+def usage_for(reply: Reply, prompt: int, choices: Iterable[Choice]) -> dict[str, Any]:
     """Usage numbers: the reply's own where given, else ``prompt`` (the request's approximate
-    prompt tokens) and approximations from the choices' texts."""
+    prompt tokens) and approximations from the choices' texts. A scripted ``cached_tokens`` or
+    ``reasoning_tokens`` is reported where OpenAI reports it (``prompt_tokens_details``,
+    ``completion_tokens_details``), as are those detail objects when scripted whole; both are
+    parts of the prompt and completion counts, as in OpenAI's usage."""
     completion = sum(approx_tokens(_choice_text(c)) for c in choices)
     given = dict(reply.usage or {})
     prompt = int(given.get("prompt_tokens", prompt))
     completion = int(given.get("completion_tokens", completion))
-    usage = {"prompt_tokens": prompt, "completion_tokens": completion}
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion}
     usage["total_tokens"] = int(given.get("total_tokens", prompt + completion))
+    for details, flat in (
+        ("prompt_tokens_details", "cached_tokens"),
+        ("completion_tokens_details", "reasoning_tokens"),
+    ):
+        shown = dict(given.get(details) or {})
+        if flat in given:
+            shown[flat] = int(given[flat])
+        if shown:
+            usage[details] = shown
     return usage
 
 

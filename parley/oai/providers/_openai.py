@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..._core.runtime import loop_resource, run_sync
 from ..._credentials import remember_environment, remember_in, scrubbing_errors
 from ...exceptions import ConfigError
-from .._cost import USAGE_KEYS, compute_cost, response_usage
+from .._cost import USAGE_KEYS, cached_prompt_tokens, compute_cost, response_usage
+from .._profiles import ProfileAdapter
 from .._reply_checks import check_reply, checked_chunks, malformed, reading_reply
 from .._streaming import collect_stream, collect_text_stream
 
@@ -108,8 +109,16 @@ class OpenAIClient:
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(
-        self, client_kwargs: Mapping[str, Any], *, api_type: str | None, api_version: str | None
+        self,
+        client_kwargs: Mapping[str, Any],
+        *,
+        api_type: str | None,
+        api_version: str | None,
+        model_profile: object = None,
     ) -> None:
+        # Chat requests are adapted to their model's profile (a config's ``model_profile``
+        # over the table's: parley.oai._profiles) before they are sent.
+        self.adapt = ProfileAdapter(model_profile)
         kwargs = dict(client_kwargs)
         kwargs["max_retries"] = 0  # parley's RetryPolicy retries; the SDK must not retry again
         self.azure = bool(api_type and api_type.startswith("azure"))
@@ -142,7 +151,11 @@ class OpenAIClient:
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         return await self._post(
-            "/chat/completions", params, ChatCompletion, ChatCompletionChunk, collect_stream
+            "/chat/completions",
+            self.adapt(params),
+            ChatCompletion,
+            ChatCompletionChunk,
+            collect_stream,
         )
 
     def create(self, params: dict[str, Any]) -> Any:
@@ -228,10 +241,18 @@ class OpenAIClient:
         return out
 
     def cost(self, response: Any) -> float:
+        """USD cost by parley's prices: cached prompt tokens at the family's cached rate,
+        reasoning tokens as output (OpenAI counts them in completion_tokens)."""
         usage = response.usage
         if usage is None:
             return 0.0
-        return compute_cost(response.model, usage.prompt_tokens, usage.completion_tokens or 0)
+        return compute_cost(
+            response.model,
+            usage.prompt_tokens,
+            usage.completion_tokens or 0,
+            cached_tokens=cached_prompt_tokens(usage),
+            cached_rate=self.adapt.cached_input_rate(response.model),
+        )
 
     @staticmethod
     def get_usage(response: Any) -> dict[str, Any]:
