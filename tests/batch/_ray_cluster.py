@@ -38,10 +38,12 @@ from pathlib import Path
 from parley.batch._ray_start import REGISTRATION_WAIT
 
 HOST = "127.0.0.2"
-START_TIMEOUT = 90.0  # seconds for a node to say it started (a few on an idle machine)
+# Seconds for a node to say it started (a few on an idle machine): longer than the wait for its
+# raylet to register (REGISTRATION_WAIT, 120 s in Cluster), so that the wait, not this, decides.
+START_TIMEOUT = 200.0
 # Seconds a node may take over all its attempts. The fixtures start up to three nodes, so a
 # module that starts a cluster runs with SETUP_TIMEOUT (pytest-timeout counts fixture setup).
-START_BUDGET = 300.0
+START_BUDGET = 420.0
 SETUP_TIMEOUT = 3 * START_BUDGET + 600
 STOP_TIMEOUT = 15.0
 PRIORITY = -10  # the nice value of the cluster's processes, where it can be raised
@@ -239,7 +241,17 @@ class Cluster:
                 break
             time.sleep(0.2)
         text = node.log.read_text(errors="replace")[-4000:]
-        raise RuntimeError(f"ray node {node.name} did not start; its log:\n{text}")
+        raise RuntimeError(
+            f"ray node {node.name} did not start; its log:\n{text}{self._raylet_logs()}"
+        )
+
+    def _raylet_logs(self) -> str:
+        """The ends of the newest raylet logs under the cluster's folder: why a node did not
+        register (its own log says only that it timed out)."""
+        logs = sorted(self.root.glob("**/logs/raylet*.[oe][ur][tr]"), key=_mtime)[-2:]
+        return "".join(
+            f"\n--- {log.name}:\n{log.read_text(errors='replace')[-3000:]}" for log in logs
+        )
 
     def stop(self) -> None:
         """Stop every node started here: SIGTERM to each group, SIGKILL to what is left after
@@ -285,6 +297,13 @@ def processes(marker: str) -> list[int]:
         if state != "Z" and any(v.startswith(prefix) for v in environ.split(b"\0")):
             found.append(int(entry.name))
     return found
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def _json(resources: dict[str, float]) -> str:
