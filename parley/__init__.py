@@ -78,13 +78,13 @@ if TYPE_CHECKING:
     from .oai import *  # noqa: F403
 else:
     # Where the public names come from: the modules AutoGen star-imports give their whole
-    # __all__ (looked up cheapest first), but for parley's additions to agentchat, which stay
+    # __all__ (looked up cheapest first), but for parley's additions to agentchat and oai, which stay
     # there. Cache comes from parley.cache, so that it does not import the completion client.
     __getattr__, __dir__ = lazy_exports(
         __name__,
         {"DEFAULT_MODEL": ".code_utils", "FAST_MODEL": ".code_utils", "Cache": ".cache"},
         whole=(".exception_utils", ".oai", ".agentchat"),
-        exclude=("APPROVE", "EXIT", "LLMAgent", "ReviewRequest"),
+        exclude=("APPROVE", "EXIT", "LLMAgent", "OutputSchema", "ReviewRequest"),
         # The sub-modules that are attributes of AutoGen 0.2 after `import autogen` (and
         # parley's durable chats and batches).
         submodules=(

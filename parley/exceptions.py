@@ -11,6 +11,8 @@
     │   ├── LocalModelUnavailableError (+ RuntimeError)  the `local` extra is not installed
     │   ├── CompletionError                  a completion request failed
     │   │   ├── AllConfigsFailedError        every config in the list failed; ``failures`` says how
+    │   │   ├── StructuredOutputError (+ ValueError)  a reply does not fit its response_format
+    │   │   │                                after its retries; the raw reply, schema, problems
     │   │   └── ModelAPIError                a model provider's API refused or failed a request
     │   │       ├── RateLimitError           429 / throttled; ``retry_after`` when the provider said
     │   │       ├── AuthenticationError      401 / 403: the credentials were refused
@@ -118,6 +120,7 @@ __all__ = [
     "ReplayDivergedError",
     "SandboxUnavailableError",
     "SenderRequired",
+    "StructuredOutputError",
     "UncertainToolCallError",
     "UndefinedNextAgent",
     "UnsafeCodeFileError",
@@ -185,6 +188,30 @@ class AllConfigsFailedError(CompletionError):
         self.failures = list(failures)
         lines = "\n".join(f"  - {f}" for f in self.failures)
         super().__init__(f"all {len(self.failures)} configs in config_list failed:\n{lines}")
+
+
+class StructuredOutputError(_RebuiltFromFields, CompletionError, ValueError):
+    """A model's reply does not conform to the ``response_format`` it was asked for, after the
+    retries its config allows (``structured_output_retries``, each showing the model what was
+    wrong). ``schema_name`` names the schema, ``raw`` is the last reply's text as it came,
+    ``errors`` what does not conform (one entry each, with where), ``attempts`` how many
+    replies were checked."""
+
+    _fields_to_rebuild = ("schema_name", "raw", "errors", "attempts")
+
+    def __init__(
+        self, schema_name: str, raw: str, errors: Sequence[str], attempts: int = 1
+    ) -> None:
+        self.schema_name = schema_name
+        self.raw = raw
+        self.errors = list(errors)
+        self.attempts = attempts
+        shown = raw if len(raw) <= 200 else raw[:197] + "..."
+        tries = "" if attempts == 1 else f" after {attempts} replies"
+        super().__init__(
+            f"the reply does not conform to the schema {schema_name!r}{tries}: "
+            f"{'; '.join(self.errors)}. The reply: {shown!r}"
+        )
 
 
 class ModelAPIError(CompletionError):

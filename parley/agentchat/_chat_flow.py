@@ -28,6 +28,7 @@ from ._journaled import open_journal
 from ._messages import check_agent_names
 from ._state import as_dicts
 from ._summary import summarize
+from ._typed_messages import chat_parsed
 from .utils import consolidate_chat_info
 
 if TYPE_CHECKING:
@@ -193,14 +194,16 @@ async def run_chat(
                         agent.client_cache = agent.previous_cache
                         agent.previous_cache = None
                 usage = Usage(run.all_calls())
+                history = as_dicts(list(sender.state.messages[recipient]))
                 result = ChatResult(
-                    chat_history=as_dicts(list(sender.state.messages[recipient])),
+                    chat_history=history,
                     summary=summary,
                     cost=usage.to_autogen(),
                     human_input=list(sender.state.human_input),
                     termination_reason=reason,
                     usage=usage,
                     run_id=run.id,
+                    parsed=chat_parsed(history, sender, recipient),
                 )
                 report.end(
                     termination_reason=reason, summary=summary, cost=result.cost, usage=usage

@@ -28,6 +28,11 @@ class ChatResult:
     ``"no_eligible_speaker"``, ``"no_reply"`` (an agent had nothing to say), or a budget's
     ``"budget:cost"``, ``"budget:tokens"``, ``"budget:llm_calls"``, ``"budget:seconds"``.
     ``run_id`` identifies the chat in logs and traces.
+
+    ``parsed`` (parley's own) is the object of the chat's last typed reply: the last message
+    in ``chat_history`` from an agent whose ``llm_config`` has a ``response_format``, parsed
+    by it (a pydantic model instance, or plain JSON values for a schema dict); None when no
+    such reply was made. The history keeps the reply's JSON text.
     """
 
     chat_id: int | None = None
@@ -38,3 +43,4 @@ class ChatResult:
     termination_reason: str | None = None
     usage: Usage | None = None
     run_id: str | None = None
+    parsed: Any = None

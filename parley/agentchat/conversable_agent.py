@@ -44,6 +44,7 @@ from ._registry import (
 )
 from ._state import AgentState, StateView, as_dict, as_dicts, as_messages
 from ._sync_chat import run_sync, sync_face
+from ._typed_messages import agent_schema, last_parsed
 from .agent import Agent, LLMAgent
 
 __all__ = ["ConversableAgent", "register_function"]
@@ -407,6 +408,22 @@ class ConversableAgent(Registration, ChatQueues, LLMAgent):
 
     def last_message(self, agent: Agent | None = None) -> dict[str, Any] | None:
         return cast("dict[str, Any] | None", self.state.last_message(agent))
+
+    def last_parsed_reply(self, agent: Agent | None = None) -> Any:
+        """The parsed object of this agent's last typed reply to ``agent`` (the only
+        conversation when None, as :meth:`last_message`): its last message there that
+        conforms to its ``llm_config``'s ``response_format``; None without one."""
+        message = self.state.last_message(agent)  # AutoGen's errors for a missing conversation
+        if message is None:
+            return None
+        schema = agent_schema(self)
+        if schema is None:
+            return None
+        # last_message found the one conversation when agent is None
+        conversations = self.state.messages
+        history = conversations[agent] if agent is not None else next(iter(conversations.values()))
+        own = [m for m in as_dicts(history) if m.get("role") == "assistant"]
+        return last_parsed(own, lambda _message: schema)
 
     def chat_messages_for_summary(self, agent: Agent) -> list[dict[str, Any]]:
         return as_dicts(self.state.messages[agent])

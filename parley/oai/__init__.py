@@ -5,6 +5,9 @@
   errors), each config entry checked once into a typed ``Entry`` (``_config``) and served by
   its ``_slot``;
 - ``model_client``: the ``ModelClient`` protocol a client of your own implements;
+- typed structured output: ``OutputSchema`` (``_structured``, made once from a
+  ``response_format``), replies checked and asked again with the problems shown
+  (``_typed_reply``; plain schema dicts checked by ``_schema_check``);
 - ``providers/``: the model clients, one per API (OpenAI and Azure, Anthropic, Gemini, ...);
 - ``legacy/``: AutoGen/FLAML's ``Completion``, ``ChatCompletion`` and ``tune``;
 - ``openai_utils`` and ``_config_lists``: loading and filtering config lists;
@@ -17,11 +20,12 @@
 from ..cache import Cache
 from . import _config_lists
 from ._config_lists import *  # noqa: F403 - the config-list helpers, listed once, in _config_lists
+from ._structured import OutputSchema
 from .client import ModelClient, OpenAIWrapper
 from .completion import (  # AutoGen's path, so parley.oai.completion is set
     ChatCompletion,
     Completion,
 )
 
-__all__ = ["Cache", "ChatCompletion", "Completion", "ModelClient", "OpenAIWrapper"]
+__all__ = ["Cache", "ChatCompletion", "Completion", "ModelClient", "OpenAIWrapper", "OutputSchema"]
 __all__ += _config_lists.__all__

@@ -17,7 +17,8 @@ their code. A response is stored as ``{"parley_cache": 1, "kind": ..., "value": 
 
 - ``"openai.ChatCompletion"`` / ``"openai.Completion"``: the pydantic model's JSON
   (``model_dump(mode="json", exclude_unset=True)``), extra attributes such as ``cost``
-  included;
+  included, a message's ``parsed`` object left out (a typed reply keeps its text; the object
+  is parsed again when it is read: :mod:`parley.oai._typed_reply`);
 - ``"namespace"``: a custom client's ``SimpleNamespace`` tree, where every JSON object is
   ``{"namespace": {...}}`` or ``{"dict": {...}}`` and arrays are lists (tuples come back as
   lists).
@@ -39,6 +40,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from .._core.runtime import after_fork, dedicated_worker, keep_until_exit
+from ._typed_reply import PARSED
 
 __all__ = [
     "LEGACY_CACHE_DIR",
@@ -58,6 +60,11 @@ FORMAT = 1
 LEGACY_CACHE_DIR = ".cache"
 # Set on a response by OpenAIWrapper after it is made; they describe this call, not the reply.
 _RUNTIME_ATTRIBUTES = frozenset({"message_retrieval_function", "config_id", "pass_filter"})
+# What model_dump leaves out of a response: those, and each message's parsed object.
+_NOT_STORED: dict[str, Any] = {
+    **dict.fromkeys(_RUNTIME_ATTRIBUTES, True),
+    "choices": {"__all__": {"message": {PARSED}}},
+}
 # A tree deeper than this is not a model response; refusing it keeps the recursion bounded.
 _MAX_DEPTH = 64
 _warned_lock = threading.Lock()
@@ -194,7 +201,7 @@ def _encode(response: Any) -> dict[str, Any]:
             # warnings=False: a lax server's values (which the SDK keeps as they came) are
             # stored as they are, as JSON, not warned about.
             value = response.model_dump(
-                mode="json", exclude_unset=True, exclude=set(_RUNTIME_ATTRIBUTES), warnings=False
+                mode="json", exclude_unset=True, exclude=_NOT_STORED, warnings=False
             )
         except PydanticSerializationError:
             name, item = _unserialisable_extra(response)
@@ -282,6 +289,8 @@ def _encode_tree(response: Any, node: Any, where: str, depth: int) -> Any:
         namespace = type(node) is SimpleNamespace
         out = {}
         for name, item in (vars(node) if namespace else node).items():
+            if namespace and name == PARSED and where.endswith(".message"):
+                continue
             if type(name) is not str:
                 raise Unstorable(response, f"dict key of type {type(name).__name__}", where)
             step = f".{name}" if namespace else f"[{name!r}]"

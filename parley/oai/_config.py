@@ -24,6 +24,7 @@ from typing import Any
 
 from .._credentials import looks_secret
 from ..exceptions import ConfigError
+from ._structured import OutputSchema, output_schema_of
 from .providers._registry import PROVIDERS, RESPONSES, provider_for
 
 __all__ = [
@@ -51,6 +52,7 @@ EXTRA_KWARGS = frozenset(
         "retry_budget",
         "azure_ad_token_provider_scope",
         "model_profile",
+        "structured_output_retries",
     }
 )
 
@@ -114,16 +116,22 @@ class Entry:
     client_kwargs: Mapping[str, Any]
     #: parley/AutoGen's options, never sent (``cache_seed``, ``price``, ``filter_func``, ...).
     extras: Mapping[str, Any]
-    #: The request parameters sent with every request for this entry.
+    #: The request parameters sent with every request for this entry (a typed
+    #: ``response_format`` is not among them: it is :attr:`output_schema`).
     params: Mapping[str, Any]
     #: Every key of the entry as given (an llm_config's client keys excepted, as in AutoGen).
     given: Mapping[str, Any]
+    #: The entry's typed ``response_format``, normalised once (None: untyped replies).
+    output_schema: OutputSchema | None = None
 
     @classmethod
     def of(cls, items: dict[str, Any], base_client: Mapping[str, Any] | None = None) -> Entry:
         """The entry of checked ``items`` (kept: pass a dict nobody else holds), its client
         keys over ``base_client``."""
         client, extras, params = split_config(items)
+        schema = output_schema_of(params.get("response_format"))
+        if schema is not None:
+            del params["response_format"]
         if base_client:
             client = {**base_client, **client}
         retries = client.get("max_retries")
@@ -141,6 +149,7 @@ class Entry:
             extras=MappingProxyType(extras),
             params=MappingProxyType(params),
             given=MappingProxyType(items),
+            output_schema=schema,
         )
 
     def under(self, base: Entry) -> Entry:
@@ -184,6 +193,7 @@ def _entry_model() -> Any:
         api_rate_limit: float | None = Field(default=None, gt=0)
         model_client_cls: str | None = None
         max_retries: int | None = Field(default=None, ge=0)
+        structured_output_retries: int | None = Field(default=None, ge=0)
         retry_budget: float | None = Field(default=None, ge=0)
         timeout: float | None = Field(default=None, gt=0)
         temperature: float | None = Field(default=None, ge=0, le=2)
@@ -283,6 +293,10 @@ def validate_entry(entry: Any, where: str, *, require_model: bool) -> Entry:
         _entry_model().model_validate(items)
     except ValidationError as e:
         raise ConfigError(_describe(e, where)) from None
+    try:
+        output_schema_of(items.get("response_format"))
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
     if require_model and not items.get("model") and not items.get("model_client_cls"):
         raise ConfigError(
             f"{where}: field 'model' is missing: every config_list entry names its model"

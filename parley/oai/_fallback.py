@@ -7,7 +7,9 @@ wrapper's usage summaries) about every response made or found in the cache.
 
 An error that means "try elsewhere" (auth, rate limit, timeout, connection, 5xx, unknown model,
 a body that is not JSON: :mod:`parley.oai._error_kinds` decides) moves on to the next config;
-any other error propagates at once. The last config's response is returned even if the filter
+any other error propagates at once. A request with a typed ``response_format`` has each
+reply checked against it, and asked again of the same config with the problems shown when it
+does not conform (:mod:`parley.oai._typed_reply`; every such request is reported and counted). The last config's response is returned even if the filter
 rejects it (``pass_filter`` says so). When several configs all fail, one
 :class:`AllConfigsFailedError` lists every failure; a single config raises its own error
 (``TimeoutError`` for a timeout, as AutoGen).
@@ -19,6 +21,7 @@ import inspect
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, NamedTuple, NoReturn
 
 from .._core import journal as _journal
@@ -29,6 +32,7 @@ from ._error_kinds import classify
 from ._journal_calls import replayed_or_asked as _replayed_or_asked
 from ._layers import Layer, Outcome
 from ._slot import Attempt, Slot
+from ._typed_reply import attach_parsed, typed_response
 
 __all__ = ["Completed", "Fallback", "should_fall_back"]
 
@@ -85,18 +89,11 @@ class Fallback:
         last = len(self._configs) - 1
         for index, (slot, layer) in enumerate(self._configs):
             attempt = slot.attempt(config)
-            start, t0 = time.time(), time.perf_counter()
             try:
-                with _reports.llm_call_step(
-                    attempt, index, self._owner, _usage.charged_to
-                ) as report:
-                    outcome = await layer(attempt)
-                    response, usage = self._present(
-                        attempt, outcome, start, time.perf_counter() - t0
-                    )
-                    report.end(
-                        response=response, cost=outcome.cost, cached=outcome.cached, usage=usage
-                    )
+                outcome = await self._one(attempt, index, layer)
+                if attempt.schema is not None:
+                    outcome = await self._typed(attempt, index, layer, outcome)
+                response = outcome.response
             except Exception as error:
                 kind = classify(error)
                 if not kind.fall_back:
@@ -120,6 +117,32 @@ class Fallback:
                 return response
         raise RuntimeError("Should not reach here.")
 
+    async def _one(self, attempt: Attempt, index: int, layer: Layer) -> Outcome:
+        """One request of ``attempt`` through the config's layers, reported and counted."""
+        start, t0 = time.time(), time.perf_counter()
+        with _reports.llm_call_step(attempt, index, self._owner, _usage.charged_to) as report:
+            outcome = await layer(attempt)
+            response, usage = self._present(attempt, outcome, start, time.perf_counter() - t0)
+            report.end(response=response, cost=outcome.cost, cached=outcome.cached, usage=usage)
+        return outcome
+
+    async def _typed(self, attempt: Attempt, index: int, layer: Layer, first: Outcome) -> Outcome:
+        """``first`` once its reply conforms to the attempt's schema, else the answer to the
+        request asked again with the problems shown (each a request of its own)."""
+        assert attempt.schema is not None
+
+        async def ask(params: dict[str, Any]) -> Outcome:
+            return await self._one(replace(attempt, params=params), index, layer)
+
+        return await typed_response(
+            attempt.schema,
+            attempt.params,
+            attempt.options.structured_output_retries,
+            first,
+            lambda outcome: outcome.response,
+            ask,
+        )
+
     def replay(self, config: Mapping[str, Any], index: int, outcome: Outcome, passed: bool) -> Any:
         """A recorded response presented as config ``index`` made it (a durable chat's
         replay: usage and observers see it again, no request is sent)."""
@@ -131,6 +154,8 @@ class Fallback:
         ) as report:
             response, usage = self._present(attempt, outcome, time.time(), 0.0)
             report.end(response=response, cost=outcome.cost, cached=outcome.cached, usage=usage)
+        if attempt.schema is not None:
+            attach_parsed(attempt.schema, response)  # the journal keeps the text, not the object
         response.config_id = index
         response.pass_filter = passed
         return response

@@ -13,10 +13,13 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .._credentials import remember_environment, remember_in
+from .._model_profiles import profile_for
 from ..exceptions import ConfigError
 from . import _templating
 from ._config import Entry, split_config
 from ._retry import RetryPolicy
+from ._structured import OutputSchema, output_schema_of
+from ._typed_reply import with_instruction
 from .providers._registry import RESPONSES, make_client, provider_for
 from .providers._responses_items import REASONING_KEY, drop_reasoning
 from .rate_limiters import TimeRateLimiter
@@ -35,6 +38,7 @@ class Options(NamedTuple):
     filter_func: Callable[..., Any] | None = None
     context: Mapping[str, Any] | None = None
     price: list[float] | float | None = None
+    structured_output_retries: int = 2
 
     @classmethod
     def of(cls, extras: Mapping[str, Any]) -> Options:
@@ -45,6 +49,7 @@ class Options(NamedTuple):
             extras.get("filter_func"),
             extras.get("context"),
             extras.get("price"),
+            _retries(extras.get("structured_output_retries")),
         )
 
 
@@ -55,6 +60,8 @@ class Attempt:
     slot: Slot
     params: dict[str, Any]
     options: Options
+    #: The typed response_format replies must conform to (None: untyped).
+    schema: OutputSchema | None = None
 
 
 class Slot:
@@ -89,6 +96,9 @@ class Slot:
                 api_version=entry.api_version,
                 model_profile=entry.extras.get("model_profile"),
             )
+        # OpenAI's own client sends a schema natively unless the model's profile says it
+        # cannot take one; a prompted model is told the schema instead.
+        self._profiled = entry.model_client_cls is None and provider is None
         # Only the Responses client sends a message's reasoning items back; the others' requests
         # leave them out.
         self._keeps_reasoning = entry.api_type == RESPONSES and entry.model_client_cls is None
@@ -137,6 +147,7 @@ class Slot:
             )
         if self.entry.model_client_cls is None:
             params.pop("model_client_cls", None)
+        schema = self._output_schema(params)
         messages = params.get("messages")
         if not self._keeps_reasoning and messages and any(REASONING_KEY in m for m in messages):
             params["messages"] = drop_reasoning(messages)
@@ -144,4 +155,41 @@ class Slot:
         if api_type and str(api_type).startswith("azure") and isinstance(params.get("model"), str):
             # Azure deployment names cannot hold dots ("gpt-3.5" is deployed as "gpt-35").
             params["model"] = params["model"].replace(".", "")
-        return Attempt(self, params, Options.of(extras))
+        if schema is not None:
+            if self.structured_output(params.get("model")) == "native":
+                params["response_format"] = schema.response_format()
+            else:
+                params["messages"] = with_instruction(params["messages"], schema)
+        return Attempt(self, params, Options.of(extras), schema)
+
+    def _output_schema(self, params: dict[str, Any]) -> OutputSchema | None:
+        """The request's typed schema, taken out of ``params``: the entry's (it wins over the
+        call's, as every entry key does), else the call's. An untyped format (json_object)
+        stays in ``params``, a copy of the caller's."""
+        if self.entry.output_schema is not None:
+            params.pop("response_format", None)
+            return self.entry.output_schema
+        given = params.get("response_format")
+        if given is None or "response_format" in self._params:
+            return None
+        schema = output_schema_of(given, "create(response_format=...)")
+        if schema is None:
+            params["response_format"] = dict(given)
+        else:
+            del params["response_format"]
+        return schema
+
+    def structured_output(self, model: Any) -> str:
+        """How this config's client takes a typed response_format: ``"native"`` or
+        ``"prompted"`` (its class's ``STRUCTURED_OUTPUT``; a custom client: prompted)."""
+        mode = getattr(type(self.client), "STRUCTURED_OUTPUT", "prompted")
+        if mode != "native":
+            return "prompted"
+        override = self.entry.extras.get("model_profile")
+        if self._profiled and not profile_for(model, override).json_schema:
+            return "prompted"
+        return "native"
+
+
+def _retries(value: Any) -> int:
+    return 2 if value is None else int(value)

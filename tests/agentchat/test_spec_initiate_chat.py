@@ -54,6 +54,7 @@ def test_chat_result_is_a_plain_dataclass() -> None:
         "termination_reason",
         "usage",
         "run_id",
+        "parsed",
     ]
     empty = ChatResult()
     assert all(getattr(empty, name) is None for name in fields)

@@ -134,6 +134,13 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "interrupted; the kernel keeps its variables.\nanswer is still 42" in text
         )
         assert "exitcode: 0 (execution succeeded)\nthe assistant was told of a PNG: True" in text
+    if notebook.name == "structured_output.ipynb":
+        assert "parsed: Verdict(approved=True, reason='the change is tested')" in text
+        assert "parsed: Verdict(approved=True, reason='second try')\nrequests: 2" in text
+        assert "does not match the JSON schema Verdict" in text
+        assert "schema: Verdict | attempts: 2\nraw: {\"approved\": \"perhaps\"}" in text
+        assert "parsed: Verdict(approved=True, reason='12 unit tests pass')" in text
+        assert "{'city': 'Lyon', 'population': 522000}" in text
     if notebook.name == "runtime_logging.ipynb":
         text = text.replace("\r\n", "\n")  # the output of `!` commands comes from a terminal
         assert "logging: True" in text

@@ -236,6 +236,10 @@ class ProviderClient:
     SDK: ClassVar[str] = ""
     EXTRA: ClassVar[str] = ""
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
+    # How the client honours a typed ``response_format`` (parley.oai._structured): "native"
+    # when it maps params["response_format"] (OpenAI's json_schema shape) to its API;
+    # "prompted" when it cannot, and the wrapper sends the schema as an instruction instead.
+    STRUCTURED_OUTPUT: ClassVar[str] = "prompted"
 
     def __init__(self, **config: Any) -> None:
         self._config = dict(config)

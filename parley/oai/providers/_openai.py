@@ -107,6 +107,9 @@ class OpenAIClient:
     """The ModelClient for OpenAI and OpenAI-compatible endpoints, and Azure OpenAI."""
 
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
+    # A typed response_format goes out as OpenAI's json_schema (the Responses subclass maps it
+    # to text.format); see ProviderClient.STRUCTURED_OUTPUT.
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"
 
     def __init__(
         self,
