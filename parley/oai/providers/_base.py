@@ -235,6 +235,8 @@ class ProviderClient:
     # EXTRA or else PROVIDER, when it is missing); "" for a client that imports its own.
     SDK: ClassVar[str] = ""
     EXTRA: ClassVar[str] = ""
+    # "native": a_create maps OpenAI's response_format to the provider's own structured output.
+    STRUCTURED_OUTPUT: ClassVar[str] = "prompted"
     RESPONSE_USAGE_KEYS: ClassVar[list[str]] = list(USAGE_KEYS)
 
     def __init__(self, **config: Any) -> None:
