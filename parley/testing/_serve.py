@@ -36,7 +36,7 @@ class Server(Protocol):
     _log: RequestLog
     _ids: Ids
 
-    def _sendable(self, item: ScriptItem, wire: Wire) -> ScriptItem: ...
+    def _sendable(self, item: ScriptItem, wire: Wire, chat: Mapping[str, Any]) -> ScriptItem: ...
 
     async def _next_item(self, body: dict[str, Any], wire: Wire) -> ScriptItem: ...
 
@@ -138,7 +138,7 @@ async def _complete(
         assert error is not None
         return error_response(wire, error, request_id)
     try:
-        item = server._sendable(await server._next_item(chat, wire), wire)
+        item = server._sendable(await server._next_item(chat, wire), wire, chat)
         if item.delay:
             await asyncio.sleep(item.delay)
     except asyncio.CancelledError:

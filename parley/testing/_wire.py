@@ -11,6 +11,7 @@ API names options, finish reasons and errors is data (``wire_names.json``, read 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -20,7 +21,7 @@ from importlib import resources
 from typing import Any, ClassVar
 
 from ._render import Ids, chat_prompt_tokens, effective_choices, usage_for
-from ._script import Choice, ErrorReply, Reply
+from ._script import Choice, ErrorReply, Reply, ToolCall
 from ._validation import RequestError
 
 __all__ = [
@@ -34,9 +35,11 @@ __all__ = [
     "bearer",
     "data_uri",
     "first_stop",
+    "forced_call",
     "function_tool",
     "json_bytes",
     "openai_chat",
+    "schema_format",
     "sse_event",
     "text_of",
 ]
@@ -167,6 +170,42 @@ def function_tool(name: Any, description: Any, parameters: Any) -> dict[str, Any
     return {"type": "function", "function": spec}
 
 
+def schema_format(schema: Any, name: Any = None) -> dict[str, Any]:
+    """A provider's output schema (None: any JSON) as OpenAI's ``response_format``, so
+    responders read one shape whatever the provider."""
+    if schema is None:
+        return {"type": "json_object"}
+    spec = {"name": name if isinstance(name, str) and name else "response", "schema": schema}
+    return {"type": "json_schema", "json_schema": spec}
+
+
+def forced_call(reply: Reply, chat: Mapping[str, Any]) -> Reply | str:
+    """``reply`` as a provider answers a request whose ``tool_choice`` (in ``chat``, OpenAI's
+    form) names the one tool the model must call: scripted text is that tool's call, with the
+    text (a JSON object) as its input, since such a model can answer nothing else; text that
+    is no JSON object is a script mistake (the message returned). Under ``required`` (any
+    tool) the script says which call, if any: its text is sent as it is."""
+    choice = chat.get("tool_choice")
+    first = reply.choices[0] if reply.choices else None
+    if first is None or first.tool_calls or first.function_call or first.content is None:
+        return reply
+    named = choice.get("function") if isinstance(choice, Mapping) else None
+    if not isinstance(named, Mapping):
+        return reply
+    try:
+        arguments = json.loads(first.content)
+    except ValueError:
+        arguments = None
+    if not isinstance(arguments, dict):
+        return (
+            f"the request forces the tool {named.get('name')!r}, whose input is a JSON "
+            f"object, but the scripted reply is not one: {first.content[:80]!r}"
+        )
+    call = ToolCall(str(named.get("name")), first.content)
+    forced = dataclasses.replace(first, content=None, tool_calls=(call,))
+    return dataclasses.replace(reply, choices=(forced, *reply.choices[1:]))
+
+
 def first_stop(text: str, stop: Any) -> str | None:
     """The stop sequence that cuts ``text`` first, or None."""
     stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
@@ -277,6 +316,12 @@ class Wire:
     def unsendable(self, reply: Reply) -> str | None:
         """Why ``reply`` cannot answer this wire's requests, or None."""
         return None
+
+    def answering(self, reply: Reply, chat: Mapping[str, Any]) -> Reply | str:
+        """``reply`` as the provider would send it for the request ``chat`` (a provider whose
+        request can force a tool call sends scripted text as that call: :func:`forced_call`),
+        or why it cannot answer that request."""
+        return reply
 
     def unauthorized(self) -> ErrorReply:
         from ._script import make_error

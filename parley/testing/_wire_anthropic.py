@@ -17,8 +17,10 @@ from ._wire import (
     arguments_object,
     bearer,
     data_uri,
+    forced_call,
     function_tool,
     openai_chat,
+    schema_format,
     sse_event,
 )
 
@@ -86,6 +88,8 @@ class Anthropic(Wire):
             raise _invalid("messages: Input should be a valid list")
         if strict:
             _check_messages(messages)
+            _check_tool_choice(body)
+            _check_output_config(body.get("output_config"))
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
         system = body.get("system")
@@ -93,13 +97,24 @@ class Anthropic(Wire):
             function_tool(t.get("name"), t.get("description"), t.get("input_schema"))
             for t in body.get("tools") or ()
         ]
+        options = self.names.chat_options(body)  # the stream flag among them
+        choice = _chat_tool_choice(body.get("tool_choice"))
+        if choice is not None:
+            options["tool_choice"] = choice
+        output_format = (body.get("output_config") or {}).get("format")
+        if isinstance(output_format, Mapping):
+            options["response_format"] = schema_format(output_format.get("schema"))
         return openai_chat(
             body.get("model"),
             system if isinstance(system, str) else _result_text(system),
             (m for message in body["messages"] for m in _chat_messages(message)),
             tools,
-            **self.names.chat_options(body),  # the stream flag among them
+            **options,
         )
+
+    def answering(self, reply: Reply, chat: Mapping[str, Any]) -> Reply | str:
+        # A request whose tool_choice names a tool is answered with that tool_use only.
+        return forced_call(reply, chat)
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)
@@ -197,3 +212,45 @@ def _check_messages(messages: list[Any]) -> None:
                 )
         previous_calls = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
         previous_role = role
+
+
+def _chat_tool_choice(choice: Any) -> Any:
+    """Anthropic's ``tool_choice`` as OpenAI's."""
+    if not isinstance(choice, Mapping):
+        return None
+    kind = choice.get("type")
+    if kind == "tool":
+        return {"type": "function", "function": {"name": choice.get("name")}}
+    return {"any": "required", "auto": "auto", "none": "none"}.get(str(kind))
+
+
+def _check_tool_choice(body: Mapping[str, Any]) -> None:
+    choice = body.get("tool_choice")
+    if choice is None:
+        return
+    kind = choice.get("type") if isinstance(choice, Mapping) else None
+    if kind not in ("auto", "any", "tool", "none"):
+        raise _invalid(
+            "tool_choice: Input tag does not match any of the expected tags: 'auto', 'any', "
+            "'tool', 'none'"
+        )
+    names = {t.get("name") for t in body.get("tools") or () if isinstance(t, Mapping)}
+    if kind != "none" and not names:
+        raise _invalid("tool_choice: tool_choice may only be specified while providing tools.")
+    if kind == "tool" and choice.get("name") not in names:
+        raise _invalid(f"tool_choice: Tool '{choice.get('name')}' not found in the provided tools.")
+
+
+def _check_output_config(config: Any) -> None:
+    if config is None:
+        return
+    if not isinstance(config, Mapping):
+        raise _invalid("output_config: Input should be a valid dictionary")
+    fmt = config.get("format")
+    if fmt is None:
+        return
+    if not isinstance(fmt, Mapping) or fmt.get("type") != "json_schema":
+        raise _invalid("output_config.format.type: Input should be 'json_schema'")
+    schema = fmt.get("schema")
+    if not isinstance(schema, Mapping):
+        raise _invalid("output_config.format.schema: Field required")

@@ -24,6 +24,7 @@ from ._wire import (
     function_tool,
     json_bytes,
     openai_chat,
+    schema_format,
 )
 
 __all__ = ["Bedrock"]
@@ -85,6 +86,7 @@ class Bedrock(Wire):
             raise RequestError("A conversation must start with a user message.")
         if not strict:
             return
+        _check_output_config(body.get("outputConfig"))
         previous_role = None
         calls: set[str] = set()
         for i, m in enumerate(messages):
@@ -123,13 +125,19 @@ class Bedrock(Wire):
             )
             for s in specs
         ]
+        options = self.names.chat_options(body.get("inferenceConfig") or {})
+        text_format = (body.get("outputConfig") or {}).get("textFormat")
+        if isinstance(text_format, Mapping):
+            definition = (text_format.get("structure") or {}).get("jsonSchema") or {}
+            schema = json.loads(definition.get("schema") or "{}")
+            options["response_format"] = schema_format(schema, definition.get("name"))
         return openai_chat(
             params["model"],
             _result_text(body.get("system")),
             (m for message in body["messages"] for m in _chat_messages(message)),
             tools,
             stream=self.streams(body, params, {}),
-            **self.names.chat_options(body.get("inferenceConfig") or {}),
+            **options,
         )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
@@ -192,3 +200,18 @@ def _usage(a: Answer) -> dict[str, int]:
         "outputTokens": a.completion_tokens,
         "totalTokens": a.prompt_tokens + a.completion_tokens,
     }
+
+
+def _check_output_config(config: Any) -> None:
+    """Converse's checks of ``outputConfig.textFormat`` (boto3 checks the shape before
+    sending: this is what the service itself refuses)."""
+    text_format = config.get("textFormat") if isinstance(config, Mapping) else None
+    if text_format is None:
+        return
+    definition = (text_format.get("structure") or {}).get("jsonSchema") or {}
+    try:
+        schema = json.loads(str(definition.get("schema")))
+    except ValueError as e:
+        raise RequestError(f"The provided JSON schema is not valid JSON: {e}") from e
+    if not isinstance(schema, Mapping):
+        raise RequestError("The provided JSON schema must be a JSON object.")

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, bearer, sse_event, text_of
+from ._wire import Answer, Wire, answer, bearer, schema_format, sse_event, text_of
 
 __all__ = ["Cohere"]
 
@@ -43,6 +43,7 @@ class Cohere(Wire):
             for m in body["messages"]:
                 if m.get("role") not in ("system", "user", "assistant", "tool"):
                     raise RequestError(f"invalid request: invalid role {m.get('role')!r}")
+            _check_response_format(body)
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
         chat: dict[str, Any] = {
@@ -53,6 +54,9 @@ class Cohere(Wire):
         if body.get("tools"):
             chat["tools"] = body["tools"]
         chat.update(self.names.chat_options(body))
+        fmt = body.get("response_format")
+        if isinstance(fmt, Mapping) and fmt.get("type") == "json_object":
+            chat["response_format"] = schema_format(fmt.get("json_schema"))
         return chat
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
@@ -112,3 +116,18 @@ def _calls(a: Answer) -> list[dict[str, Any]]:
 def _usage(a: Answer) -> dict[str, Any]:
     tokens = {"input_tokens": a.prompt_tokens, "output_tokens": a.completion_tokens}
     return {"billed_units": dict(tokens), "tokens": tokens}
+
+
+def _check_response_format(body: Mapping[str, Any]) -> None:
+    fmt = body.get("response_format")
+    if fmt is None:
+        return
+    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    if kind not in ("text", "json_object"):
+        raise RequestError(
+            f"invalid request: response_format.type must be 'text' or 'json_object', not {kind!r}"
+        )
+    if kind == "json_object" and (body.get("tools") or body.get("documents")):
+        raise RequestError(
+            "invalid request: response_format is not supported with documents or tools"
+        )

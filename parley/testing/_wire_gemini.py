@@ -26,6 +26,7 @@ from ._wire import (
     function_tool,
     json_bytes,
     openai_chat,
+    schema_format,
 )
 
 __all__ = ["Gemini"]
@@ -82,6 +83,7 @@ class Gemini(Wire):
             raise RequestError("* GenerateContentRequest.contents: contents is not specified\n")
         if not strict:
             return
+        _check_output_schema(body.get("generationConfig") or {})
         pending = False
         for i, content in enumerate(contents):
             role = content.get("role", "user") if isinstance(content, Mapping) else None
@@ -113,13 +115,18 @@ class Gemini(Wire):
             )
             for f in functions
         ]
+        generation = body.get("generationConfig") or {}
+        options = self.names.chat_options(generation)
+        if generation.get("responseMimeType") == "application/json":
+            schema = generation.get("responseJsonSchema") or generation.get("responseSchema")
+            options["response_format"] = schema_format(schema)
         return openai_chat(
             params["model"],
             system,
             (m for content in body["contents"] for m in _chat_messages(content)),
             tools,
             stream=self.streams(body, params, {}),
-            **self.names.chat_options(body.get("generationConfig") or {}),
+            **options,
         )
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
@@ -173,3 +180,27 @@ def _response(a: Answer, parts: list[dict[str, Any]], finish: str | None = None)
             "totalTokenCount": a.prompt_tokens + a.completion_tokens,
         }
     return out
+
+
+_SCHEMA_FIELDS = ("responseSchema", "responseJsonSchema")
+
+
+def _check_output_schema(generation: Mapping[str, Any]) -> None:
+    """Gemini's rules for an output schema: one of its two fields, with the JSON MIME type."""
+    given = [f for f in _SCHEMA_FIELDS if generation.get(f) is not None]
+    if len(given) > 1:
+        raise RequestError(
+            "* GenerateContentRequest.generation_config: response_schema and "
+            "response_json_schema cannot both be set\n"
+        )
+    if given and generation.get("responseMimeType") != "application/json":
+        raise RequestError(
+            f"* GenerateContentRequest.generation_config.{given[0]}: a response schema is "
+            "only supported with response_mime_type application/json\n"
+        )
+    for name in given:
+        if not isinstance(generation[name], Mapping):
+            raise RequestError(
+                f"Invalid JSON payload received. Unknown value for generation_config.{name}: "
+                "expected an object\n"
+            )

@@ -12,7 +12,16 @@ from typing import Any, ClassVar
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
-from ._wire import Answer, Wire, answer, arguments_object, bearer, data_uri, json_bytes
+from ._wire import (
+    Answer,
+    Wire,
+    answer,
+    arguments_object,
+    bearer,
+    data_uri,
+    json_bytes,
+    schema_format,
+)
 
 __all__ = ["Ollama"]
 
@@ -74,6 +83,9 @@ class Ollama(Wire):
                 raise RequestError(
                     f"invalid role: {m.get('role') if isinstance(m, Mapping) else m}"
                 )
+        fmt = body.get("format")
+        if strict and fmt not in (None, "", "json") and not isinstance(fmt, Mapping):
+            raise RequestError(f'invalid format: expected "json" or a JSON schema, got {fmt!r}')
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
         chat: dict[str, Any] = {
@@ -85,6 +97,9 @@ class Ollama(Wire):
             chat["tools"] = body["tools"]
         options = body.get("options") or {}
         chat.update(self.names.chat_options(options))
+        fmt = body.get("format")
+        if fmt == "json" or isinstance(fmt, Mapping):
+            chat["response_format"] = schema_format(fmt if isinstance(fmt, Mapping) else None)
         return chat
 
     def streams(self, body: Any, params: Mapping[str, str], query: Mapping[str, str]) -> bool:

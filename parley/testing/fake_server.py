@@ -93,7 +93,7 @@ import asyncio
 import collections
 import inspect
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -387,10 +387,14 @@ class FakeLLMServer(Serving):
     async def _handle(self, request: HttpRequest) -> HttpResponse:
         return await handle(self, request)
 
-    def _sendable(self, item: ScriptItem, wire: Wire) -> ScriptItem:
-        """``item``, or a 500 saying why it cannot answer ``wire`` (a script mistake, kept
-        in :attr:`errors` as a responder's exception is)."""
+    def _sendable(self, item: ScriptItem, wire: Wire, chat: Mapping[str, Any]) -> ScriptItem:
+        """``item`` as ``wire`` sends it for the request ``chat``, or a 500 saying why it
+        cannot answer it (a script mistake, kept in :attr:`errors` as a responder's exception
+        is)."""
         problem = wire.unsendable(item) if isinstance(item, Reply) else None
+        if problem is None and isinstance(item, Reply):
+            shaped = wire.answering(item, chat)
+            problem, item = (shaped, item) if isinstance(shaped, str) else (None, shaped)
         if problem is None:
             return item
         with self._lock:

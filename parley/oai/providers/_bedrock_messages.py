@@ -13,18 +13,21 @@ go to ``inferenceConfig`` (AutoGen's Bedrock names ``maxTokens``, ``topP`` too);
 ``additional_model_request_fields`` to ``additionalModelRequestFields``;
 ``supports_system_prompts=False`` (models that refuse a system prompt) puts the system
 messages into the conversation as the user's words. Converse's own request keys
-(``guardrailConfig``, ...) pass as they are. Other OpenAI parameters have no Converse
+(``guardrailConfig``, ...) pass as they are. ``response_format`` is Converse's structured output
+(``outputConfig.textFormat``: :func:`output_config`). Other OpenAI parameters have no Converse
 counterpart and are not sent.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._anthropic_messages import to_anthropic
 from ._messages import content_text, function_specs, split_system
 from ._params import validate_parameter
+from ._response_format import OutputSchema, requested
 
 __all__ = [
     "conversation",
@@ -197,4 +200,27 @@ def converse_request(params: Mapping[str, Any], model: str) -> dict[str, Any]:
     if fields:
         request["additionalModelRequestFields"] = fields
     request.update({k: params[k] for k in _PASSED if params.get(k) is not None})
+    output = output_config(params)
+    if output is not None:
+        request["outputConfig"] = output
     return request
+
+
+def output_config(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Converse's ``outputConfig`` for the request's ``response_format``: its structured
+    outputs (``textFormat``, the schema as JSON text); ``json_object``, which has no schema,
+    as the schema of any object. None for a text answer. A config's own ``outputConfig``
+    (its effort, say) is kept."""
+    wanted = requested(params)
+    given = params.get("outputConfig")
+    config = dict(given) if isinstance(given, Mapping) else {}
+    if wanted:
+        schema = wanted.schema if isinstance(wanted, OutputSchema) else {"type": "object"}
+        definition: dict[str, Any] = {"schema": json.dumps(schema)}
+        if isinstance(wanted, OutputSchema):
+            definition["name"] = wanted.name
+            if wanted.description:
+                definition["description"] = wanted.description
+        structure = {"jsonSchema": definition}
+        config["textFormat"] = {"type": "json_schema", "structure": structure}
+    return config or None

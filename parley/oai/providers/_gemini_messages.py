@@ -24,6 +24,7 @@ from ._messages import (
     parse_arguments,
     split_system,
 )
+from ._response_format import OutputSchema, requested
 
 __all__ = [
     "FINISH_REASONS",
@@ -188,8 +189,14 @@ def generation_config(params: Mapping[str, Any], system: str | None) -> dict[str
     stop = params.get("stop", params.get("stop_sequences"))
     if stop:
         config["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
-    if params.get("response_format", {}) == {"type": "json_object"}:
+    wanted = requested(params)
+    if wanted:
         config["response_mime_type"] = "application/json"
+    own = "response_schema" in config or "response_json_schema" in config
+    if isinstance(wanted, OutputSchema) and not own:
+        # The JSON-schema field takes the schema as it is: the OpenAPI subset of
+        # response_schema would lose $defs, $ref and additionalProperties.
+        config["response_json_schema"] = dict(wanted.schema)
     if system:
         config["system_instruction"] = system
     specs = function_specs(params)

@@ -12,7 +12,8 @@ one with ``gcp_project_id`` and ``gcp_region`` Claude on Google Vertex AI.
 Request parameters under AutoGen's names: ``temperature``, ``top_p``, ``top_k``, ``max_tokens``
 (Anthropic requires one: 4096 when the config has none, as AutoGen), ``stop`` or
 ``stop_sequences``, ``stream``, ``tools`` and ``tool_choice`` (``parallel_tool_calls=False``
-asks for one call at a time). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
+asks for one call at a time), ``response_format`` (Claude's structured outputs, or a tool that
+carries the answer: :mod:`parley.oai.providers._anthropic_output`). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
 Anthropic counterpart and are not sent. Messages are translated as
 :mod:`parley.oai.providers._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
 OpenAI stream is.
@@ -20,6 +21,7 @@ OpenAI stream is.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import AsyncIterator, Mapping
@@ -27,6 +29,8 @@ from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
 from . import _anthropic_messages as translate
+from . import _anthropic_output as output
+from ._anthropic_output import OutputTool
 from ._base import (
     ProviderClient,
     chunk,
@@ -64,6 +68,7 @@ class AnthropicClient(ProviderClient):
 
     PROVIDER: ClassVar[str] = "anthropic"
     SDK: ClassVar[str] = "anthropic"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # output_config or a forced tool
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)
@@ -126,8 +131,15 @@ class AnthropicClient(ProviderClient):
                 body["tool_choice"] = choice
         return body
 
-    async def a_create(self, params: dict[str, Any]) -> Any:
+    def _request(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], OutputTool | None]:
+        """The Messages API body, and the tool that carries a structured answer (if one
+        does: :mod:`._anthropic_output`)."""
         body = self._body(params)
+        model = _model_name(str(body["model"]))
+        return body, output.apply(body, params, model, params.get("tool_choice"))
+
+    async def a_create(self, params: dict[str, Any]) -> Any:
+        body, answer_tool = self._request(params)
         client = self._client()
         create = client.messages.create
         kwargs = call_kwargs(create, body)
@@ -135,9 +147,11 @@ class AnthropicClient(ProviderClient):
             kwargs["timeout"] = params["timeout"]
         if params.get("stream"):
             kwargs["stream"] = True
-        pieces = _chunks if params.get("stream") else None
+        name = answer_tool.name if answer_tool is not None else None
+        read = functools.partial(_response, answer_tool=name)
+        pieces = functools.partial(_chunks, answer_tool=name) if params.get("stream") else None
         return await stainless_reply(
-            self.PROVIDER, self._module, create(**kwargs), _response, pieces, params
+            self.PROVIDER, self._module, create(**kwargs), read, pieces, params
         )
 
     @staticmethod
@@ -153,33 +167,43 @@ def _input_tokens(usage: Any) -> int:
     )
 
 
-def _response(message: Any) -> Any:
+def _response(message: Any, answer_tool: str | None = None) -> Any:
+    """The message as a ChatCompletion; a call to ``answer_tool`` (the tool carrying a
+    structured answer) is the reply's content, unless real tools were called too."""
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    answers: list[str] = []
     for block in message.content:
         if block.type == "text":
             texts.append(block.text)
+        elif block.type == "tool_use" and block.name == answer_tool:
+            answers.append(json.dumps(block.input))
         elif block.type == "tool_use":
             calls.append(tool_call(block.id, block.name, json.dumps(block.input)))
+    reason = _FINISH.get(str(message.stop_reason), "stop")
+    if answers and not calls:
+        texts, reason = answers[:1], "stop" if reason == "tool_calls" else reason
     return completion(
         model=message.model,
         content="".join(texts) if texts or not calls else None,
         tool_calls=calls,
-        finish_reason=_FINISH.get(str(message.stop_reason), "stop"),
+        finish_reason=reason,
         prompt_tokens=_input_tokens(message.usage),
         completion_tokens=int(message.usage.output_tokens or 0),
         response_id=message.id,
     )
 
 
-async def _chunks(events: Any) -> AsyncIterator[Any]:
+async def _chunks(events: Any, answer_tool: str | None = None) -> AsyncIterator[Any]:
     """Anthropic's stream events as ChatCompletionChunks: text deltas, tool-call deltas (one
-    index per tool_use block), the finish reason, then the usage."""
+    index per tool_use block), the finish reason, then the usage. The input of a call to
+    ``answer_tool`` streams as the reply's text (see :func:`_response`)."""
     import time
 
     head: dict[str, Any] = {"response_id": "", "model": "", "created": int(time.time())}
     prompt = done = 0
     tools: dict[int, int] = {}  # content block index -> tool call index
+    answers: set[int] = set()  # content block indexes of the answer tool's calls
     sent_arguments: set[int] = set()
     async for event in events:
         kind = event.type
@@ -187,6 +211,15 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
             head.update(response_id=event.message.id, model=event.message.model)
             prompt = _input_tokens(event.message.usage)
             done = int(event.message.usage.output_tokens or 0)
+        elif kind == "content_block_start" and _calls_tool(event.content_block, answer_tool):
+            answers.add(event.index)
+        elif kind == "content_block_delta" and event.index in answers:
+            if event.delta.type == "input_json_delta" and event.delta.partial_json:
+                sent_arguments.add(event.index)
+                yield chunk(**head, content=event.delta.partial_json)
+        elif kind == "content_block_stop" and event.index in answers:
+            if event.index not in sent_arguments:
+                yield chunk(**head, content="{}")
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             block = event.content_block
             tools[event.index] = len(tools)
@@ -210,8 +243,14 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
             if event.usage is not None:
                 done = int(event.usage.output_tokens or 0)
             reason = _FINISH.get(str(event.delta.stop_reason), "stop")
+            if reason == "tool_calls" and not tools:  # only the answer tool was called
+                reason = "stop"
             yield chunk(**head, finish_reason=reason)
     yield chunk(**head, usage=(prompt, done))
+
+
+def _calls_tool(block: Any, name: str | None) -> bool:
+    return name is not None and block.type == "tool_use" and block.name == name
 
 
 PRICES = AnthropicClient.PRICES  # its table in prices.json, at AutoGen's module path too

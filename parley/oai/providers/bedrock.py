@@ -60,6 +60,7 @@ class BedrockClient(ProviderClient):
 
     PROVIDER: ClassVar[str] = PROVIDER
     SDK: ClassVar[str] = "boto3"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # outputConfig.textFormat (_bedrock_messages)
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)

@@ -31,6 +31,7 @@ class CerebrasClient(OpenAICompatibleClient):
     # The SDK's warm-up request at construction would be a request parley did not make.
     SETTINGS: ClassVar[Mapping[str, Any]] = {"warm_tcp_connection": False}
     LABEL: ClassVar[str] = "Cerebras"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # response_format as given (json_schema)
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("max_tokens", int, bounds=(0, None)),
         Param("seed", int),

@@ -27,6 +27,7 @@ from ._base import (
 )
 from ._messages import content_parts, content_text, function_specs
 from ._params import Param, checked, model_of
+from ._response_format import OutputSchema, requested
 from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["CohereClient"]
@@ -131,7 +132,24 @@ def request_of(params: Mapping[str, Any]) -> dict[str, Any]:
             }
             for s in specs
         ]
+    response_format = _response_format(params)
+    # Cohere refuses response_format beside tools: a turn that may call tools goes without it
+    # (the final answer is still checked against the schema by the caller).
+    if response_format is not None and not specs:
+        request["response_format"] = response_format
     return request
+
+
+def _response_format(params: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Chat v2's ``response_format``: a JSON object, under the request's schema if it has
+    one."""
+    wanted = requested(params)
+    if not wanted:
+        return None
+    out: dict[str, Any] = {"type": "json_object"}
+    if isinstance(wanted, OutputSchema):
+        out["json_schema"] = dict(wanted.schema)
+    return out
 
 
 class CohereClient(PooledClient):
@@ -140,6 +158,8 @@ class CohereClient(PooledClient):
 
     PROVIDER: ClassVar[str] = "cohere"
     SDK: ClassVar[str] = "cohere"
+    # response_format {"type": "json_object", "json_schema": ...}, but not beside tools.
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"
 
     def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """AutoGen's ``parse_params``: the model and the parameters this client sends for

@@ -9,6 +9,9 @@ A config entry, as AutoGen's::
 Without an ``api_key`` (and with Vertex AI's ``project_id``, ``location``, ``credentials`` or
 ``google_application_credentials``, or ``use_vertexai``) the client talks to Vertex AI instead,
 as AutoGen's did: see :mod:`._gemini_vertex`.
+
+A ``response_format`` is sent as ``response_mime_type`` "application/json" with the schema as
+``response_json_schema`` (:func:`._gemini_messages.generation_config`).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ class GeminiClient(PooledClient):
     PROVIDER: ClassVar[str] = "google"
     SDK: ClassVar[str] = "google.genai"
     EXTRA: ClassVar[str] = "gemini"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # response_json_schema (_gemini_messages)
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)

@@ -29,6 +29,8 @@ class GroqClient(OpenAICompatibleClient):
     PROVIDER: ClassVar[str] = "groq"
     PATH: ClassVar[tuple[str, ...]] = ("/openai/v1",)
     LABEL: ClassVar[str] = "Groq"
+    # response_format as given: json_schema on the models Groq lists, json_object on all.
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("frequency_penalty", (int, float), bounds=(-2, 2)),
         Param("max_tokens", int, bounds=(0, None)),

@@ -92,6 +92,7 @@ class MistralAIClient(ProviderClient):
 
     PROVIDER: ClassVar[str] = "mistral"
     SDK: ClassVar[str] = "mistralai"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # response_format as given (json_schema)
 
     def __init__(self, **config: Any) -> None:
         super().__init__(**config)

@@ -8,6 +8,9 @@ A config entry, as AutoGen's::
 
 ``native_tool_calls`` (default True) sends the tools as Ollama's own; False emulates tool
 calling in the prompt, for models without it (:mod:`parley.oai.providers._ollama_tools`).
+
+A ``response_format`` with a JSON schema is sent as Ollama's ``format`` (its structured outputs,
+Ollama 0.5 and later); ``{"type": "json_object"}`` as ``format: "json"``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from ._messages import FunctionSpec, function_specs
 from ._ollama_messages import options, to_messages
 from ._ollama_tools import parse_tool_calls, should_hide_tools
 from ._params import model_of, validate_parameter
+from ._response_format import OutputSchema, requested
 from ._sdk_calls import PooledClient, sdk_errors
 
 __all__ = ["OllamaClient"]
@@ -49,6 +53,7 @@ class OllamaClient(PooledClient):
 
     PROVIDER: ClassVar[str] = "ollama"
     SDK: ClassVar[str] = "ollama"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # the schema as ``format``
 
     async def _close_sdk(self, client: Any) -> None:
         await client.close()
@@ -121,8 +126,11 @@ class OllamaClient(PooledClient):
             request["options"] = chosen
         if specs and native:
             request["tools"] = [_tool(s) for s in specs]
+        # Ollama (0.5 and later) constrains its output to a JSON schema given as ``format``;
+        # "json" asks for any JSON. The config's own ``format`` wins.
+        wanted = requested(params)
         response_format = params.get("format") or (
-            "json" if params.get("response_format") == {"type": "json_object"} else None
+            dict(wanted.schema) if isinstance(wanted, OutputSchema) else "json" if wanted else None
         )
         if response_format:
             request["format"] = response_format

@@ -31,6 +31,7 @@ class TogetherClient(OpenAICompatibleClient):
 
     PROVIDER: ClassVar[str] = "together"
     LABEL: ClassVar[str] = "Together.AI"
+    STRUCTURED_OUTPUT: ClassVar[str] = "native"  # response_format as given (json_schema)
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("max_tokens", int, default=512, bounds=(0, None)),
         Param("stream", bool, allow_none=False, default=False),
