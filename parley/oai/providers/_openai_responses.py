@@ -9,9 +9,18 @@ credentials, connection pools (one per event loop) and errors are the chat clien
 (:class:`~parley.oai.providers._openai.OpenAIClient`): an SDK error leaves as it is, for
 parley's retry policy to read.
 
+Before it is translated, a request is fitted to its model's profile and to what the Responses
+API takes (:func:`parley.oai._profiles.adapt_responses`: the chat path's rules, chat-only
+parameters dropped or refused). parley stores nothing at OpenAI unless asked: ``store`` is sent
+as ``false`` when the config does not set it (OpenAI's default is ``true``: every response kept
+for 30 days), since parley sends the whole history each turn anyway. A reasoning model asked
+not to store is asked for its reasoning items' ``encrypted_content``
+(``include: ["reasoning.encrypted_content"]``), the only form in which they can go back on the
+next turn.
+
 A streamed request's text deltas (``response.output_text.delta`` events) are echoed to the
-IOStream as they arrive, through the same collector as chat streams; the reply is the
-``response.completed`` event's response.
+IOStream as they arrive, through the same collector as chat streams; the reply, tool calls with
+their streamed arguments included, is the ``response.completed`` event's response.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..._credentials import scrubbing_errors
+from .._profiles import is_reasoning_model
 from .._reply_checks import check_reply, malformed
 from .._streaming import collect_stream
 from ._base import chunk
@@ -32,6 +42,7 @@ from ._responses_items import REASONING_KEY, chat_completion, responses_request
 __all__ = ["OpenAIResponsesClient"]
 
 _PROVIDER = "openai"
+_ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,9 +54,17 @@ def _create_names() -> frozenset[str]:
     return frozenset(inspect.signature(AsyncResponses.create).parameters) - {"self"}
 
 
-def _create_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
+def _create_kwargs(params: Mapping[str, Any], reasoning: bool) -> dict[str, Any]:
+    """``responses.create``'s arguments for fitted chat ``params``; ``reasoning``: the model
+    returns reasoning items to keep."""
     names = _create_names()
     body = responses_request(params)
+    if body.get("store") is None:
+        body["store"] = False
+    if body["store"] is False and reasoning:
+        include = list(body.get("include") or ())
+        if _ENCRYPTED_REASONING not in include:
+            body["include"] = [*include, _ENCRYPTED_REASONING]
     kwargs: dict[str, Any] = {}
     extra: dict[str, Any] = dict(body.pop("extra_body", None) or {})
     for key, value in body.items():
@@ -71,7 +90,8 @@ class OpenAIResponsesClient(OpenAIClient):
         from openai.types.chat import ChatCompletion
 
         client = self._async_client()
-        kwargs = _create_kwargs(params)
+        fitted = self.adapt.responses(params)
+        kwargs = _create_kwargs(fitted, is_reasoning_model(self.adapt.known(fitted.get("model"))))
         try:
             if not kwargs.get("stream"):
                 response = await client.responses.create(**kwargs)

@@ -8,8 +8,9 @@ an assistant's tool calls ``function_call`` items and tool results ``function_ca
 items, matched by ``call_id``; the reasoning items a model returned, kept on its assistant
 message under :data:`REASONING_KEY`, go back in before that message's own items. Chat options
 are renamed (``max_tokens`` and ``max_completion_tokens`` to ``max_output_tokens``,
-``response_format`` to ``text.format``, ``reasoning_effort`` to ``reasoning.effort``); a
-parameter the Responses API does not take is sent as it is, so the server's 400 names it.
+``response_format`` to ``text.format``, ``reasoning_effort`` to ``reasoning.effort``). The
+chat-only parameters parley knows are fitted before this (:mod:`parley.oai._profiles`); any
+other parameter the Responses API does not take is sent as it is, so the server's 400 names it.
 
 The answer: ``message`` items' text, ``function_call`` items as tool calls, ``reasoning`` items
 kept under :data:`REASONING_KEY` on the message, usage with its cached and reasoning tokens.
