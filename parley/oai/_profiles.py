@@ -24,6 +24,16 @@ running when nothing it asked for is lost, and fails before sending when somethi
 
 Each change that is not a no-op is logged once per process per (family, change). A model that
 matches no family (and has no ``model_profile`` in its config) is sent as it is.
+
+A request for OpenAI's Responses API (``api_type: "responses"``, :func:`adapt_responses`) is
+fitted by the same rules but two, which the translation to that API does for every model
+(:mod:`parley.oai.providers._responses_items`): any token limit travels as
+``max_output_tokens``, and leading system messages as ``instructions`` (a ``user`` family still
+gets them as user messages). Beyond the profile, the chat-completions parameters that API has
+no place for are fitted for every model: the ones that only nudge sampling (``seed``,
+``frequency_penalty``, ``presence_penalty``) are dropped with a warning; the ones whose loss
+would change the reply (``stop`` cuts it, ``logit_bias`` bans or forces tokens, ``n > 1`` asks
+for several) are a ConfigError; their defaults are dropped silently.
 """
 
 from __future__ import annotations
@@ -36,22 +46,27 @@ from typing import Any
 from .._model_profiles import ModelProfile, profile_for, profile_table
 from ..exceptions import ConfigError
 
-__all__ = ["ProfileAdapter", "cached_input_rate"]
+__all__ = ["ProfileAdapter", "adapt_responses", "cached_input_rate", "is_reasoning_model"]
 
 logger = logging.getLogger(__name__)
 
-_warned: set[tuple[str | None, str]] = set()
+_warned: set[tuple[str | None, str, bool]] = set()
 _warned_lock = threading.Lock()
 
 
-def _warn_once(profile: ModelProfile, change: str) -> None:
-    key = (profile.family, change)
+def _warn_once(profile: ModelProfile | None, change: str) -> None:
+    """Log ``change`` once per process per (family, change); ``profile`` None: a change made
+    for the Responses API, whatever the model."""
+    key = (None if profile is None else profile.family, change, profile is None)
     if key in _warned:
         return
     with _warned_lock:
         if key in _warned:
             return
         _warned.add(key)
+    if profile is None:
+        logger.warning("api_type 'responses': %s (once per process)", change)
+        return
     logger.warning(
         "model family %r: %s (parley's model profile; once per process)",
         profile.family or "custom",
@@ -64,6 +79,14 @@ def _fix(model: Any, profile: ModelProfile, problem: str, fix: str) -> ConfigErr
         f"model {model!r} (model family {profile.family or 'custom'!r}) {problem}: {fix}; "
         'or, if this endpoint does take it, set "model_profile" in the config entry '
         "(website/docs/model-profiles.md)"
+    )
+
+
+def _responses_fix(model: Any, problem: str, fix: str) -> ConfigError:
+    return ConfigError(
+        f"model {model!r}: the Responses API (api_type 'responses') {problem}: {fix}, or "
+        "leave out api_type 'responses' to use chat completions "
+        "(website/docs/reasoning-models.md)"
     )
 
 
@@ -157,6 +180,14 @@ def adapt(params: dict[str, Any], profile: ModelProfile) -> dict[str, Any]:
         _warn_once(
             profile, "max_tokens is sent as max_completion_tokens (it also bounds reasoning tokens)"
         )
+    return _shared_rules(params, body, profile, model, profile.system_role != "system")
+
+
+def _shared_rules(
+    params: dict[str, Any], body: dict[str, Any], profile: ModelProfile, model: Any, roles: bool
+) -> dict[str, Any]:
+    """The rules both APIs apply: sampling, parallel tool calls and (``roles``) the system
+    role. ``body`` is ``params`` or already a copy of it."""
     for key, accepted, drop_zero in (
         ("temperature", profile.temperature, True),
         ("top_p", profile.top_p, False),
@@ -170,7 +201,7 @@ def adapt(params: dict[str, Any], profile: ModelProfile) -> dict[str, Any]:
             body = dict(params)
         del body["parallel_tool_calls"]
         _warn_once(profile, "parallel_tool_calls is not sent: these models do not take it")
-    if profile.system_role != "system":
+    if roles:
         messages = body.get("messages")
         roled = _roles(messages, profile.system_role, profile)
         if roled is not messages:
@@ -178,6 +209,66 @@ def adapt(params: dict[str, Any], profile: ModelProfile) -> dict[str, Any]:
                 body = dict(params)
             body["messages"] = roled
     return body
+
+
+# Chat-completions parameters the Responses API has no place for: each one's defaults (dropped
+# silently), and for another value either None (it only nudges sampling: dropped with a
+# warning) or why it is refused (the reply would differ from the one asked for) and the fix.
+_CHAT_ONLY: dict[str, tuple[tuple[Any, ...], tuple[str, str] | None]] = {
+    "seed": ((), None),
+    "frequency_penalty": ((0,), None),
+    "presence_penalty": ((0,), None),
+    "stop": (
+        ([], ""),
+        ("takes no stop sequences, so the reply would not be cut there", "remove stop"),
+    ),
+    "logit_bias": (
+        ({},),
+        ("takes no logit_bias, so the tokens it bans or favours would not be", "remove it"),
+    ),
+    "n": ((1,), ("gives one reply per request and n asks for several", "remove n")),
+}
+_TOKEN_KEYS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
+
+
+def _chat_only(params: dict[str, Any], model: Any) -> dict[str, Any]:
+    body = params
+    for key in _CHAT_ONLY.keys() & body.keys():
+        defaults, refusal = _CHAT_ONLY[key]
+        value = body[key]
+        if value is not None and (isinstance(value, bool) or value not in defaults):
+            if refusal is not None:
+                problem, fix = refusal
+                raise _responses_fix(model, f"{problem} ({key}={value!r})", fix)
+            _warn_once(None, f"{key} is not sent: the Responses API takes none")
+        if body is params:
+            body = dict(params)
+        del body[key]
+    limits = {body[k] for k in _TOKEN_KEYS if body.get(k) is not None}
+    if len(limits) > 1:
+        given = ", ".join(f"{k}={body[k]!r}" for k in _TOKEN_KEYS if body.get(k) is not None)
+        raise _responses_fix(
+            model, f"reads one limit, max_output_tokens, and {given} were set", "keep only one"
+        )
+    return body
+
+
+def adapt_responses(params: dict[str, Any], profile: ModelProfile | None) -> dict[str, Any]:
+    """``params`` fitted for the Responses API: its chat-only parameters, then ``profile``'s
+    rules (None: a model the table does not know) but the token limit's name and the
+    ``developer`` role, which the translation handles. Never changes ``params``."""
+    model = params.get("model")
+    body = _chat_only(params, model)
+    if profile is None:
+        return body
+    _refusals(body, profile, model)
+    return _shared_rules(params, body, profile, model, profile.system_role == "user")
+
+
+def is_reasoning_model(profile: ModelProfile | None) -> bool:
+    """Whether ``profile``'s family reasons before it answers (it takes ``reasoning_effort``):
+    its reasoning items are worth keeping for the next turn."""
+    return profile is not None and profile.reasoning_effort is not None
 
 
 class ProfileAdapter:
@@ -196,22 +287,31 @@ class ProfileAdapter:
     def profile(self, model: object) -> ModelProfile:
         return profile_for(model, self._override, self._where)
 
-    def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
-        model = params.get("model")
+    def known(self, model: object) -> ModelProfile | None:
+        """``model``'s profile, or None when it is the table's defaults (which change
+        nothing: such a model is sent as it is)."""
         try:
-            profile = self._by_model[model]
+            return self._by_model[model]
         except (KeyError, TypeError):
             found = self.profile(model)
-            # The table's defaults change nothing: such a model is sent as it is.
             profile = None if found == profile_table()[0] else found
             if len(self._by_model) < 256:
                 try:
                     self._by_model[model] = profile
                 except TypeError:
                     pass
+            return profile
+
+    def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` fitted for the chat-completions API."""
+        profile = self.known(params.get("model"))
         if profile is None:
             return params
         return adapt(params, profile)
+
+    def responses(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` fitted for the Responses API (:func:`adapt_responses`)."""
+        return adapt_responses(params, self.known(params.get("model")))
 
     def cached_input_rate(self, model: object) -> float | None:
         """USD per 1k cached prompt tokens of ``model`` (None: billed as input)."""

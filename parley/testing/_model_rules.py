@@ -1,7 +1,8 @@
-"""What OpenAI's chat-completions API refuses for the model a request names, by the model
-profile table (:mod:`parley._model_profiles`): the strict ``FakeLLMServer`` answers these with
-the real API's 400 (its wording, ``param`` and ``code``), so a request parley did not adapt
-fails on the fake as it would in production. A model no family matches is not checked."""
+"""What OpenAI's chat-completions and Responses APIs refuse for the model a request names, by
+the model profile table (:mod:`parley._model_profiles`): the strict ``FakeLLMServer`` answers
+these with the real API's 400 (its wording, ``param`` and ``code``), so a request parley did
+not adapt fails on the fake as it would in production. A model no family matches is not
+checked."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 from .._model_profiles import ModelProfile, profile_for, profile_table
 from ._validation import RequestError
 
-__all__ = ["check_model_rules"]
+__all__ = ["check_model_rules", "check_responses_rules"]
 
 
 def _unsupported_parameter(name: str, hint: str = "") -> RequestError:
@@ -32,15 +33,41 @@ def _unsupported_value(name: str, value: Any, rest: str) -> RequestError:
     )
 
 
-def _effort(profile: ModelProfile, value: Any) -> None:
+def _effort(profile: ModelProfile, value: Any, name: str = "reasoning_effort") -> None:
     allowed = profile.reasoning_effort
     if allowed is None:
-        raise _unsupported_parameter("reasoning_effort")
+        raise _unsupported_parameter(name)
     if value not in allowed:
         listed = ", ".join(f"'{v}'" for v in allowed[:-1]) + f", and '{allowed[-1]}'"
-        raise _unsupported_value(
-            "reasoning_effort", f"'{value}'", f" Supported values are: {listed}."
-        )
+        raise _unsupported_value(name, f"'{value}'", f" Supported values are: {listed}.")
+
+
+def check_responses_rules(body: Mapping[str, Any]) -> None:
+    """Raise :class:`RequestError` for what ``body``'s model does not take on the Responses
+    API (``POST /v1/responses``), where a sampling parameter a reasoning model ignores is
+    refused whatever its value."""
+    profile = profile_for(body.get("model"))
+    if profile == profile_table()[0]:
+        return
+    for key, accepted in (("temperature", profile.temperature), ("top_p", profile.top_p)):
+        if not accepted and body.get(key) is not None:
+            raise RequestError(
+                f"Unsupported parameter: '{key}' is not supported with this model.", key
+            )
+    reasoning = body.get("reasoning")
+    if isinstance(reasoning, Mapping) and reasoning.get("effort") is not None:
+        _effort(profile, reasoning["effort"], "reasoning.effort")
+    include = body.get("include")
+    if (
+        profile.reasoning_effort is None
+        and isinstance(include, list)
+        and "reasoning.encrypted_content" in include
+    ):
+        raise RequestError("Encrypted content is not supported with this model.", "include")
+    if not profile.tools and body.get("tools"):
+        raise _unsupported_parameter("tools")
+    if not profile.streaming and body.get("stream"):
+        raise _unsupported_value("stream", True, " Streaming is not supported.")
 
 
 def check_model_rules(body: Mapping[str, Any]) -> None:

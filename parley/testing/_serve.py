@@ -133,7 +133,7 @@ async def _complete(
             if server.context_window is not None:
                 check_context_window(chat, server.context_window)
         except RequestError as e:
-            error = make_error(400, e.message, param=e.param, code=e.code, type=e.type)
+            error = make_error(e.status, e.message, param=e.param, code=e.code, type=e.type)
     if error is not None or chat is None:
         assert error is not None
         return error_response(wire, error, request_id)

@@ -35,8 +35,8 @@ _CONTENT_PART_TYPES = ("text", "image_url", "input_audio", "file", "refusal")
 
 
 class RequestError(Exception):
-    """A 400 answer: the API's message, the offending parameter, and (for a provider whose
-    errors carry one) the error's type."""
+    """A 400 answer (or the ``status`` the API gives that refusal): the API's message, the
+    offending parameter, and (for a provider whose errors carry one) the error's type."""
 
     def __init__(
         self,
@@ -44,12 +44,14 @@ class RequestError(Exception):
         param: str | None = None,
         code: str | None = None,
         type: str | None = None,  # the error field is called "type"
+        status: int = 400,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.param = param
         self.code = code
         self.type = type
+        self.status = status
 
 
 def validate_chat_request(body: Any, *, strict: bool = True) -> None:

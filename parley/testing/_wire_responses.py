@@ -6,11 +6,19 @@ named SSE events (``response.created``, ``response.output_text.delta``, ...,
 
 Strict checks answer what the API refuses with its 400s: an unknown parameter, an input item
 of an unknown type or role, a ``function_call_output`` whose ``call_id`` no earlier
-``function_call`` of the input made, a chat-shaped tool (``{"function": {...}}``).
+``function_call`` of the input made, a chat-shaped tool (``{"function": {...}}``), what the
+model's profile refuses (``temperature`` for a reasoning model, a ``reasoning.effort`` it does
+not take, ``include: ["reasoning.encrypted_content"]`` for a model that does not reason:
+:mod:`parley.testing._model_rules`), and (a 404) a reasoning item sent back without its
+``encrypted_content`` in a request with ``store: false``, which the API cannot look up.
 
 A scripted reply's ``usage`` may give ``prompt_tokens_details.cached_tokens`` and
 ``completion_tokens_details.reasoning_tokens``; a reply with reasoning tokens also returns a
-``reasoning`` output item first, as reasoning models do.
+``reasoning`` output item first, as reasoning models do, with ``encrypted_content`` when the
+request's ``include`` asks for it. A streamed function call comes as the API sends it: the item
+added with empty arguments, ``response.function_call_arguments.delta`` pieces, then ``.done``.
+Azure OpenAI's Responses paths (``/openai/v1/responses``, and ``/openai/responses`` with an
+``api-version``) are answered too.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from ._model_rules import check_responses_rules
 from ._render import Ids, error_body, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
@@ -63,6 +72,7 @@ _PARAMETERS = frozenset(
 _ITEM_TYPES = frozenset({"message", "function_call", "function_call_output", "reasoning"})
 _ROLES = frozenset({"user", "assistant", "system", "developer"})
 _PART_TYPES = frozenset({"input_text", "input_image", "input_file", "output_text", "refusal"})
+_ENCRYPTED = "reasoning.encrypted_content"
 
 
 def _invalid(message: str, param: str, code: str = "invalid_value") -> RequestError:
@@ -85,7 +95,16 @@ def _check_content(content: Any, where: str) -> None:
             )
 
 
-def _check_input(items: Any) -> None:
+def _unstored(item: Mapping[str, Any]) -> RequestError:
+    return RequestError(
+        f"Item with id '{item.get('id')}' not found. Items are not persisted when `store` is "
+        "set to false. Try again with `store` set to true, or remove this item from your input.",
+        "input",
+        status=404,
+    )
+
+
+def _check_input(items: Any, stored: bool) -> None:
     if isinstance(items, str):
         return
     if not isinstance(items, list):
@@ -115,6 +134,8 @@ def _check_input(items: Any) -> None:
                         "missing_required_parameter",
                     )
             calls.add(item["call_id"])
+        elif kind == "reasoning" and not stored and not item.get("encrypted_content"):
+            raise _unstored(item)
         elif kind == "function_call_output":
             if not isinstance(item.get("output"), (str, list)):
                 raise _invalid(
@@ -203,7 +224,12 @@ def _chat_tools(tools: Any) -> list[dict[str, Any]]:
 
 class OpenAIResponses(Wire):
     what: ClassVar[str] = "Responses API"
-    paths: ClassVar[tuple[str, ...]] = ("/v1/responses", "/responses")
+    paths: ClassVar[tuple[str, ...]] = (
+        "/v1/responses",
+        "/responses",
+        "/openai/v1/responses",  # Azure OpenAI's v1 API
+        "/openai/responses",  # Azure OpenAI's dated API (?api-version=...)
+    )
 
     def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
         if not isinstance(body, Mapping):
@@ -217,8 +243,9 @@ class OpenAIResponses(Wire):
         for key in body:
             if key not in _PARAMETERS:
                 raise RequestError(f"Unknown parameter: '{key}'.", key, "unknown_parameter")
-        _check_input(body.get("input"))
+        _check_input(body.get("input"), stored=body.get("store") is not False)
         _check_tools(body.get("tools"))
+        check_responses_rules(body)
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
         chat: dict[str, Any] = {"model": body.get("model"), "messages": _chat_messages(body)}
@@ -231,19 +258,21 @@ class OpenAIResponses(Wire):
             ("top_p", "top_p"),
             ("tool_choice", "tool_choice"),
             ("stream", "stream"),
+            ("include", "include"),  # kept for the answer: encrypted reasoning or not
         ):
             if theirs in body:
                 chat[ours] = body[theirs]
         return chat
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
-        return _response(answer(reply, chat, ids), reply, ids.response("resp_fake_"), "completed")
+        a = answer(reply, chat, ids)
+        return _response(a, reply, chat, ids.response("resp_fake_"), "completed")
 
     def frames(
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
     ) -> Iterator[bytes]:
         a = answer(reply, chat, ids)
-        done = _response(a, reply, ids.response("resp_fake_"), "completed")
+        done = _response(a, reply, chat, ids.response("resp_fake_"), "completed")
         started = {**done, "status": "in_progress", "output": [], "usage": None}
         n = 0
 
@@ -262,6 +291,15 @@ class OpenAIResponses(Wire):
                 for piece in pieces(text):
                     yield event("response.output_text.delta", **where, delta=piece, logprobs=[])
                 yield event("response.output_text.done", **where, text=text, logprobs=[])
+            elif item["type"] == "function_call":
+                opened = {**item, "status": "in_progress", "arguments": ""}
+                yield event("response.output_item.added", output_index=index, item=opened)
+                where = {"item_id": item["id"], "output_index": index}
+                for piece in pieces(item["arguments"], 8):
+                    yield event("response.function_call_arguments.delta", **where, delta=piece)
+                yield event(
+                    "response.function_call_arguments.done", **where, arguments=item["arguments"]
+                )
             else:
                 yield event("response.output_item.added", output_index=index, item=item)
             yield event("response.output_item.done", output_index=index, item=item)
@@ -276,18 +314,17 @@ def _details(reply: Reply, key: str, field: str) -> int:
     return int(given.get(field, 0)) if isinstance(given, Mapping) else 0
 
 
-def _response(a: Answer, reply: Reply, response_id: str, status: str) -> dict[str, Any]:
+def _response(
+    a: Answer, reply: Reply, chat: Mapping[str, Any], response_id: str, status: str
+) -> dict[str, Any]:
     output: list[dict[str, Any]] = []
     reasoning = _details(reply, "completion_tokens_details", "reasoning_tokens")
     if reasoning:
-        output.append(
-            {
-                "type": "reasoning",
-                "id": f"rs_{response_id}",
-                "summary": [],
-                "encrypted_content": f"fake-reasoning-of-{response_id}",
-            }
-        )
+        item: dict[str, Any] = {"type": "reasoning", "id": f"rs_{response_id}", "summary": []}
+        include = chat.get("include")
+        if isinstance(include, list) and _ENCRYPTED in include:
+            item["encrypted_content"] = f"fake-reasoning-of-{response_id}"
+        output.append(item)
     if a.choice.content or not a.choice.tool_calls:
         output.append(
             {

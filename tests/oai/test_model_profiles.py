@@ -105,6 +105,34 @@ def test_an_autogen_02_script_runs_unchanged_on_reasoning_models(
     assert result.cost["usage_including_cached_inference"]["total_cost"] > 0
 
 
+@pytest.mark.parametrize("model", ["o3", "o4-mini", "gpt-5", "gpt-5-mini"])
+def test_the_same_02_script_runs_unchanged_through_the_responses_api(
+    fake_llm: FakeLLMServer, model: str
+) -> None:
+    fake_llm.add_reply(
+        "4",
+        usage={
+            "prompt_tokens": 100,
+            "completion_tokens": 40,
+            "completion_tokens_details": {"reasoning_tokens": 30},
+        },
+    )
+    result = _script_02(fake_llm.config_list(model=model, api_type="responses"))
+    assert result.chat_history[-1]["content"] == "4"
+    sent = fake_llm.received[-1]
+    assert sent.path == "/v1/responses"
+    body = sent.json
+    assert body["max_output_tokens"] == 300
+    assert not {"max_tokens", "max_completion_tokens", "temperature"} & body.keys()
+    assert body["instructions"] == autogen.AssistantAgent.DEFAULT_SYSTEM_MESSAGE
+    assert body["input"] == [{"role": "user", "content": "What is 2 + 2?"}]
+    assert body["store"] is False
+    assert body["include"] == ["reasoning.encrypted_content"]
+    usage = result.cost["usage_including_cached_inference"]
+    assert usage["total_cost"] > 0
+    assert usage[model]["completion_tokens"] == 40  # reasoning tokens billed as output
+
+
 def test_the_same_script_is_sent_as_written_to_gpt_4o(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("4")
     _script_02(fake_llm.config_list(model="gpt-4o"))

@@ -141,8 +141,9 @@ def test_reasoning_items_go_back_on_the_next_turn_only_here(fake_llm: FakeLLMSer
         "thought it through", usage={"completion_tokens_details": {"reasoning_tokens": 9}}
     )
     fake_llm.add_reply("TERMINATE")
+    config_list = fake_llm.config_list(model="o4-mini", api_type="responses")
     assistant = AssistantAgent(
-        "assistant", llm_config={"config_list": _entry(fake_llm), "cache_seed": None}
+        "assistant", llm_config={"config_list": config_list, "cache_seed": None}
     )
     user = UserProxyAgent(
         "user", human_input_mode="NEVER", code_execution_config=False, default_auto_reply="more"
@@ -168,8 +169,8 @@ def test_429_is_retried_and_400_surfaces(fake_llm: FakeLLMServer) -> None:
     client = OpenAIWrapper(config_list=_entry(fake_llm), cache_seed=None)
     assert client.create(messages=HI).choices[0].message.content == "after the retry"
     assert len(fake_llm.received) == 2
-    with pytest.raises(openai.BadRequestError, match="Unknown parameter: 'seed'"):
-        client.create(messages=HI, seed=3)
+    with pytest.raises(openai.BadRequestError, match="Unknown parameter: 'logprobs'"):
+        client.create(messages=HI, logprobs=True)
 
 
 def test_strict_checks_refuse_bad_items(fake_llm: FakeLLMServer) -> None:

@@ -35,7 +35,7 @@ from .._streaming import collect_stream, collect_text_stream
 if TYPE_CHECKING:
     from openai.types import Completion
 
-__all__ = ["OpenAIClient", "missing_credentials"]
+__all__ = ["OpenAIClient", "missing_credentials", "request_options"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,7 +83,7 @@ def missing_credentials(kwargs: Mapping[str, Any], api_type: str | None) -> str 
     return "no api_key in the config and the OPENAI_API_KEY environment variable is not set"
 
 
-def _request_options(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+def request_options(params: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split a request's params into its JSON body and the openai request options."""
     body = dict(params)
     options: dict[str, Any] = dict(_security_option())
@@ -198,7 +198,7 @@ class OpenAIClient:
         from openai import AsyncStream
 
         client = self._async_client()
-        body, options = _request_options(params)
+        body, options = request_options(params)
         provider = "azure" if self.azure else "openai"
         try:
             if not body.get("stream"):

@@ -2,60 +2,60 @@
 ``api_type: "responses"`` (AG2's name for it).
 
 The request is parley's chat-completions request translated into the Responses API's
-(:mod:`parley.oai.providers._responses_items`) and sent through the openai package's
-``responses.create``; the answer comes back as a ``ChatCompletion``, so cache, cost, usage,
+(:mod:`parley.oai.providers._responses_items`) and posted to ``/responses`` through the openai
+client's lower-level request path, as the chat client posts (``responses.create`` walks every
+input item through a typed transform first: 0.4 s a request at 400 messages, for a body parley
+has already built); the answer comes back as a ``ChatCompletion``, so cache, cost, usage,
 retries, fallback, logging and agents treat it as any other. The client's settings,
 credentials, connection pools (one per event loop) and errors are the chat client's
 (:class:`~parley.oai.providers._openai.OpenAIClient`): an SDK error leaves as it is, for
 parley's retry policy to read.
 
+Before it is translated, a request is fitted to its model's profile and to what the Responses
+API takes (:func:`parley.oai._profiles.adapt_responses`: the chat path's rules, chat-only
+parameters dropped or refused). parley stores nothing at OpenAI unless asked: ``store`` is sent
+as ``false`` when the config does not set it (OpenAI's default is ``true``: every response kept
+for 30 days), since parley sends the whole history each turn anyway. A reasoning model asked
+not to store is asked for its reasoning items' ``encrypted_content``
+(``include: ["reasoning.encrypted_content"]``), the only form in which they can go back on the
+next turn.
+
 A streamed request's text deltas (``response.output_text.delta`` events) are echoed to the
-IOStream as they arrive, through the same collector as chat streams; the reply is the
-``response.completed`` event's response.
+IOStream as they arrive, through the same collector as chat streams; the reply, tool calls with
+their streamed arguments included, is the ``response.completed`` event's response.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 from ..._credentials import scrubbing_errors
+from .._profiles import is_reasoning_model
 from .._reply_checks import check_reply, malformed
 from .._streaming import collect_stream
 from ._base import chunk
-from ._openai import OpenAIClient
+from ._openai import OpenAIClient, request_options
 from ._responses_items import REASONING_KEY, chat_completion, responses_request
 
 __all__ = ["OpenAIResponsesClient"]
 
 _PROVIDER = "openai"
+_ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 
-@functools.lru_cache(maxsize=1)
-def _create_names() -> frozenset[str]:
-    """The named parameters of this openai version's ``responses.create``: any other key of
-    the body goes in ``extra_body``, where the SDK sends it as it is."""
-    from openai.resources.responses import AsyncResponses
-
-    return frozenset(inspect.signature(AsyncResponses.create).parameters) - {"self"}
-
-
-def _create_kwargs(params: Mapping[str, Any]) -> dict[str, Any]:
-    names = _create_names()
+def _request_body(params: Mapping[str, Any], reasoning: bool) -> dict[str, Any]:
+    """The ``/responses`` body (request options such as ``timeout`` still in it) for fitted
+    chat ``params``; ``reasoning``: the model returns reasoning items to keep."""
     body = responses_request(params)
-    kwargs: dict[str, Any] = {}
-    extra: dict[str, Any] = dict(body.pop("extra_body", None) or {})
-    for key, value in body.items():
-        if key in names:
-            kwargs[key] = value
-        else:
-            extra[key] = value
-    if extra:
-        kwargs["extra_body"] = extra
-    return kwargs
+    if body.get("store") is None:
+        body["store"] = False
+    if body["store"] is False and reasoning:
+        include = list(body.get("include") or ())
+        if _ENCRYPTED_REASONING not in include:
+            body["include"] = [*include, _ENCRYPTED_REASONING]
+    return body
 
 
 class OpenAIResponsesClient(OpenAIClient):
@@ -68,15 +68,28 @@ class OpenAIResponsesClient(OpenAIClient):
 
     @scrubbing_errors
     async def _responses_create(self, params: dict[str, Any]) -> Any:
+        from openai import AsyncStream
         from openai.types.chat import ChatCompletion
+        from openai.types.responses import Response, ResponseStreamEvent
 
         client = self._async_client()
-        kwargs = _create_kwargs(params)
+        fitted = self.adapt.responses(params)
+        reasoning = is_reasoning_model(self.adapt.known(fitted.get("model")))
+        body, options = request_options(_request_body(fitted, reasoning))
         try:
-            if not kwargs.get("stream"):
-                response = await client.responses.create(**kwargs)
+            if not body.get("stream"):
+                response = await client.post(
+                    "/responses", body=body, cast_to=Response, options=options
+                )
                 return check_reply(chat_completion(_finished(response)), ChatCompletion, _PROVIDER)
-            stream = await client.responses.create(**kwargs)
+            stream = await client.post(
+                "/responses",
+                body=body,
+                cast_to=Response,
+                options=options,
+                stream=True,
+                stream_cls=AsyncStream[ResponseStreamEvent],
+            )
             try:
                 final: list[Any] = []
                 await collect_stream(_chunks(stream, final), params)

@@ -8,8 +8,9 @@ an assistant's tool calls ``function_call`` items and tool results ``function_ca
 items, matched by ``call_id``; the reasoning items a model returned, kept on its assistant
 message under :data:`REASONING_KEY`, go back in before that message's own items. Chat options
 are renamed (``max_tokens`` and ``max_completion_tokens`` to ``max_output_tokens``,
-``response_format`` to ``text.format``, ``reasoning_effort`` to ``reasoning.effort``); a
-parameter the Responses API does not take is sent as it is, so the server's 400 names it.
+``response_format`` to ``text.format``, ``reasoning_effort`` to ``reasoning.effort``). The
+chat-only parameters parley knows are fitted before this (:mod:`parley.oai._profiles`); any
+other parameter the Responses API does not take is sent as it is, so the server's 400 names it.
 
 The answer: ``message`` items' text, ``function_call`` items as tool calls, ``reasoning`` items
 kept under :data:`REASONING_KEY` on the message, usage with its cached and reasoning tokens.
@@ -26,6 +27,8 @@ REASONING_KEY = "parley_reasoning"
 """The assistant message's key holding the reasoning items its model returned (parley's own:
 never sent on the chat-completions path)."""
 
+_PLAIN = frozenset({"user", "assistant"})
+_PLAIN_KEYS = frozenset({"role", "content", "name"})  # the API has no place for a name
 _RENAMED = {"max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens"}
 
 
@@ -77,6 +80,12 @@ def _input_items(messages: Sequence[Mapping[str, Any]]) -> tuple[str | None, lis
     items: list[Any] = []
     for m in messages:
         role = m.get("role")
+        content = m.get("content")
+        # Most of a long history: a text message with no calls, reasoning or name to carry.
+        if type(content) is str and role in _PLAIN and m.keys() <= _PLAIN_KEYS:
+            # Shared, not copied, when it is already an input message: it is only read.
+            items.append(m if len(m) == 2 else {"role": role, "content": content})
+            continue
         if role == "system" and not items:
             instructions.append(_text(m.get("content")))
             continue
@@ -88,7 +97,6 @@ def _input_items(messages: Sequence[Mapping[str, Any]]) -> tuple[str | None, lis
             continue
         if role == "assistant":
             items.extend(dict(r) for r in m.get(REASONING_KEY) or ())
-        content = m.get("content")
         if content is not None and (content != "" or not m.get("tool_calls")):
             api_role = "developer" if role == "system" else role
             items.append({"role": api_role, "content": _parts(content, str(role))})
