@@ -49,7 +49,7 @@ STOP_TIMEOUT = 15.0
 PRIORITY = -10  # the nice value of the cluster's processes, where it can be raised
 GRACE = 3.0  # seconds a node is given to stop on SIGTERM before SIGKILL
 MARKER = "PARLEY_TEST_RAY_CLUSTER"  # in every process of the cluster: what teardown looks for
-_RAY = str(Path(sys.executable).with_name("ray"))
+_RAY_NODE = str(Path(__file__).with_name("_ray_node.py"))
 # Each node's workers take ports from a range of their own.
 _WORKER_PORTS = 40
 SESSION_TOKEN = secrets.token_hex(32)
@@ -177,10 +177,8 @@ class Cluster:
     def _start(
         self, name: str, args: list[str], num_cpus: int, resources: dict[str, float]
     ) -> Node:
-        # `ray start` gives its raylet a fixed 30 s to register (and the raylet gives its
-        # agents less): on a loaded machine a node can miss that, as parley's own start does
-        # (parley/batch/_ray_start.py). It is killed and started again until START_BUDGET
-        # seconds are spent.
+        # A node that does not start (its raylet aborted, or did not register in time) is
+        # killed at once and started again, until START_BUDGET seconds are spent.
         deadline = time.monotonic() + START_BUDGET
         while True:
             node = self._launch(name, args, num_cpus, resources)
@@ -197,7 +195,8 @@ class Cluster:
     ) -> Node:
         low = _free_range(_WORKER_PORTS)
         command = [
-            _RAY,
+            sys.executable,
+            _RAY_NODE,  # `ray start`, its raylet told the agent's port
             "start",
             "--block",
             *args,
@@ -224,7 +223,11 @@ class Cluster:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
-                env={**self.env, MARKER: marker},
+                env={
+                    **self.env,
+                    MARKER: marker,
+                    "PARLEY_RAYLET": str(self.root / f"{name}.raylet"),
+                },
                 start_new_session=True,  # its own group: killed whole, and only it
                 preexec_fn=raise_priority,
             )
@@ -234,24 +237,40 @@ class Cluster:
 
     def _wait(self, node: Node) -> Node:
         deadline = time.monotonic() + START_TIMEOUT
+        aborts_before = len(self._raylet_aborts())
         while time.monotonic() < deadline:
             if "Ray runtime started" in node.log.read_text(errors="replace"):
                 return node
-            if not node.alive():
+            if not node.alive() or len(self._raylet_aborts()) > aborts_before:
                 break
             time.sleep(0.2)
         text = node.log.read_text(errors="replace")[-4000:]
+        aborts = "".join(f"\n{line}" for line in self._raylet_aborts()[aborts_before:])
         raise RuntimeError(
-            f"ray node {node.name} did not start; its log:\n{text}{self._raylet_logs()}"
+            f"ray node {node.name} did not start; its log:\n{text}\n--- raylet aborts:{aborts}"
+            f"{self._raylet_logs()}"
         )
 
     def _raylet_logs(self) -> str:
         """The ends of the newest raylet logs under the cluster's folder: why a node did not
         register (its own log says only that it timed out)."""
-        logs = sorted(self.root.glob("**/logs/raylet*.[oe][ur][tr]"), key=_mtime)[-2:]
+        logs = sorted(self._raylet_log_files(), key=_mtime)[-2:]
         return "".join(
             f"\n--- {log.name}:\n{log.read_text(errors='replace')[-3000:]}" for log in logs
         )
+
+    def _raylet_log_files(self) -> list[Path]:
+        return list(self.root.glob("**/logs/raylet*.[oe][ur][tr]"))
+
+    def _raylet_aborts(self) -> list[str]:
+        """The fatal lines ("Check failed: ...", the reason a raylet aborted) in the raylets'
+        logs under the cluster's folder, oldest log first."""
+        lines = []
+        for log in sorted(self._raylet_log_files(), key=_mtime):
+            if log.suffix == ".out":  # the .err file repeats the same lines
+                text = log.read_text(errors="replace")
+                lines += [line[:600] for line in text.splitlines() if "Check failed" in line]
+        return lines
 
     def stop(self) -> None:
         """Stop every node started here: SIGTERM to each group, SIGKILL to what is left after
