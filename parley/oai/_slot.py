@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from .._credentials import remember_environment, remember_in
 from ..exceptions import ConfigError
 from . import _templating
-from ._config import Entry, split_config
+from ._config import PROMPT_CACHE_KEYS, Entry, split_config
 from ._retry import RetryPolicy
 from .providers._registry import RESPONSES, make_client, provider_for
 from .providers._responses_items import REASONING_KEY, drop_reasoning
@@ -71,7 +71,11 @@ class Slot:
         self.client: Any = None
         provider = provider_for(entry.api_type)
         if entry.model_client_cls is None and provider is not None:
-            self.client = make_client(provider, {**entry.client_kwargs, "model": entry.model})
+            # Prompt caching is the provider client's to apply (never a request parameter).
+            caching = {k: entry.extras[k] for k in PROMPT_CACHE_KEYS if k in entry.extras}
+            self.client = make_client(
+                provider, {**entry.client_kwargs, "model": entry.model, **caching}
+            )
         elif entry.model_client_cls is None:
             from .providers._openai import OpenAIClient, missing_credentials
 

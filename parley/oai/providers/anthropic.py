@@ -13,7 +13,10 @@ Request parameters under AutoGen's names: ``temperature``, ``top_p``, ``top_k``,
 (Anthropic requires one: 4096 when the config has none, as AutoGen), ``stop`` or
 ``stop_sequences``, ``stream``, ``tools`` and ``tool_choice`` (``parallel_tool_calls=False``
 asks for one call at a time). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
-Anthropic counterpart and are not sent. Messages are translated as
+Anthropic counterpart and are not sent. ``"prompt_cache": true`` in the config entry places
+prompt-cache breakpoints (:mod:`parley.oai.providers._anthropic_cache`; ``"prompt_cache_ttl":
+"1h"`` for Anthropic's one-hour cache); cache reads and writes come back in the usage's
+``prompt_tokens_details`` and are priced as Anthropic bills them. Messages are translated as
 :mod:`parley.oai.providers._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
 OpenAI stream is.
 """
@@ -27,6 +30,7 @@ from typing import Any, ClassVar
 
 from ...exceptions import ConfigError
 from . import _anthropic_messages as translate
+from ._anthropic_cache import cache_usage, place_breakpoints
 from ._base import (
     ProviderClient,
     chunk,
@@ -124,6 +128,8 @@ class AnthropicClient(ProviderClient):
             )
             if choice is not None:
                 body["tool_choice"] = choice
+        if self._config.get("prompt_cache"):
+            body = place_breakpoints(body, self._config.get("prompt_cache_ttl"))
         return body
 
     async def a_create(self, params: dict[str, Any]) -> Any:
@@ -169,6 +175,7 @@ def _response(message: Any) -> Any:
         prompt_tokens=_input_tokens(message.usage),
         completion_tokens=int(message.usage.output_tokens or 0),
         response_id=message.id,
+        usage_details=cache_usage(message.usage),
     )
 
 
@@ -179,6 +186,7 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
 
     head: dict[str, Any] = {"response_id": "", "model": "", "created": int(time.time())}
     prompt = done = 0
+    details = None
     tools: dict[int, int] = {}  # content block index -> tool call index
     sent_arguments: set[int] = set()
     async for event in events:
@@ -186,6 +194,7 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
         if kind == "message_start":
             head.update(response_id=event.message.id, model=event.message.model)
             prompt = _input_tokens(event.message.usage)
+            details = cache_usage(event.message.usage)
             done = int(event.message.usage.output_tokens or 0)
         elif kind == "content_block_start" and event.content_block.type == "tool_use":
             block = event.content_block
@@ -211,7 +220,7 @@ async def _chunks(events: Any) -> AsyncIterator[Any]:
                 done = int(event.usage.output_tokens or 0)
             reason = _FINISH.get(str(event.delta.stop_reason), "stop")
             yield chunk(**head, finish_reason=reason)
-    yield chunk(**head, usage=(prompt, done))
+    yield chunk(**head, usage=(prompt, done), usage_details=details)
 
 
 PRICES = AnthropicClient.PRICES  # its table in prices.json, at AutoGen's module path too
