@@ -22,6 +22,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..usage._run import DETAIL_KEYS
+
 __all__ = ["consolidate_chat_info", "gather_usage_summary", "parse_tags_from_content"]
 
 SUMMARY_METHODS = ("last_msg", "reflection_with_llm")
@@ -42,11 +44,17 @@ def _add(total: dict[str, Any], summary: dict[str, Any] | None) -> None:
         )
         for key in ("cost", "prompt_tokens", "completion_tokens", "total_tokens"):
             mine[key] = mine.get(key, 0) + usage.get(key, 0)
+        # parley's cached and reasoning counts, where a model's responses reported them.
+        for key in DETAIL_KEYS:
+            if key in usage:
+                mine[key] = mine.get(key, 0) + usage[key]
 
 
 def gather_usage_summary(agents: Iterable[Any]) -> dict[str, dict[str, Any]]:
     """The usage of the agents' model clients, with and without cache hits:
-    ``{"usage_including_cached_inference": ..., "usage_excluding_cached_inference": ...}``."""
+    ``{"usage_including_cached_inference": ..., "usage_excluding_cached_inference": ...}``.
+    A model's entry holds AutoGen's four counts, and ``cached_tokens``,
+    ``cache_creation_tokens`` and ``reasoning_tokens`` when its responses reported them."""
     including: dict[str, Any] = {"total_cost": 0}
     excluding: dict[str, Any] = {"total_cost": 0}
     for agent in agents:

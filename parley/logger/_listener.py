@@ -199,6 +199,9 @@ class Reporter(Listener):
             total_cost=usage.cost if usage is not None else None,
             llm_calls=usage.llm_calls if usage is not None else None,
             total_tokens=usage.total_tokens if usage is not None else None,
+            cached_tokens=usage.cached_tokens if usage is not None else None,
+            cache_creation_tokens=usage.cache_creation_tokens if usage is not None else None,
+            reasoning_tokens=usage.reasoning_tokens if usage is not None else None,
             end_time=format_ts(step.end_time or step.start_time),
             duration=step.duration,
         )

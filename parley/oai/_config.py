@@ -7,6 +7,11 @@ Kinds, as AutoGen's ``OpenAIWrapper`` sorts them: keys that configure the openai
 Validation happens once, at construction, with pydantic; the error names the entry and the
 field. The caller's dicts are only read.
 
+Provider prompt caching: ``prompt_cache`` (a bool) and ``prompt_cache_ttl`` (``"5m"`` or
+``"1h"``) are extras handed to a native provider's client (Anthropic places cache
+breakpoints); OpenAI's ``prompt_cache_key`` (a str) and ``prompt_cache_retention``
+(``"in-memory"`` or ``"24h"``) are request parameters, sent as they are.
+
 Errors never show a secret: the input of a field whose name looks like a credential
 (``api_key``, ``azure_ad_token``, anything :func:`parley._credentials.looks_secret` names)
 is not shown, nor is anything in ``extra_headers``, ``extra_query`` or
@@ -20,7 +25,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal
 
 from .._credentials import looks_secret
 from ..exceptions import ConfigError
@@ -29,6 +34,7 @@ from .providers._registry import PROVIDERS, RESPONSES, provider_for
 
 __all__ = [
     "EXTRA_KWARGS",
+    "PROMPT_CACHE_KEYS",
     "Entry",
     "client_kwarg_names",
     "split_config",
@@ -53,8 +59,12 @@ EXTRA_KWARGS = frozenset(
         "azure_ad_token_provider_scope",
         "model_profile",
         "structured_output_retries",
+        # Provider prompt caching (Anthropic's breakpoints): the provider's client reads them.
+        "prompt_cache",
+        "prompt_cache_ttl",
     }
 )
+PROMPT_CACHE_KEYS = ("prompt_cache", "prompt_cache_ttl")
 
 
 # Keyword-only constructor parameters of openai's OpenAI and AzureOpenAI (1.x to 3.x), listed
@@ -176,7 +186,7 @@ def client_kwarg_names() -> frozenset[str]:
 @functools.lru_cache(maxsize=1)
 def _entry_model() -> Any:
     """The pydantic model of an entry, built on first use (pydantic stays out of import parley)."""
-    from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+    from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
     class ConfigEntry(BaseModel):
         """The fields parley checks in a config entry; any other key passes through unchanged."""
@@ -205,6 +215,10 @@ def _entry_model() -> Any:
         extra_headers: dict[StrictStr, StrictStr] | None = None
         extra_query: dict[StrictStr, Any] | None = None
         extra_body: dict[StrictStr, Any] | None = None
+        prompt_cache: StrictBool | None = None
+        prompt_cache_ttl: Literal["5m", "1h"] | None = None
+        prompt_cache_key: StrictStr | None = None
+        prompt_cache_retention: Literal["in-memory", "24h"] | None = None
 
         @field_validator("price")
         @classmethod

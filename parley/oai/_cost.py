@@ -11,6 +11,11 @@ Usage summaries have AutoGen's shape::
      "<model>": {"cost": float, "prompt_tokens": int,
                  "completion_tokens": int, "total_tokens": int}}
 
+and a model's entry also holds ``cached_tokens``, ``cache_creation_tokens`` and
+``reasoning_tokens`` once one of its responses reported them (``DETAIL_KEYS``: parts of the
+prompt and completion counts, never added to the total). AutoGen's own readers of a summary
+read the four keys by name, so the extra keys pass them by.
+
 Differences from AutoGen, each on purpose:
 
 * Dated snapshot names (``gpt-4o-2024-11-20``) and Azure names without dots (``gpt-35-turbo``)
@@ -30,16 +35,22 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..usage._run import DETAIL_KEYS
+
 __all__ = [
+    "DETAIL_KEYS",
     "OAI_PRICE1K",
     "USAGE_KEYS",
+    "cache_write_tokens",
     "cached_prompt_tokens",
     "checked_price",
     "compute_cost",
     "format_usage_summary",
     "model_price",
+    "reasoning_tokens",
     "response_usage",
     "update_usage_summary",
+    "usage_details",
 ]
 
 logger = logging.getLogger(__name__)
@@ -213,6 +224,7 @@ def compute_cost(
     *,
     cached_tokens: int | None = 0,
     cached_rate: float | None = None,
+    written: Iterable[tuple[int, float]] = (),
 ) -> float:
     """USD cost of one call.
 
@@ -220,8 +232,10 @@ def compute_cost(
     the table. A model the table doesn't know costs 0.0, with a warning logged once per name.
     ``cached_tokens`` of the prompt tokens (read from the provider's prompt cache) cost
     ``cached_rate`` USD per 1k instead of the input price when a rate is given (the model
-    profile's ``cached_input_per_1m``); reasoning tokens are part of ``completion_tokens``, as
-    OpenAI reports and bills them.
+    profile's ``cached_input_per_1m``); ``written`` are ``(tokens, rate)`` pairs of prompt
+    tokens written to the cache, billed at their own rate (Anthropic's cache writes; they
+    too are part of ``prompt_tokens``). Reasoning tokens are part of ``completion_tokens``,
+    as OpenAI reports and bills them.
     """
     n_prompt = _checked_tokens("prompt_tokens", prompt_tokens)
     n_completion = _checked_tokens("completion_tokens", completion_tokens)
@@ -233,18 +247,45 @@ def compute_cost(
     if rates is None:
         _warn_unknown_model(model)
         return 0.0
-    if cached_rate is None or n_cached == 0:
-        return (rates[0] * n_prompt + rates[1] * n_completion) / 1000
+    if cached_rate is None:
+        n_cached = 0
     fresh = n_prompt - n_cached
-    return (rates[0] * fresh + cached_rate * n_cached + rates[1] * n_completion) / 1000
+    dollars = rates[1] * n_completion + (cached_rate or 0.0) * n_cached
+    for tokens, rate in written:
+        n_written = min(_checked_tokens("written tokens", tokens), fresh)
+        fresh -= n_written
+        dollars += rate * n_written
+    return (dollars + rates[0] * fresh) / 1000
+
+
+def _detail(usage: Any, group: str, name: str) -> int:
+    details = getattr(usage, group, None)
+    if details is None and isinstance(usage, Mapping):
+        details = usage.get(group)
+    value = details.get(name) if isinstance(details, Mapping) else getattr(details, name, None)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def cache_write_tokens(usage: Any) -> tuple[int, int]:
+    """(all, 1-hour) prompt tokens a chat response's ``usage`` says were written to the prompt
+    cache (``prompt_tokens_details.cache_creation_tokens`` and ``cache_creation_1h_tokens``,
+    parley's names for Anthropic's counts; 0 when not reported)."""
+    return (
+        _detail(usage, "prompt_tokens_details", "cache_creation_tokens"),
+        _detail(usage, "prompt_tokens_details", "cache_creation_1h_tokens"),
+    )
+
+
+def reasoning_tokens(usage: Any) -> int:
+    """The completion tokens a response's ``usage`` says were reasoning
+    (``completion_tokens_details.reasoning_tokens``; 0 when not reported)."""
+    return _detail(usage, "completion_tokens_details", "reasoning_tokens")
 
 
 def cached_prompt_tokens(usage: Any) -> int:
     """The prompt tokens a chat response's ``usage`` says were read from the prompt cache
     (``prompt_tokens_details.cached_tokens``; 0 when not reported)."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    return cached if isinstance(cached, int) and not isinstance(cached, bool) and cached > 0 else 0
+    return _detail(usage, "prompt_tokens_details", "cached_tokens")
 
 
 def _warn_unknown_model(model: str | None) -> None:
@@ -286,7 +327,11 @@ def update_usage_summary(
         result = {"total_cost": 0}
     result["total_cost"] = result.get("total_cost", 0) + added["cost"]
     per_model = result.get(model, {})
-    result[model] = {key: per_model.get(key, 0) + added[key] for key in _COUNT_KEYS}
+    entry = {key: per_model.get(key, 0) + added[key] for key in _COUNT_KEYS}
+    for key in DETAIL_KEYS:
+        if key in per_model or usage.get(key):
+            entry[key] = per_model.get(key, 0) + _count(key, usage.get(key))
+    result[model] = entry
     return result
 
 
@@ -361,8 +406,21 @@ def format_usage_summary(
     return "\n".join(lines)
 
 
+def usage_details(usage: Any) -> dict[str, int]:
+    """The counts of ``DETAIL_KEYS`` a ChatCompletion's ``usage`` reports (those above 0)."""
+    if usage is None:
+        return {}
+    counts = {
+        "cached_tokens": cached_prompt_tokens(usage),
+        "cache_creation_tokens": cache_write_tokens(usage)[0],
+        "reasoning_tokens": reasoning_tokens(usage),
+    }
+    return {key: value for key, value in counts.items() if value}
+
+
 def response_usage(response: Any) -> dict[str, Any]:
-    """A ChatCompletion's usage with the keys in ``USAGE_KEYS`` (``ModelClient.get_usage``)."""
+    """A ChatCompletion's usage with the keys in ``USAGE_KEYS`` (``ModelClient.get_usage``),
+    and those of ``DETAIL_KEYS`` it reports."""
     usage = response.usage
     return {
         "prompt_tokens": usage.prompt_tokens if usage is not None else 0,
@@ -370,4 +428,5 @@ def response_usage(response: Any) -> dict[str, Any]:
         "total_tokens": usage.total_tokens if usage is not None else 0,
         "cost": getattr(response, "cost", 0.0),
         "model": response.model,
+        **usage_details(usage),
     }

@@ -16,7 +16,7 @@ from .._credentials import remember_environment, remember_in
 from .._model_profiles import profile_for
 from ..exceptions import ConfigError
 from . import _templating
-from ._config import Entry, split_config
+from ._config import PROMPT_CACHE_KEYS, Entry, split_config
 from ._retry import RetryPolicy
 from ._structured import OutputSchema, output_schema_of
 from ._typed_reply import with_instruction
@@ -78,7 +78,11 @@ class Slot:
         self.client: Any = None
         provider = provider_for(entry.api_type)
         if entry.model_client_cls is None and provider is not None:
-            self.client = make_client(provider, {**entry.client_kwargs, "model": entry.model})
+            # Prompt caching is the provider client's to apply (never a request parameter).
+            caching = {k: entry.extras[k] for k in PROMPT_CACHE_KEYS if k in entry.extras}
+            self.client = make_client(
+                provider, {**entry.client_kwargs, "model": entry.model, **caching}
+            )
         elif entry.model_client_cls is None:
             from .providers._openai import OpenAIClient, missing_credentials
 

@@ -5,17 +5,19 @@ Cerebras use OpenAI's own)."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ._model_rules import check_model_rules
+from ._prompt_cache import openai_cache_usage
 from ._render import Ids, completion_body, error_body, sse, stream_events
 from ._render_text import text_completion_body, text_stream_events, unsendable
 from ._script import ErrorReply, Reply
 from ._validation import validate_chat_request, validate_completion_request
-from ._wire import Wire
+from ._wire import Wire, prompt_tokens
 
 __all__ = ["OpenAIChat", "OpenAIText"]
 
@@ -51,6 +53,20 @@ class OpenAIChat(Wire):
 
     def validate(self, body: Any, params: Mapping[str, str], *, strict: bool) -> None:
         self.endpoint.check(body, strict=strict)
+
+    def cached(self, reply: Reply, body: Any, chat: Mapping[str, Any], cache: Any) -> Reply:
+        given = reply.usage or {}
+        details = given.get("prompt_tokens_details")
+        if "cached_tokens" in given or (
+            isinstance(details, Mapping) and "cached_tokens" in details
+        ):
+            return reply  # a scripted count stands
+        prompt = prompt_tokens(reply, chat)
+        cached = openai_cache_usage(body, cache, prompt)
+        if cached is None:
+            return reply
+        usage = {**given, "prompt_tokens": prompt, "cached_tokens": cached}
+        return dataclasses.replace(reply, usage=usage)
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         return self.endpoint.body(reply, chat, ids)

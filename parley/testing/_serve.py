@@ -13,10 +13,11 @@ from typing import Any, Protocol
 from urllib.parse import parse_qsl
 
 from ._http import HttpRequest, HttpResponse
+from ._prompt_cache import PromptCache
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog
 from ._respond import error_response, json_response, respond
-from ._script import ErrorReply, ScriptItem, make_error
+from ._script import ErrorReply, Reply, ScriptItem, make_error
 from ._validation import RequestError, check_context_window
 from ._wire import Wire
 from ._wires import WIRES
@@ -35,6 +36,7 @@ class Server(Protocol):
     context_window: int | None
     _log: RequestLog
     _ids: Ids
+    _prompt_cache: PromptCache
 
     def _sendable(self, item: ScriptItem, wire: Wire, chat: Mapping[str, Any]) -> ScriptItem: ...
 
@@ -139,6 +141,8 @@ async def _complete(
         return error_response(wire, error, request_id)
     try:
         item = server._sendable(await server._next_item(chat, wire), wire, chat)
+        if isinstance(item, Reply):
+            item = wire.cached(item, body, chat, server._prompt_cache)
         if item.delay:
             await asyncio.sleep(item.delay)
     except asyncio.CancelledError:

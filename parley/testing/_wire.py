@@ -39,6 +39,7 @@ __all__ = [
     "function_tool",
     "json_bytes",
     "openai_chat",
+    "prompt_tokens",
     "schema_format",
     "sse_event",
     "text_of",
@@ -71,6 +72,13 @@ def answer(reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Answer:
         usage["completion_tokens"],
         model if isinstance(model, str) else "fake-model",
     )
+
+
+def prompt_tokens(reply: Reply, chat: Mapping[str, Any]) -> int:
+    """The prompt tokens the answer to ``chat`` reports: the scripted count, else the fake's
+    own count of the request."""
+    given = (reply.usage or {}).get("prompt_tokens")
+    return int(given) if given is not None else chat_prompt_tokens(chat)
 
 
 @dataclass(frozen=True)
@@ -282,6 +290,12 @@ class Wire:
         if self.stream_action is not None:
             return params.get("action") == self.stream_action
         return isinstance(body, Mapping) and body.get("stream") is True
+
+    def cached(self, reply: Reply, body: Any, chat: Mapping[str, Any], cache: Any) -> Reply:
+        """``reply`` with the prompt-cache counts the provider would report for ``body`` in
+        its usage, by the server's ``cache`` (a :class:`~parley.testing._prompt_cache.
+        PromptCache`, updated); by default the provider caches nothing."""
+        return reply
 
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         """The JSON payload of a non-streamed answer."""

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
+from ._prompt_cache import PromptCache, anthropic_cache_usage, check_anthropic_breakpoints
 from ._render import Ids, pieces
 from ._script import ErrorReply, Reply
 from ._validation import RequestError
@@ -20,6 +22,7 @@ from ._wire import (
     forced_call,
     function_tool,
     openai_chat,
+    prompt_tokens,
     schema_format,
     sse_event,
 )
@@ -90,6 +93,19 @@ class Anthropic(Wire):
             _check_messages(messages)
             _check_tool_choice(body)
             _check_output_config(body.get("output_config"))
+            check_anthropic_breakpoints(body)
+
+    def cached(self, reply: Reply, body: Any, chat: Mapping[str, Any], cache: Any) -> Reply:
+        assert isinstance(cache, PromptCache)
+        if any(k in (reply.usage or {}) for k in _CACHE_FIELDS):
+            return reply  # scripted counts stand
+        prompt = prompt_tokens(reply, chat)
+        counts = anthropic_cache_usage(body, cache, prompt)
+        if counts is None:
+            return reply
+        return dataclasses.replace(
+            reply, usage={**(reply.usage or {}), "prompt_tokens": prompt, **counts}
+        )
 
     def to_chat(self, body: Any, params: Mapping[str, str]) -> dict[str, Any]:
         system = body.get("system")
@@ -122,7 +138,7 @@ class Anthropic(Wire):
         message["content"] = [block for block, _ in _content(a)]
         message["stop_reason"] = self.names.finish_reason(a)
         message["stop_sequence"] = a.stopped_at
-        message["usage"] = {"input_tokens": a.prompt_tokens, "output_tokens": a.completion_tokens}
+        message["usage"] = _usage(reply, a, a.completion_tokens)
         return message
 
     def frames(
@@ -131,7 +147,7 @@ class Anthropic(Wire):
         a = answer(reply, chat, ids)
         start = _message(a, ids)
         start.update(content=[], stop_reason=None, stop_sequence=None)
-        start["usage"] = {"input_tokens": a.prompt_tokens, "output_tokens": 1}
+        start["usage"] = _usage(reply, a, 1)
         yield sse_event("message_start", {"type": "message_start", "message": start})
         for index, (block, rest) in enumerate(_content(a)):
             empty = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
@@ -146,6 +162,20 @@ class Anthropic(Wire):
     def error_payload(self, error: ErrorReply, message: str) -> Any:
         kind = error.type or self.names.error_name(error.status)
         return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+_CACHE_FIELDS = ("cache_read_input_tokens", "cache_creation_input_tokens", "cache_creation")
+
+
+def _usage(reply: Reply, a: Answer, output: int) -> dict[str, Any]:
+    """Anthropic's usage: ``input_tokens`` are the prompt tokens neither read from nor written
+    to the prompt cache, whose counts (scripted or simulated) come beside them."""
+    given = reply.usage or {}
+    cache = {k: given[k] for k in _CACHE_FIELDS if k in given}
+    cached = int(cache.get("cache_read_input_tokens", 0)) + int(
+        cache.get("cache_creation_input_tokens", 0)
+    )
+    return {"input_tokens": max(a.prompt_tokens - cached, 0), "output_tokens": output, **cache}
 
 
 def _event(name: str, **fields: Any) -> bytes:

@@ -132,7 +132,9 @@ class Gemini(Wire):
     def body(self, reply: Reply, chat: Mapping[str, Any], ids: Ids) -> Any:
         a = answer(reply, chat, ids)
         parts: list[dict[str, Any]] = [{"text": a.choice.content}] if a.choice.content else []
-        return _response(a, parts + _calls(a), finish=self.names.finish_reason(a))
+        out = _response(a, parts + _calls(a), finish=self.names.finish_reason(a))
+        _cached(out, reply)
+        return out
 
     def frames(
         self, reply: Reply, chat: Mapping[str, Any], ids: Ids, query: Mapping[str, str]
@@ -145,6 +147,7 @@ class Gemini(Wire):
         *pending, last = chunks
         responses = [_response(a, c) for c in pending]
         responses.append(_response(a, last, finish=self.names.finish_reason(a)))
+        _cached(responses[-1], reply)
         if query.get("alt") == "sse":
             for r in responses:
                 yield b"data: " + json_bytes(r) + b"\r\n\r\n"
@@ -166,6 +169,14 @@ def _calls(a: Answer) -> list[dict[str, Any]]:
         {"functionCall": {"id": cid, "name": tc.name, "args": arguments_object(tc.arguments)}}
         for tc, cid in zip(a.choice.tool_calls, a.call_ids, strict=True)
     ]
+
+
+def _cached(response: dict[str, Any], reply: Reply) -> None:
+    """A scripted ``cached_tokens`` as Gemini reports its implicit-cache hits (part of the
+    prompt count)."""
+    cached = (reply.usage or {}).get("cached_tokens")
+    if cached:
+        response["usageMetadata"]["cachedContentTokenCount"] = int(cached)
 
 
 def _response(a: Answer, parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:

@@ -27,6 +27,13 @@ a ``functionResponse`` not after a ``functionCall``; Bedrock: roles not alternat
 ``user``, a ``toolResult`` without its ``toolUse``). ``config_list(model, api_type=...)``
 gives an entry with AutoGen's keys for that provider.
 
+Prompt caching is simulated (:mod:`parley.testing._prompt_cache`): Anthropic's ``cache_control``
+breakpoints are checked as the API checks them (at most four, on blocks that take one) and a
+prefix seen at a breakpoint before comes back as ``cache_read_input_tokens``, a new one as
+``cache_creation_input_tokens``; an OpenAI chat request with a ``prompt_cache_key`` reports the
+repeated prefix of its messages (from 1024 tokens) as ``prompt_tokens_details.cached_tokens``.
+The cache lasts for the server's lifetime (``reset()`` empties it).
+
 It answers from a script, so agents can be tested through the real ``openai`` client without
 a model, a key or a network::
 
@@ -99,6 +106,7 @@ from typing import Any
 
 from .._core.lifetime import Serving
 from ._http import HttpRequest, HttpResponse, HttpServer
+from ._prompt_cache import PromptCache
 from ._render import Ids
 from ._request_log import RecordedRequest, RequestLog
 from ._script import (
@@ -166,6 +174,7 @@ class FakeLLMServer(Serving):
         self._queue: collections.deque[ScriptItem] = collections.deque()
         self._log = RequestLog()
         self._ids = Ids()
+        self._prompt_cache = PromptCache()  # the providers' prompt caches, simulated
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._http: HttpServer | None = None
@@ -333,11 +342,13 @@ class FakeLLMServer(Serving):
         return len(self._queue)  # one read of a deque: no lock needed
 
     def reset(self) -> None:
-        """Forget the queue, the request logs and recorded responder errors."""
+        """Forget the queue, the request logs, recorded responder errors and the prompt
+        cache."""
         with self._lock:
             self._queue.clear()
             self.errors.clear()
         self._log.clear()
+        self._prompt_cache.clear()
 
     # -- what was received ----------------------------------------------------------------
 

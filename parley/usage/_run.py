@@ -29,6 +29,7 @@ from .._core.lifetime import Bound
 from ._budget import Budget, Spent, exhausted
 
 __all__ = [
+    "DETAIL_KEYS",
     "ChatRun",
     "LLMCall",
     "Ledger",
@@ -46,6 +47,12 @@ __all__ = [
 ]
 
 
+# parley's counts beside AutoGen's four, in a call's usage and in usage summaries (a model's
+# entry holds them once one of its responses reported them): prompt tokens read from and
+# written to the provider's prompt cache, completion tokens spent reasoning.
+DETAIL_KEYS = ("cached_tokens", "cache_creation_tokens", "reasoning_tokens")
+
+
 @dataclass(frozen=True, slots=True)
 class LLMCall:
     """One completed model call (or cache hit) and what it cost."""
@@ -61,6 +68,11 @@ class LLMCall:
     cached: bool
     start_time: float
     duration: float
+    #: Prompt tokens read from / written to the provider's prompt cache, completion tokens
+    #: spent reasoning (parts of the counts above; 0 when not reported).
+    cached_tokens: int = 0
+    cache_creation_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 class _Watch:
@@ -285,6 +297,9 @@ def record_call(
         cached,
         start,
         duration,
+        int(usage.get("cached_tokens") or 0),
+        int(usage.get("cache_creation_tokens") or 0),
+        int(usage.get("reasoning_tokens") or 0),
     )
     run.calls.append(call)
     if not cached:

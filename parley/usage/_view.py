@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ._run import LLMCall
+from ._run import DETAIL_KEYS, LLMCall
 
 __all__ = ["Usage"]
 
@@ -67,6 +67,21 @@ class Usage:
         return sum(c.total_tokens for c in self._paid())
 
     @property
+    def cached_tokens(self) -> int:
+        """Prompt tokens read from the provider's prompt cache (part of ``prompt_tokens``)."""
+        return sum(c.cached_tokens for c in self._paid())
+
+    @property
+    def cache_creation_tokens(self) -> int:
+        """Prompt tokens written to the provider's prompt cache (part of ``prompt_tokens``)."""
+        return sum(c.cache_creation_tokens for c in self._paid())
+
+    @property
+    def reasoning_tokens(self) -> int:
+        """Completion tokens spent reasoning (part of ``completion_tokens``)."""
+        return sum(c.reasoning_tokens for c in self._paid())
+
+    @property
     def llm_calls(self) -> int:
         """Requests sent to a model (cache hits excluded)."""
         return len(self._paid())
@@ -107,7 +122,9 @@ class Usage:
 
     def summary(self, include_cached: bool = True) -> dict[str, Any]:
         """AutoGen's usage summary: ``{"total_cost": ..., "<model>": {"cost", "prompt_tokens",
-        "completion_tokens", "total_tokens"}}``."""
+        "completion_tokens", "total_tokens"}}``; a model's entry also holds
+        ``cached_tokens``, ``cache_creation_tokens`` and ``reasoning_tokens`` when one of its
+        calls reported them (as ``OpenAIWrapper``'s summaries do)."""
         calls = self.calls if include_cached else self._paid()
         out: dict[str, Any] = {"total_cost": math.fsum(c.cost for c in calls)}
         for model, usage in Usage(calls).by_model().items():
@@ -117,6 +134,10 @@ class Usage:
                 "completion_tokens": sum(c.completion_tokens for c in usage.calls),
                 "total_tokens": sum(c.total_tokens for c in usage.calls),
             }
+            for key in DETAIL_KEYS:
+                count = sum(getattr(c, key) for c in usage.calls)
+                if count:
+                    out[model][key] = count
         if not calls:
             out["total_cost"] = 0
         return out

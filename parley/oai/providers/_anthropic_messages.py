@@ -12,7 +12,9 @@ Anthropic's rules, and what is done to meet them:
   ``tool_result`` blocks of a user turn (consecutive results in one turn); a call without its
   result there, a result without its call, or any of them in a request without tools (a group
   chat's speaker selection) is written as text instead, so nothing the chat said is lost;
-- empty or blank text blocks are refused: they are dropped.
+- empty or blank text blocks are refused: they are dropped;
+- a content part's own ``cache_control`` (a prompt-cache breakpoint the caller placed) stays
+  on its block; a system message that has one makes ``system`` a list of text blocks.
 
 A message's ``name`` is dropped, as AutoGen's client drops it: Anthropic's messages have no
 such field, and a prefix in the text would teach the model to write one.
@@ -48,14 +50,45 @@ def _image(image: ImageData) -> Block:
     return {"type": "image", "source": source}
 
 
+def _marks(content: Any) -> list[Any]:
+    """Per content part, the caller's own ``cache_control`` (None where it has none)."""
+    if not isinstance(content, list):
+        return []
+    return [p.get("cache_control") if isinstance(p, Mapping) else None for p in content]
+
+
 def _blocks(content: Any) -> list[Block]:
     blocks: list[Block] = []
-    for part in content_parts(content):
+    marks = _marks(content)
+    for i, part in enumerate(content_parts(content)):
         if isinstance(part, ImageData):
-            blocks.append(_image(part))
+            block = _image(part)
         elif part.strip():
-            blocks.append({"type": "text", "text": part})
+            block = {"type": "text", "text": part}
+        else:
+            continue
+        if i < len(marks) and marks[i] is not None:
+            block["cache_control"] = marks[i]  # the caller's own prompt-cache breakpoint
+        blocks.append(block)
     return blocks
+
+
+def _system(messages: Sequence[Mapping[str, Any]]) -> str | list[Block] | None:
+    """The system prompt: one text, or its blocks when a system message marks its own
+    cache breakpoint (a text block per system message, marked as its parts were)."""
+    found = [m for m in messages if m.get("role") == "system"]
+    if not any(any(_marks(m.get("content"))) for m in found):
+        return split_system(messages)[0] or None
+    blocks: list[Block] = []
+    for m in found:
+        text = content_text(m.get("content"))
+        if text.strip():
+            block: Block = {"type": "text", "text": text}
+            mark = next((c for c in _marks(m.get("content")) if c is not None), None)
+            if mark is not None:
+                block["cache_control"] = mark
+            blocks.append(block)
+    return blocks or None
 
 
 def _calls(message: Mapping[str, Any], position: int) -> list[Block]:
@@ -143,10 +176,12 @@ def _pair_tools(turns: list[tuple[str, list[Block]]], with_tools: bool) -> None:
 
 def to_anthropic(
     messages: Sequence[Mapping[str, Any]], *, with_tools: bool
-) -> tuple[str | None, list[dict[str, Any]]]:
+) -> tuple[str | list[Block] | None, list[dict[str, Any]]]:
     """(``system``, ``messages``) of an Anthropic request for OpenAI-shaped ``messages``;
-    ``with_tools`` when the request declares tools."""
-    system, rest = split_system(messages)
+    ``with_tools`` when the request declares tools. A content part's ``cache_control`` (the
+    caller's own prompt-cache breakpoint) is kept on its block."""
+    system = _system(messages)
+    rest = [m for m in messages if m.get("role") != "system"]
     turns = _turns(rest)
     # A tool_use checked against the next turn must see the final turns: pair after the
     # continue turns are in place.
@@ -155,7 +190,7 @@ def to_anthropic(
     if turns[-1][0] != "user":
         turns.append(("user", [{"type": "text", "text": CONTINUE}]))
     _pair_tools(turns, with_tools)
-    return system or None, [{"role": role, "content": blocks} for role, blocks in turns]
+    return system, [{"role": role, "content": blocks} for role, blocks in turns]
 
 
 def tools(params: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -39,10 +39,16 @@ from ...exceptions import (
     ModelServerError,
     RateLimitError,
 )
-from .._cost import USAGE_KEYS, response_usage
+from .._cost import (
+    USAGE_KEYS,
+    cache_write_tokens,
+    cached_prompt_tokens,
+    compute_cost,
+    response_usage,
+)
 from .._retry import parse_retry_after
 from .._streaming import collect_stream
-from ._prices import provider_prices
+from ._prices import CacheRates, provider_cache_rates, provider_prices
 
 __all__ = [
     "ProviderClient",
@@ -83,11 +89,14 @@ def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def _usage(prompt_tokens: int, completion_tokens: int) -> dict[str, int]:
+def _usage(
+    prompt_tokens: int, completion_tokens: int, details: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     return {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
+        **(details or {}),
     }
 
 
@@ -101,8 +110,10 @@ def completion(
     completion_tokens: int = 0,
     response_id: str | None = None,
     created: int | None = None,
+    usage_details: Mapping[str, Any] | None = None,
 ) -> Any:
-    """A one-choice ``openai.types.chat.ChatCompletion``."""
+    """A one-choice ``openai.types.chat.ChatCompletion``; ``usage_details`` are OpenAI's
+    ``prompt_tokens_details`` / ``completion_tokens_details`` of its usage."""
     from openai.types.chat import ChatCompletion
 
     message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -117,7 +128,7 @@ def completion(
             "choices": [
                 {"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}
             ],
-            "usage": _usage(prompt_tokens, completion_tokens),
+            "usage": _usage(prompt_tokens, completion_tokens, usage_details),
         }
     )
 
@@ -131,9 +142,11 @@ def chunk(
     tool_call_delta: Mapping[str, Any] | None = None,
     finish_reason: str | None = None,
     usage: tuple[int, int] | None = None,
+    usage_details: Mapping[str, Any] | None = None,
 ) -> Any:
     """A ``ChatCompletionChunk``: a text delta, a tool-call delta (``{"index", "id"?,
-    "function": {"name"?, "arguments"?}}``), a finish reason, or the usage (no choices)."""
+    "function": {"name"?, "arguments"?}}``), a finish reason, or the usage (no choices; with
+    ``usage_details`` as in :func:`completion`)."""
     from openai.types.chat import ChatCompletionChunk
 
     choices: list[dict[str, Any]] = []
@@ -151,7 +164,7 @@ def chunk(
             "created": created,
             "model": model,
             "choices": choices,
-            "usage": None if usage is None else _usage(*usage),
+            "usage": None if usage is None else _usage(*usage, usage_details),
         }
     )
 
@@ -231,6 +244,9 @@ class ProviderClient:
 
     PROVIDER: ClassVar[str] = ""
     PRICES: ClassVar[Mapping[str, tuple[float, float]]] = {}
+    # The provider's prompt-cache prices (prices.json's cache_rates); None: cached prompt
+    # tokens cost as input.
+    CACHE_RATES: ClassVar[CacheRates | None] = None
     # The SDK's module, imported as each client is made (ImportError naming the parley extra,
     # EXTRA or else PROVIDER, when it is missing); "" for a client that imports its own.
     SDK: ClassVar[str] = ""
@@ -252,6 +268,8 @@ class ProviderClient:
         super().__init_subclass__(**kwargs)
         if "PROVIDER" in cls.__dict__ and "PRICES" not in cls.__dict__:
             cls.PRICES = provider_prices(cls.PROVIDER)
+        if "PROVIDER" in cls.__dict__ and "CACHE_RATES" not in cls.__dict__:
+            cls.CACHE_RATES = provider_cache_rates(cls.PROVIDER)
         # Every provider's a_create: whatever error leaves it (a ModelAPIError, the SDK's
         # error chained to it, an error of the SDK's own) is scrubbed of credentials first.
         own = cls.__dict__.get("a_create")
@@ -281,12 +299,29 @@ class ProviderClient:
 
     def cost(self, response: Any) -> float:
         """Dollars by ``PRICES`` (a config's ``price`` overrides it, in the wrapper); 0 for a
-        model the table does not know."""
+        model the table does not know. Prompt tokens read from or written to the provider's
+        prompt cache cost its ``CACHE_RATES`` times the input price."""
         usage = response.usage
         price = price_per_1k(self.price_name(str(response.model)), self.PRICES)
         if usage is None or price is None:
             return 0.0
-        return tokens_cost(int(usage.prompt_tokens), int(usage.completion_tokens or 0), price)
+        rates = self.CACHE_RATES
+        read = cached_prompt_tokens(usage)
+        written, written_1h = cache_write_tokens(usage)
+        if rates is None or not (read or written):
+            return tokens_cost(int(usage.prompt_tokens), int(usage.completion_tokens or 0), price)
+        return compute_cost(
+            None,
+            int(usage.prompt_tokens),
+            int(usage.completion_tokens or 0),
+            price,
+            cached_tokens=read,
+            cached_rate=price[0] * rates.read,
+            written=(
+                (written_1h, price[0] * rates.write_1h),
+                (written - written_1h, price[0] * rates.write_5m),
+            ),
+        )
 
     @classmethod
     def token_cost(cls, input_tokens: int, output_tokens: int, model: str) -> float:

@@ -13,8 +13,12 @@ Request parameters under AutoGen's names: ``temperature``, ``top_p``, ``top_k``,
 (Anthropic requires one: 4096 when the config has none, as AutoGen), ``stop`` or
 ``stop_sequences``, ``stream``, ``tools`` and ``tool_choice`` (``parallel_tool_calls=False``
 asks for one call at a time), ``response_format`` (Claude's structured outputs, or a tool that
-carries the answer: :mod:`parley.oai.providers._anthropic_output`). Other OpenAI parameters (``n``, ``seed``, penalties, ...) have no
-Anthropic counterpart and are not sent. Messages are translated as
+carries the answer: :mod:`parley.oai.providers._anthropic_output`). Other OpenAI parameters
+(``n``, ``seed``, penalties, ...) have no Anthropic counterpart and are not sent.
+``"prompt_cache": true`` in the config entry places
+prompt-cache breakpoints (:mod:`parley.oai.providers._anthropic_cache`; ``"prompt_cache_ttl":
+"1h"`` for Anthropic's one-hour cache); cache reads and writes come back in the usage's
+``prompt_tokens_details`` and are priced as Anthropic bills them. Messages are translated as
 :mod:`parley.oai.providers._anthropic_messages` says. A streamed reply is echoed to the IOStream as an
 OpenAI stream is.
 """
@@ -30,6 +34,7 @@ from typing import Any, ClassVar
 from ...exceptions import ConfigError
 from . import _anthropic_messages as translate
 from . import _anthropic_output as output
+from ._anthropic_cache import cache_usage, place_breakpoints
 from ._anthropic_output import OutputTool
 from ._base import (
     ProviderClient,
@@ -129,6 +134,8 @@ class AnthropicClient(ProviderClient):
             )
             if choice is not None:
                 body["tool_choice"] = choice
+        if self._config.get("prompt_cache"):
+            body = place_breakpoints(body, self._config.get("prompt_cache_ttl"))
         return body
 
     def _request(self, params: Mapping[str, Any]) -> tuple[dict[str, Any], OutputTool | None]:
@@ -191,6 +198,7 @@ def _response(message: Any, answer_tool: str | None = None) -> Any:
         prompt_tokens=_input_tokens(message.usage),
         completion_tokens=int(message.usage.output_tokens or 0),
         response_id=message.id,
+        usage_details=cache_usage(message.usage),
     )
 
 
@@ -202,6 +210,7 @@ async def _chunks(events: Any, answer_tool: str | None = None) -> AsyncIterator[
 
     head: dict[str, Any] = {"response_id": "", "model": "", "created": int(time.time())}
     prompt = done = 0
+    details = None
     tools: dict[int, int] = {}  # content block index -> tool call index
     answers: set[int] = set()  # content block indexes of the answer tool's calls
     sent_arguments: set[int] = set()
@@ -210,6 +219,7 @@ async def _chunks(events: Any, answer_tool: str | None = None) -> AsyncIterator[
         if kind == "message_start":
             head.update(response_id=event.message.id, model=event.message.model)
             prompt = _input_tokens(event.message.usage)
+            details = cache_usage(event.message.usage)
             done = int(event.message.usage.output_tokens or 0)
         elif kind == "content_block_start" and _calls_tool(event.content_block, answer_tool):
             answers.add(event.index)
@@ -246,7 +256,7 @@ async def _chunks(events: Any, answer_tool: str | None = None) -> AsyncIterator[
             if reason == "tool_calls" and not tools:  # only the answer tool was called
                 reason = "stop"
             yield chunk(**head, finish_reason=reason)
-    yield chunk(**head, usage=(prompt, done))
+    yield chunk(**head, usage=(prompt, done), usage_details=details)
 
 
 def _calls_tool(block: Any, name: str | None) -> bool:

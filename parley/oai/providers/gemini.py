@@ -146,6 +146,7 @@ class GeminiClient(PooledClient):
             prompt_tokens=prompt,
             completion_tokens=done,
             response_id=answer.response_id and f"chatcmpl-{answer.response_id}",
+            usage_details=_usage_details(answer.usage_metadata),
         )
 
     async def _chunks(self, request: dict[str, Any]) -> AsyncIterator[Any]:
@@ -153,6 +154,7 @@ class GeminiClient(PooledClient):
         calls = 0
         reason: Any = None
         usage: tuple[int, int] | None = None
+        details: dict[str, Any] | None = None
         said = False
         with sdk_errors(self.PROVIDER, self._error):
             stream = await self._sdk().aio.models.generate_content_stream(**request)
@@ -168,12 +170,13 @@ class GeminiClient(PooledClient):
                 reason = piece_reason or reason
                 if piece.usage_metadata is not None:
                     usage = _token_counts(piece.usage_metadata)
+                    details = _usage_details(piece.usage_metadata)
                 said = said or _has_parts(piece)
             if not said and not _says_why(reason):
                 raise malformed(self.PROVIDER, "the stream had no text, no call, no reason")
         yield chunk(**head, finish_reason=finish_reason(reason, calls > 0))
         if usage is not None:
-            yield chunk(**head, usage=usage)
+            yield chunk(**head, usage=usage, usage_details=details)
 
     def _error(self, error: Exception) -> ModelAPIError | None:
         errors = require("google.genai.errors", "gemini")
@@ -219,6 +222,19 @@ def _token_counts(usage: Any) -> tuple[int, int]:
     # Thinking tokens are billed as output.
     done = (usage.candidates_token_count or 0) + (usage.thoughts_token_count or 0)
     return usage.prompt_token_count or 0, done
+
+
+def _usage_details(usage: Any) -> dict[str, Any] | None:
+    """Gemini's implicit-cache hits and thinking tokens in OpenAI's usage details (reported,
+    not priced apart: they are part of the prompt and output counts)."""
+    cached = int(getattr(usage, "cached_content_token_count", None) or 0)
+    thoughts = int(getattr(usage, "thoughts_token_count", None) or 0)
+    details: dict[str, Any] = {}
+    if cached:
+        details["prompt_tokens_details"] = {"cached_tokens": cached}
+    if thoughts:
+        details["completion_tokens_details"] = {"reasoning_tokens": thoughts}
+    return details or None
 
 
 def _read_candidate(answer: Any, first_call: int = 0) -> tuple[str, list[dict[str, Any]], Any]:
