@@ -79,6 +79,7 @@ HEAVY = [
     "groq",
     "httpx",
     "jinja2",
+    "jsonschema",
     "matplotlib",
     "mistralai",
     "networkx",

@@ -7,7 +7,8 @@
 - ``model_client``: the ``ModelClient`` protocol a client of your own implements;
 - typed structured output: ``OutputSchema`` (``_structured``, made once from a
   ``response_format``), replies checked and asked again with the problems shown
-  (``_typed_reply``; plain schema dicts checked by ``_schema_check``);
+  (``_typed_reply``; plain schema dicts checked by the ``jsonschema`` library, in
+  ``_schema_validator``);
 - ``providers/``: the model clients, one per API (OpenAI and Azure, Anthropic, Gemini, ...);
 - ``legacy/``: AutoGen/FLAML's ``Completion``, ``ChatCompletion`` and ``tune``;
 - ``openai_utils`` and ``_config_lists``: loading and filtering config lists;

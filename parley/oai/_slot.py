@@ -160,7 +160,7 @@ class Slot:
             # Azure deployment names cannot hold dots ("gpt-3.5" is deployed as "gpt-35").
             params["model"] = params["model"].replace(".", "")
         if schema is not None:
-            if self.structured_output(params.get("model")) == "native":
+            if self.structured_output(params) == "native":
                 params["response_format"] = schema.response_format()
             else:
                 params["messages"] = with_instruction(params["messages"], schema)
@@ -183,14 +183,18 @@ class Slot:
             del params["response_format"]
         return schema
 
-    def structured_output(self, model: Any) -> str:
-        """How this config's client takes a typed response_format: ``"native"`` or
-        ``"prompted"`` (its class's ``STRUCTURED_OUTPUT``; a custom client: prompted)."""
+    def structured_output(self, params: Mapping[str, Any]) -> str:
+        """How this config's client takes the request ``params``'s typed response_format:
+        ``"native"`` or ``"prompted"`` (its class's ``STRUCTURED_OUTPUT``, as a provider
+        client's ``structured_output_for`` fits it to the request; a custom client: prompted)."""
         mode = getattr(type(self.client), "STRUCTURED_OUTPUT", "prompted")
+        fitted = getattr(self.client, "structured_output_for", None)
+        if mode == "native" and callable(fitted):
+            mode = fitted(params)
         if mode != "native":
             return "prompted"
         override = self.entry.extras.get("model_profile")
-        if self._profiled and not profile_for(model, override).json_schema:
+        if self._profiled and not profile_for(params.get("model"), override).json_schema:
             return "prompted"
         return "native"
 

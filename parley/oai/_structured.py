@@ -6,7 +6,9 @@ Accepted forms (``OutputSchema.of``):
 - a pydantic model class (or another type pydantic can validate: a dataclass, a TypedDict):
   replies are parsed into an instance of it;
 - a JSON-schema dict (AG2's form), e.g. ``{"type": "object", "properties": {...}}``: replies
-  are parsed into plain Python values, checked by :mod:`parley.oai._schema_check`;
+  are parsed into plain Python values, checked by the ``jsonschema`` library
+  (:mod:`parley.oai._schema_validator`: the draft its ``$schema`` names, 2020-12 by default;
+  ``format`` checked only when ``OutputSchema.of(..., check_formats=True)`` asks);
 - OpenAI's chat form ``{"type": "json_schema", "json_schema": {"name", "schema", "strict"}}``
   and the Responses API's ``{"type": "json_schema", "name", "schema", "strict"}``;
 - an ``OutputSchema``, as it is.
@@ -28,11 +30,11 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..exceptions import ConfigError, StructuredOutputError
-from ._schema_check import problems as _schema_problems
+from . import _schema_validator
 
 __all__ = ["OutputSchema", "output_schema_of"]
 
@@ -79,12 +81,22 @@ class OutputSchema:
     target: Any
     schema_json: str
     _sent_json: str = field(repr=False)
+    #: Whether a schema dict's ``format`` keywords are checked (``"email"``, ``"date"``...);
+    #: off by default, when ``format`` only annotates, as JSON Schema 2020-12 says.
+    check_formats: bool = False
 
     @classmethod
-    def of(cls, value: Any, where: str = "response_format") -> OutputSchema | None:
+    def of(
+        cls, value: Any, where: str = "response_format", *, check_formats: bool = False
+    ) -> OutputSchema | None:
         """The schema ``value`` describes, None for an untyped format (``json_object``,
-        ``text``); ConfigError naming ``where`` for anything else."""
-        return output_schema_of(value, where)
+        ``text``); ConfigError naming ``where`` for anything else, a schema dict that is not a
+        valid JSON schema included. ``check_formats`` makes a schema dict's ``format``
+        keywords assert (a pydantic model checks its own field types)."""
+        schema = output_schema_of(value, where)
+        if schema is None or schema.check_formats == check_formats or schema.target is not None:
+            return schema
+        return replace(schema, check_formats=check_formats)
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -124,7 +136,7 @@ class OutputSchema:
             value = json.loads(body)
         except ValueError as e:
             raise self.error(raw, [f"the reply is not JSON: {e}"]) from e
-        found = _schema_problems(value, json.loads(self.schema_json))
+        found = _schema_validator.problems(value, self.schema_json, self.check_formats)
         if found:
             raise self.error(raw, found)
         return value
@@ -144,11 +156,12 @@ class OutputSchema:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, OutputSchema):
             return NotImplemented
-        return (self.name, self.strict, self.target, self.schema_json) == (
+        return (self.name, self.strict, self.target, self.schema_json, self.check_formats) == (
             other.name,
             other.strict,
             other.target,
             other.schema_json,
+            other.check_formats,
         )
 
     def __hash__(self) -> int:
@@ -180,9 +193,15 @@ def output_schema_of(value: Any, where: str = "response_format") -> OutputSchema
         if strict is not None and not isinstance(strict, bool):
             raise ConfigError(f"{where}: strict must be true or false, got {strict!r}")
         name = inner.get("name") or inner["schema"].get("title") or _DEFAULT_NAME
-        return _build(str(name), _plain(inner["schema"], where), strict, None)
+        return _checked(_build(str(name), _plain(inner["schema"], where), strict, None), where)
     schema = _plain(value, where)
-    return _build(str(schema.get("title") or _DEFAULT_NAME), schema, None, None)
+    return _checked(_build(str(schema.get("title") or _DEFAULT_NAME), schema, None, None), where)
+
+
+def _checked(schema: OutputSchema, where: str) -> OutputSchema:
+    """``schema`` once the ``jsonschema`` library has found it a valid schema of its draft."""
+    _schema_validator.check_schema(schema.schema_json, where)
+    return schema
 
 
 @functools.lru_cache(maxsize=256)
@@ -283,11 +302,10 @@ def _text_of(content: Any) -> str:
 
 
 def _pydantic_problems(error: Any) -> list[str]:
-    found = []
-    for e in error.errors(include_url=False):
-        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.get("loc", ()))
-        found.append(f"${loc}: {e.get('msg')}" + _got(e))
-    return found
+    return _schema_validator.capped(
+        f"{_schema_validator.location(e.get('loc', ()))}: {e.get('msg')}" + _got(e)
+        for e in error.errors(include_url=False)
+    )
 
 
 def _got(e: Mapping[str, Any]) -> str:

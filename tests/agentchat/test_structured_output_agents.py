@@ -95,6 +95,68 @@ def test_tool_calls_first_then_a_typed_answer(fake_llm: FakeLLMServer) -> None:
     assert result.parsed == Verdict(approved=True, reason="tests pass")
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_anthropic_answer_tool_beside_a_registered_function(
+    fake_llm: FakeLLMServer, stream: bool
+) -> None:
+    """An older Claude (no output_config): the schema is an answer tool offered beside the
+    agent's function under tool_choice "any"; the function is called first, then the answer
+    tool, whose input is the typed final answer (never run as a tool)."""
+    config = fake_llm.config_list("claude-3-5-sonnet-20240620", api_type="anthropic")[0]
+    reviewer = AssistantAgent(
+        "reviewer",
+        llm_config={
+            "config_list": [config],
+            "cache_seed": None,
+            "response_format": Verdict,
+            "stream": stream,
+        },
+    )
+    user = _user()
+
+    def run_tests(suite: Annotated[str, "which suite"]) -> str:
+        return f"{suite}: 12 passed"
+
+    parley.register_function(run_tests, caller=reviewer, executor=user, description="Run.")
+    fake_llm.add_reply(
+        tool_calls=[{"id": "toolu_1", "name": "run_tests", "arguments": {"suite": "unit"}}]
+    )
+    fake_llm.add_reply(
+        tool_calls=[{"id": "toolu_2", "name": "Verdict", "arguments": json.loads(GOOD)}]
+    )
+    result = user.initiate_chat(reviewer, message="Review this.", max_turns=2, silent=True)
+
+    first, second = fake_llm.received
+    for request in (first, second):
+        assert [t["name"] for t in request.json["tools"]] == ["run_tests", "Verdict"]
+        assert request.json["tool_choice"] == {"type": "any"}
+        assert "output_config" not in request.json
+    # the function's result went back as Anthropic's tool_result for the call
+    results = [
+        block
+        for message in second.json["messages"]
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    assert [(r["tool_use_id"], _block_text(r["content"])) for r in results] == [
+        ("toolu_1", "unit: 12 passed")
+    ]
+    history = result.chat_history
+    assert history[1]["tool_calls"][0]["function"]["name"] == "run_tests"
+    assert history[2]["content"] == "unit: 12 passed"
+    assert json.loads(history[3]["content"]) == json.loads(GOOD)  # JSON text, no tool call
+    assert not history[3].get("tool_calls")
+    assert result.parsed == Verdict(approved=True, reason="tests pass")
+    assert reviewer.last_parsed_reply(user) == result.parsed
+
+
+def _block_text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(str(b.get("text", "")) for b in content)
+    return str(content)
+
+
 def test_group_chat_validates_the_typed_member(fake_llm: FakeLLMServer) -> None:
     writer = AssistantAgent(
         "writer", llm_config={"config_list": fake_llm.config_list(), "cache_seed": None}

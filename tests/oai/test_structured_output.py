@@ -139,7 +139,7 @@ def test_retries_exhausted_raise_structured_output_error(fake_llm: FakeLLMServer
 def test_default_retry_limit_is_two(fake_llm: FakeLLMServer) -> None:
     for _ in range(3):
         fake_llm.add_reply('{"name": "Ann"}')
-    with pytest.raises(StructuredOutputError, match="required field 'age' is missing"):
+    with pytest.raises(StructuredOutputError, match="'age' is a required property"):
         _client(fake_llm).create(messages=HI, response_format=PERSON_SCHEMA)
     assert len(fake_llm.received) == 3
 
@@ -262,9 +262,138 @@ def test_direct_validate_reports_where() -> None:
     with pytest.raises(StructuredOutputError) as caught:
         schema.validate('{"name": 3, "age": -1, "extra": 1}')
     assert caught.value.errors == [
-        "$.name: expected string, got integer 3",
-        "$.age: expected at least 0, got -1",
+        "$.name: 3 is not of type 'string'",
+        "$.age: -1 is less than the minimum of 0",
     ]
+
+
+# Keywords a partial validator could skip and so accept a wrong object: the jsonschema library
+# enforces each (schema, a reply that violates it, the problem reported).
+_PERSON_DEFS = {
+    "$defs": {
+        "person": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "required": ["name"],
+        }
+    },
+    "type": "object",
+    "properties": {"people": {"type": "array", "items": {"$ref": "#/$defs/person"}}},
+}
+VIOLATIONS: list[tuple[dict[str, Any], str, str]] = [
+    ({"type": "string", "pattern": "^[A-Z]{3}$"}, '"usd"', "$: 'usd' does not match '^[A-Z]{3}$'"),
+    ({"type": "array", "minItems": 2}, "[1]", "$: [1] is too short (minItems 2)"),
+    (
+        {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+        "3",
+        "$: 3 is valid under each of",
+    ),
+    (_PERSON_DEFS, '{"people": [{"name": "Ann"}, {}]}', "$.people[1]: 'name' is a required"),
+    (
+        {"type": "object", "propertyNames": {"pattern": "^[a-z]+$"}},
+        '{"Bad": 1}',
+        "$: 'Bad' does not match '^[a-z]+$'",
+    ),
+    (
+        {"type": "object", "dependentRequired": {"card": ["cvv"]}},
+        '{"card": "4111"}',
+        "$: 'cvv' is a dependency of 'card'",
+    ),
+    (
+        {"type": "array", "contains": {"const": 1}, "minContains": 2},
+        "[1, 2]",
+        "$: Too few items match the given schema (expected at least 2 but only 1 matched)",
+    ),
+    (
+        {"if": {"properties": {"kind": {"const": "a"}}}, "then": {"required": ["a"]}},
+        '{"kind": "a"}',
+        "$: 'a' is a required property",
+    ),
+    (
+        {"anyOf": [{"type": "string"}, {"type": "integer", "minimum": 10}]},
+        "3",
+        "(option 1: $: 3 is not of type 'string'; option 2: $: 3 is less than the minimum of 10)",
+    ),
+    (
+        {
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "type": "array",
+            "items": [{"type": "string"}],
+        },
+        "[1]",
+        "$[0]: 1 is not of type 'string'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "reply", "problem"), VIOLATIONS, ids=[str(i) for i in range(len(VIOLATIONS))]
+)
+def test_every_keyword_of_a_schema_dict_is_enforced(
+    schema: dict[str, Any], reply: str, problem: str
+) -> None:
+    typed = OutputSchema.of(schema)
+    assert typed is not None
+    with pytest.raises(StructuredOutputError) as caught:
+        typed.validate(reply)
+    assert any(problem in line for line in caught.value.errors), caught.value.errors
+
+
+def test_a_violation_of_an_unfamiliar_keyword_is_retried(fake_llm: FakeLLMServer) -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]{3}$"}}}
+    fake_llm.add_reply('{"code": "usd"}')
+    fake_llm.add_reply('{"code": "USD"}')
+    response = _client(fake_llm).create(messages=HI, response_format=schema)
+    assert response.choices[0].message.parsed == {"code": "USD"}
+    retry = fake_llm.received[1].json["messages"][-1]["content"]
+    assert "$.code: 'usd' does not match '^[A-Z]{3}$'" in retry
+
+
+def test_format_is_an_annotation_unless_checking_is_asked() -> None:
+    schema = {"type": "string", "format": "date"}
+    plain = OutputSchema.of(schema)
+    assert plain is not None
+    assert plain.validate('"not a date"') == "not a date"
+    checked = OutputSchema.of(schema, check_formats=True)
+    assert checked is not None
+    assert checked != plain
+    assert checked.validate('"2026-01-31"') == "2026-01-31"
+    with pytest.raises(StructuredOutputError, match="is not a 'date'"):
+        checked.validate('"not a date"')
+
+
+def test_problems_are_capped() -> None:
+    schema = {"type": "array", "items": {"type": "integer"}}
+    typed = OutputSchema.of(schema)
+    assert typed is not None
+    with pytest.raises(StructuredOutputError) as caught:
+        typed.validate(json.dumps(["x"] * 14))
+    errors = caught.value.errors
+    assert len(errors) == 11
+    assert errors[:2] == [
+        "$[0]: 'x' is not of type 'integer'",
+        "$[1]: 'x' is not of type 'integer'",
+    ]
+    assert errors[-1] == "... and 4 more problems"
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"type": "nonsense"}, r"not a valid JSON schema: \$\.type: 'nonsense'"),
+        ({"type": "array", "minItems": -1}, r"\$\.minItems: -1 is less than the minimum of 0"),
+    ],
+)
+def test_an_invalid_schema_dict_is_a_config_error(schema: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        OutputSchema.of(schema)
+
+
+def test_a_remote_ref_is_never_fetched() -> None:
+    typed = OutputSchema.of({"$ref": "https://example.com/schema.json"})
+    assert typed is not None
+    with pytest.raises(ConfigError, match=r"cannot be resolved.*example\.com/schema\.json"):
+        typed.validate("1")
 
 
 _json_leaf = st.one_of(

@@ -257,6 +257,12 @@ class ProviderClient:
     # "prompted" when it cannot, and the wrapper sends the schema as an instruction instead.
     STRUCTURED_OUTPUT: ClassVar[str] = "prompted"
 
+    def structured_output_for(self, params: Mapping[str, Any]) -> str:
+        """How this request's typed ``response_format`` goes: ``STRUCTURED_OUTPUT``, unless
+        the API cannot take a schema beside what else the request asks (a client says so by
+        answering "prompted": the schema then goes as an instruction)."""
+        return self.STRUCTURED_OUTPUT
+
     def __init__(self, **config: Any) -> None:
         self._config = dict(config)
         remember_in(self._config)  # its keys are scrubbed from every error text from now on

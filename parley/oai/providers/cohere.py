@@ -134,7 +134,7 @@ def request_of(params: Mapping[str, Any]) -> dict[str, Any]:
         ]
     response_format = _response_format(params)
     # Cohere refuses response_format beside tools: a turn that may call tools goes without it
-    # (the final answer is still checked against the schema by the caller).
+    # (a typed one is then sent as an instruction: CohereClient.structured_output_for).
     if response_format is not None and not specs:
         request["response_format"] = response_format
     return request
@@ -160,6 +160,11 @@ class CohereClient(PooledClient):
     SDK: ClassVar[str] = "cohere"
     # response_format {"type": "json_object", "json_schema": ...}, but not beside tools.
     STRUCTURED_OUTPUT: ClassVar[str] = "native"
+
+    def structured_output_for(self, params: Mapping[str, Any]) -> str:
+        """Cohere refuses ``response_format`` beside tools: a turn that offers tools is told
+        the schema in its system message instead."""
+        return "prompted" if function_specs(params) else self.STRUCTURED_OUTPUT
 
     def parse_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """AutoGen's ``parse_params``: the model and the parameters this client sends for

@@ -55,6 +55,12 @@ class OllamaClient(PooledClient):
     SDK: ClassVar[str] = "ollama"
     STRUCTURED_OUTPUT: ClassVar[str] = "native"  # the schema as ``format``
 
+    def structured_output_for(self, params: Mapping[str, Any]) -> str:
+        """Tool calls emulated in the text (``native_tool_calls=False``) could not be written
+        under a schema: such a turn that offers tools is told the schema as an instruction."""
+        emulated = params.get("native_tool_calls", True) is False
+        return "prompted" if emulated and function_specs(params) else self.STRUCTURED_OUTPUT
+
     async def _close_sdk(self, client: Any) -> None:
         await client.close()
 

@@ -343,3 +343,33 @@ def test_anthropic_wire_answers_a_named_tool_choice_with_that_tool(
     (block,) = message.content
     assert (block.type, block.name, block.input) == ("tool_use", "add", {"a": 1, "b": 2})
     assert message.stop_reason == "tool_use"
+
+
+def test_cohere_beside_tools_is_told_the_schema_instead(fake_llm: FakeLLMServer) -> None:
+    """Cohere refuses response_format beside tools: that turn gets the schema as an
+    instruction in its system message (and the answer is still checked)."""
+    fake_llm.add_reply(ANSWER)
+    response = _client(fake_llm, "cohere", "command-a-03-2025").create(
+        messages=scenarios.HI, tools=[ADD], response_format=FORMAT
+    )
+    (request,) = fake_llm.received
+    assert "response_format" not in request.json
+    assert [t["function"]["name"] for t in request.json["tools"]] == ["add"]
+    system = request.chat["messages"][0]
+    assert system["role"] == "system"
+    assert "JSON schema, named city_facts" in system["content"]
+    assert response.choices[0].message.parsed == json.loads(ANSWER)
+
+
+def test_ollama_with_emulated_tools_is_told_the_schema_instead(fake_llm: FakeLLMServer) -> None:
+    """Tool calls written in the text cannot be under a ``format`` schema: a turn offering
+    emulated tools gets the schema as an instruction; without tools, ``format`` again."""
+    client = _client(fake_llm, "ollama", "llama3.1:8b", native_tool_calls=False)
+    fake_llm.add_reply(ANSWER).add_reply(ANSWER)
+    response = client.create(messages=scenarios.HI, tools=[ADD], response_format=FORMAT)
+    client.create(messages=scenarios.HI, response_format=FORMAT)
+    with_tools, without = fake_llm.received
+    assert "format" not in with_tools.json
+    assert any("JSON schema, named city_facts" in m["content"] for m in with_tools.json["messages"])
+    assert response.choices[0].message.parsed == json.loads(ANSWER)
+    assert without.json["format"] == SCHEMA
