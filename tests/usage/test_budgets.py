@@ -88,8 +88,9 @@ async def test_a_time_limit_is_checked_before_each_turn(fake_llm: FakeLLMServer)
         result = await user.a_initiate_chat(bot, message="start", budget=Budget(max_seconds=1.0))
     assert result.termination_reason == "budget:seconds"
     assert time.monotonic() - started >= 1.0
-    # 0.8 s after two replies (under the limit), 1.2 s after three: the chat stops there.
-    assert len(fake_llm.requests) == 3
+    # Three replies take at least 1.2 s, so the check before a fourth turn stops the chat
+    # (without the check all ten would be asked for); on a slow machine it may stop sooner.
+    assert 1 <= len(fake_llm.requests) <= 3
 
 
 async def test_with_max_turns_the_chat_stops_at_the_budget_too(fake_llm: FakeLLMServer) -> None:
