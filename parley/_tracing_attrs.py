@@ -235,6 +235,13 @@ def _reply_func_end(step: ReplyFuncStep, out: Attrs, content: bool) -> str | Non
     return None
 
 
+_TOKEN_DETAILS = (
+    ("cached_tokens", "gen_ai.usage.cache_read.input_tokens"),
+    ("cache_creation_tokens", "gen_ai.usage.cache_creation.input_tokens"),
+    ("reasoning_tokens", "gen_ai.usage.reasoning.output_tokens"),
+)
+
+
 def _llm_call_end(step: LLMCallStep, out: Attrs, content: bool) -> str | None:
     a = step.attrs
     _put(out, "gen_ai.response.model", a.get("response_model"))
@@ -249,6 +256,10 @@ def _llm_call_end(step: LLMCallStep, out: Attrs, content: bool) -> str | None:
     if isinstance(usage, Mapping):
         _put(out, "gen_ai.usage.input_tokens", _int(usage.get("prompt_tokens")))
         _put(out, "gen_ai.usage.output_tokens", _int(usage.get("completion_tokens")))
+        # The parts of those counts a provider reported (OpenAI's cached and reasoning tokens,
+        # Anthropic's cache writes); left out when it reported none.
+        for ours, theirs in _TOKEN_DETAILS:
+            _put(out, theirs, _int(usage.get(ours)) or None)
     if "cost" in a:
         out["parley.cost_usd"] = float(a.get("cost") or 0.0)
     _put(out, "parley.cached", a.get("cached"))
@@ -326,12 +337,11 @@ def _name_of(agent: Any) -> str | None:
 
 
 def _provider(client: Any) -> str:
-    """``gen_ai.provider.name``: the conventions' name for OpenAI's API (or Azure's), else
-    the client's ``provider_name`` or, for a custom model client, its class name."""
+    """``gen_ai.provider.name``: the client's ``provider_name`` (OpenAI's clients give the
+    conventions' name for OpenAI's API or Azure's) or, for a custom model client, its class
+    name."""
     if client is None:
         return "openai"
-    if type(client).__name__ == "OpenAIClient":
-        return "azure.ai.openai" if getattr(client, "azure", False) else "openai"
     provider = getattr(client, "provider_name", None)
     return provider if isinstance(provider, str) else type(client).__name__
 

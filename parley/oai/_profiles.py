@@ -22,8 +22,9 @@ running when nothing it asked for is lost, and fails before sending when somethi
   ``stream`` for one that cannot stream, a ``json_schema`` response format for one without
   structured output: a ConfigError.
 
-Each change that is not a no-op is logged once per process per (family, change). A model that
-matches no family (and has no ``model_profile`` in its config) is sent as it is.
+Each change that is not a no-op is logged once per process per (family, change)
+(:func:`forget_warnings` starts the count again: a test of the warnings runs after others have
+logged them). A model that matches no family (and has no ``model_profile`` in its config) is sent as it is.
 
 A request for OpenAI's Responses API (``api_type: "responses"``, :func:`adapt_responses`) is
 fitted by the same rules but two, which the translation to that API does for every model
@@ -46,12 +47,25 @@ from typing import Any
 from .._model_profiles import ModelProfile, profile_for, profile_table
 from ..exceptions import ConfigError
 
-__all__ = ["ProfileAdapter", "adapt_responses", "cached_input_rate", "is_reasoning_model"]
+__all__ = [
+    "ProfileAdapter",
+    "adapt_responses",
+    "cached_input_rate",
+    "forget_warnings",
+    "is_reasoning_model",
+]
 
 logger = logging.getLogger(__name__)
 
 _warned: set[tuple[str | None, str, bool]] = set()
 _warned_lock = threading.Lock()
+
+
+def forget_warnings() -> None:
+    """Forget which adaptations were logged: each is logged once more, the next time it is
+    made."""
+    with _warned_lock:
+        _warned.clear()
 
 
 def _warn_once(profile: ModelProfile | None, change: str) -> None:

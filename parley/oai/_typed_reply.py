@@ -8,7 +8,9 @@ with the problems shown when it does not conform, parsed onto the response when 
   tools is not checked (tool calls come first, the final answer is typed);
 - :func:`typed_response`: the loop over one config: a reply that does not conform is sent
   back, with what is wrong, as an assistant message and a user message, up to the config's
-  ``structured_output_retries`` times (default 2); then :class:`StructuredOutputError`.
+  ``structured_output_retries`` times (default 2); then :class:`StructuredOutputError`. The
+  reply sent back keeps the reasoning items its model returned (the Responses API's
+  ``parley_reasoning``), as the reply would in an agent's history.
 
 The message content stays the model's text: the parsed object rides on the response only, so
 a history, a cache entry and a journal record hold plain JSON text (the cache and the journal
@@ -36,6 +38,9 @@ __all__ = [
 #: The attribute of a response's message that holds its parsed object.
 PARSED = "parsed"
 _SYSTEM_ROLES = ("system", "developer")
+# The Responses client's REASONING_KEY (providers._responses_items): the clients sit above this
+# module, which the cache also reads, so the name is spelled out, as agentchat spells it.
+_REASONING_KEY = "parley_reasoning"
 
 T = TypeVar("T")
 
@@ -57,13 +62,18 @@ def with_instruction(
 
 
 def retry_messages(
-    messages: Sequence[Mapping[str, Any]], error: StructuredOutputError
+    messages: Sequence[Mapping[str, Any]], error: StructuredOutputError, response: Any = None
 ) -> list[dict[str, Any]]:
-    """``messages`` followed by the reply that failed and what is wrong with it."""
+    """``messages`` followed by the reply that failed (with the reasoning items its message
+    in ``response`` carries) and what is wrong with it."""
     problems = "\n".join(f"- {p}" for p in error.errors)
+    failed: dict[str, Any] = {"role": "assistant", "content": error.raw}
+    reasoning = _reasoning_of(response, error.raw)
+    if reasoning:
+        failed[_REASONING_KEY] = reasoning
     return [
         *(dict(m) for m in messages),
-        {"role": "assistant", "content": error.raw},
+        failed,
         {
             "role": "user",
             "content": (
@@ -72,6 +82,15 @@ def retry_messages(
             ),
         },
     ]
+
+
+def _reasoning_of(response: Any, raw: Any) -> list[Any]:
+    """The reasoning items of ``response``'s choice whose text is ``raw``."""
+    for choice in getattr(response, "choices", None) or ():
+        message = getattr(choice, "message", None)
+        if message is not None and getattr(message, "content", None) == raw:
+            return list(getattr(message, _REASONING_KEY, None) or ())
+    return []
 
 
 def _calls_tools(message: Any) -> bool:
@@ -112,6 +131,7 @@ async def typed_response(
         except StructuredOutputError as error:
             if attempts > retries:
                 raise schema.error(error.raw, error.errors, attempts) from error
-            params = {**params, "messages": retry_messages(params["messages"], error)}
+            messages = retry_messages(params["messages"], error, response_of(answer))
+            params = {**params, "messages": messages}
         answer = await ask(params)
         attempts += 1

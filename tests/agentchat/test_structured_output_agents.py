@@ -46,6 +46,21 @@ def _user(**kwargs: Any) -> UserProxyAgent:
     return UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False, **kwargs)
 
 
+def _reviewer_with_tool(
+    config_list: list[dict[str, Any]], **extra: Any
+) -> tuple[AssistantAgent, UserProxyAgent]:
+    """A reviewer typed by Verdict that can call run_tests, which the user runs."""
+    llm_config = {"config_list": config_list, "cache_seed": None, "response_format": Verdict}
+    reviewer = AssistantAgent("reviewer", llm_config={**llm_config, **extra})
+    user = _user()
+
+    def run_tests(suite: Annotated[str, "which suite"]) -> str:
+        return f"{suite}: 12 passed"
+
+    parley.register_function(run_tests, caller=reviewer, executor=user, description="Run.")
+    return reviewer, user
+
+
 def test_two_agent_chat_parses_and_keeps_text(fake_llm: FakeLLMServer) -> None:
     fake_llm.add_reply("I approve!").add_reply(GOOD)
     reviewer = AssistantAgent("reviewer", llm_config=_llm_config(fake_llm))
@@ -79,13 +94,7 @@ def test_a_chat_whose_replies_never_conform_raises(fake_llm: FakeLLMServer) -> N
 
 
 def test_tool_calls_first_then_a_typed_answer(fake_llm: FakeLLMServer) -> None:
-    reviewer = AssistantAgent("reviewer", llm_config=_llm_config(fake_llm))
-    user = _user()
-
-    def run_tests(suite: Annotated[str, "which suite"]) -> str:
-        return f"{suite}: 12 passed"
-
-    parley.register_function(run_tests, caller=reviewer, executor=user, description="Run.")
+    reviewer, user = _reviewer_with_tool(fake_llm.config_list(model="gpt-4o-mini"))
     fake_llm.add_reply(tool_calls=[{"name": "run_tests", "arguments": {"suite": "unit"}}])
     fake_llm.add_reply(GOOD)
     result = user.initiate_chat(reviewer, message="Review this.", max_turns=2, silent=True)
@@ -96,28 +105,50 @@ def test_tool_calls_first_then_a_typed_answer(fake_llm: FakeLLMServer) -> None:
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_responses_api_text_format_beside_a_registered_function(
+    fake_llm: FakeLLMServer, stream: bool
+) -> None:
+    """OpenAI's Responses API with a reasoning model: the schema goes as ``text.format`` beside
+    the agent's function on every request; the tool call is not validated, a non-conforming
+    answer is asked again with its problem shown, the reasoning items go back each time."""
+    reasoning = {"completion_tokens_details": {"reasoning_tokens": 5}}
+    config_list = fake_llm.config_list(model="o4-mini", api_type="responses")
+    reviewer, user = _reviewer_with_tool(config_list, stream=stream)
+    fake_llm.add_reply(
+        tool_calls=[{"name": "run_tests", "arguments": {"suite": "unit"}}], usage=reasoning
+    )
+    fake_llm.add_reply('{"approved": "yes"}', usage=reasoning)
+    fake_llm.add_reply(GOOD, usage=reasoning)
+    result = user.initiate_chat(reviewer, message="Review this.", max_turns=2, silent=True)
+
+    requests = [r.json for r in fake_llm.received]
+    assert [r.path for r in fake_llm.received] == ["/v1/responses"] * 3
+    for body in requests:
+        text_format = body["text"]["format"]
+        assert (text_format["type"], text_format["name"]) == ("json_schema", "Verdict")
+        assert text_format["schema"]["required"] == ["approved", "reason"]
+        assert [t["name"] for t in body["tools"]] == ["run_tests"]
+        assert "response_format" not in body
+    outputs = [i for i in requests[1]["input"] if i.get("type") == "function_call_output"]
+    assert [o["output"] for o in outputs] == ["unit: 12 passed"]
+    # the retry shows the problem and carries back both answers' reasoning items
+    retry = requests[2]["input"]
+    assert "$.reason" in json.dumps(retry[-1])
+    assert sum(i.get("type") == "reasoning" for i in retry) == 2
+    assert json.loads(result.chat_history[-1]["content"]) == json.loads(GOOD)
+    assert result.parsed == Verdict(approved=True, reason="tests pass")
+    assert reviewer.last_parsed_reply(user) == result.parsed
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
 def test_anthropic_answer_tool_beside_a_registered_function(
     fake_llm: FakeLLMServer, stream: bool
 ) -> None:
     """An older Claude (no output_config): the schema is an answer tool offered beside the
     agent's function under tool_choice "any"; the function is called first, then the answer
     tool, whose input is the typed final answer (never run as a tool)."""
-    config = fake_llm.config_list("claude-3-5-sonnet-20240620", api_type="anthropic")[0]
-    reviewer = AssistantAgent(
-        "reviewer",
-        llm_config={
-            "config_list": [config],
-            "cache_seed": None,
-            "response_format": Verdict,
-            "stream": stream,
-        },
-    )
-    user = _user()
-
-    def run_tests(suite: Annotated[str, "which suite"]) -> str:
-        return f"{suite}: 12 passed"
-
-    parley.register_function(run_tests, caller=reviewer, executor=user, description="Run.")
+    config_list = fake_llm.config_list("claude-3-5-sonnet-20240620", api_type="anthropic")
+    reviewer, user = _reviewer_with_tool(config_list, stream=stream)
     fake_llm.add_reply(
         tool_calls=[{"id": "toolu_1", "name": "run_tests", "arguments": {"suite": "unit"}}]
     )

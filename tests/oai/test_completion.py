@@ -12,6 +12,7 @@ import openai
 import pytest
 
 import parley
+from parley.exceptions import ConfigError
 from parley.oai import ChatCompletion, Completion
 from parley.testing import FakeLLMServer
 
@@ -137,6 +138,22 @@ def test_model_and_prompt_are_required(fake_llm: FakeLLMServer) -> None:
             prompt="a", messages=[{"role": "user", "content": "b"}], **entry(fake_llm)
         )
     assert fake_llm.requests == []
+
+
+def test_the_responses_api_type_is_refused_naming_the_wrapper(fake_llm: FakeLLMServer) -> None:
+    responses = entry(fake_llm, "o4-mini", api_type="responses")
+    with pytest.raises(ConfigError, match=r"'responses'.*use parley\.OpenAIWrapper"):
+        ChatCompletion.create(prompt="x", **responses)
+    with pytest.raises(ConfigError, match="OpenAIWrapper"):
+        Completion.create(messages=[{"role": "user", "content": "x"}], **responses)
+    # a refused entry is a mistake to fix, not a failure to fall back from
+    with pytest.raises(ConfigError, match="OpenAIWrapper"):
+        ChatCompletion.create(prompt="x", config_list=[responses, entry(fake_llm)])
+    assert fake_llm.requests == []
+    fake_llm.add_reply("chat path")
+    answer = ChatCompletion.create(prompt="x", config_list=[entry(fake_llm), responses])
+    assert ChatCompletion.extract_text(answer) == ["chat path"]
+    assert [r.path for r in fake_llm.received] == ["/v1/chat/completions"]
 
 
 def test_identical_call_is_answered_from_the_cache(fake_llm: FakeLLMServer, legacy: Path) -> None:

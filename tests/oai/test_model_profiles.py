@@ -4,7 +4,7 @@ real openai SDK against FakeLLMServer on loopback."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 from typing import Any
 
 import openai
@@ -188,14 +188,13 @@ def test_the_callers_messages_and_config_are_not_changed(fake_llm: FakeLLMServer
 
 
 def test_one_warning_per_family_and_change(
-    fake_llm: FakeLLMServer, caplog: pytest.LogCaptureFixture
+    fake_llm: FakeLLMServer, adaptation_warnings: Callable[[], list[str]]
 ) -> None:
     client = OpenAIWrapper(config_list=fake_llm.config_list(model="gpt-5-nano"), cache_seed=None)
-    with caplog.at_level(logging.WARNING, logger="parley.oai._profiles"):
-        for _ in range(3):
-            fake_llm.add_reply("ok")
-            client.create(messages=HI, temperature=0, max_tokens=5)
-    texts = [r.getMessage() for r in caplog.records if r.name == "parley.oai._profiles"]
+    for _ in range(3):
+        fake_llm.add_reply("ok")
+        client.create(messages=HI, temperature=0, max_tokens=5)
+    texts = adaptation_warnings()
     assert len(texts) == 3  # max_tokens renamed, temperature=0 dropped, system -> developer
     assert all("'gpt-5-nano'" in t for t in texts)
     assert any("max_completion_tokens" in t for t in texts)

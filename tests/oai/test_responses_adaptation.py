@@ -5,7 +5,7 @@ FakeLLMServer on loopback."""
 
 from __future__ import annotations
 
-import logging
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import openai
@@ -114,17 +114,16 @@ def test_without_adaptation_the_strict_server_refuses(fake_llm: FakeLLMServer) -
 
 
 def test_sampling_nudges_are_dropped_with_one_warning(
-    fake_llm: FakeLLMServer, caplog: pytest.LogCaptureFixture
+    fake_llm: FakeLLMServer, adaptation_warnings: Callable[[], list[str]]
 ) -> None:
     client = _wrapper(fake_llm, "gpt-4o-mini")
-    with caplog.at_level(logging.WARNING, logger="parley.oai._profiles"):
-        for _ in range(2):
-            fake_llm.add_reply("ok")
-            client.create(messages=HI, seed=7, frequency_penalty=0.5, presence_penalty=0, n=1)
+    for _ in range(2):
+        fake_llm.add_reply("ok")
+        client.create(messages=HI, seed=7, frequency_penalty=0.5, presence_penalty=0, n=1)
     body = fake_llm.received[-1].json
     for gone in ("seed", "frequency_penalty", "presence_penalty", "n"):
         assert gone not in body
-    texts = sorted(r.getMessage() for r in caplog.records if r.name == "parley.oai._profiles")
+    texts = sorted(adaptation_warnings())
     # presence_penalty=0 and n=1 are the defaults: dropped without a word.
     assert len(texts) == 2
     assert "frequency_penalty is not sent" in texts[0]

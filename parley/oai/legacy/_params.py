@@ -13,8 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...exceptions import ConfigError
 from .. import _templating
 from .._config import split_config
+from ..providers._registry import RESPONSES
 
 __all__ = [
     "CHAT_MODELS",
@@ -161,6 +163,14 @@ def build_request(
     if "timeout" in merged:  # openai>=1's name for request_timeout
         options.setdefault("request_timeout", merged.pop("timeout"))
     client, extras, body = split_config(merged)
+    if extras.get("api_type") == RESPONSES:
+        # The legacy API only knows the chat and text-completions endpoints: sending the
+        # request there would quietly ignore what the config asked for.
+        raise ConfigError(
+            f"api_type {RESPONSES!r} (OpenAI's Responses API) is not supported by the legacy "
+            "Completion / ChatCompletion API: use parley.OpenAIWrapper(config_list=[...]) "
+            "(or an agent's llm_config), which sends it to /responses"
+        )
     client.pop("max_retries", None)  # Completion's own retry settings apply
     model = body.get("model")
     if model is None:

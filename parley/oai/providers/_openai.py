@@ -136,6 +136,12 @@ class OpenAIClient:
         self._key = _pool_key(kwargs, self.azure)
         self._close = _leave_open if kwargs.get("http_client") is not None else _close
 
+    @property
+    def provider_name(self) -> str:
+        """The provider as OpenTelemetry's GenAI conventions name it (a model call span's
+        ``gen_ai.provider.name``), the Responses API's client included."""
+        return "azure.ai.openai" if self.azure else "openai"
+
     def _async_client(self) -> Any:
         """The running loop's client for these settings."""
         return loop_resource(self._key, self._new_client, self._close)
