@@ -226,12 +226,16 @@ def test_a_timeout_interrupts_the_block_and_the_kernel_survives(
     assert run(executor, "print(x)").output == "kept\n"
 
 
-async def test_a_cancelled_chat_interrupts_the_block(executor: Executor) -> None:
+async def test_a_cancelled_chat_interrupts_the_block(executor: Executor, tmp_path: Path) -> None:
     assert run(executor, "y = 'still here'").exit_code == 0
-    task = asyncio.ensure_future(
-        run_in_thread(executor.execute_code_blocks, python("import time\ntime.sleep(100)"))
-    )
-    await asyncio.sleep(1.5)
+    started = tmp_path / "started"  # the block says it runs (both kernels are on this machine)
+    code = f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(100)"
+    task = asyncio.ensure_future(run_in_thread(executor.execute_code_blocks, python(code)))
+    deadline = time.monotonic() + 120
+    while not started.exists():
+        assert time.monotonic() < deadline, "the block did not start"
+        assert not task.done(), task
+        await asyncio.sleep(0.05)
     start = time.monotonic()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
