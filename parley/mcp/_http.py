@@ -33,10 +33,11 @@ class BearerToken:
 def http_app(server: Any, host: str, port: int, secret: str) -> Any:
     """The Starlette app serving ``server`` at ``/mcp``, refusing requests without ``secret``."""
     from mcp.server.auth.settings import AuthSettings
+    from pydantic import AnyHttpUrl
 
     # The SDK asks for an issuer; no OAuth server exists here (no metadata route is made
     # without a resource_server_url), the shared token is the whole scheme.
-    auth = AuthSettings(issuer_url=f"http://127.0.0.1:{port}", resource_server_url=None)
+    auth = AuthSettings(issuer_url=AnyHttpUrl(f"http://127.0.0.1:{port}"), resource_server_url=None)
     return server.streamable_http_app(
         host=host, auth=auth, token_verifier=BearerToken(secret), json_response=False
     )

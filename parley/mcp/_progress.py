@@ -41,7 +41,8 @@ class _Watch:
         sender = event.data.get("sender")
         if sender in self.managers:
             return  # the manager passing a speaker's message on
-        line = f"{sender} -> {getattr(receiver, 'name', receiver)}: {_preview(event.data['message'])}"
+        to = getattr(receiver, "name", receiver)
+        line = f"{sender} -> {to}: {_preview(event.data['message'])}"
         self.loop.call_soon_threadsafe(self.lines.put_nowait, line)
 
 

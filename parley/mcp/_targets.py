@@ -56,7 +56,7 @@ class ServedTool:
 
 def served_tools(target: Any, name: str, description: str | None = None) -> list[ServedTool]:
     """The tools ``target`` (see :mod:`parley.mcp.serve`) offers; ``name`` names a chat's tool."""
-    if isinstance(target, GroupChatManager) or isinstance(target, tuple):
+    if isinstance(target, GroupChatManager | tuple):
         plan = _plan(target, name)
         lock = asyncio.Lock()  # the same agents every call: one chat at a time
 
@@ -116,7 +116,8 @@ def _function_tool(
 ) -> ServedTool:
     if schema is None:  # registered for execution only: describe it as the caller's model would
         origin = getattr(func, "_origin", func)  # private-ok: AutoGen's attribute on a tool
-        text = getattr(origin, "_description", None) or (origin.__doc__ or "").strip() or name  # private-ok: AutoGen's marker
+        marked = getattr(origin, "_description", None)  # private-ok: AutoGen's marker
+        text = marked or (origin.__doc__ or "").strip() or name
         schema = get_function_schema(origin, name=name, description=text)["function"]
     parameters = dict(schema.get("parameters") or {"type": "object", "properties": {}})
 

@@ -37,13 +37,13 @@ without it gets 401. The token is checked by the SDK's bearer-auth middleware.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import secrets
 import sys
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.runtime import run_sync
+from .._net import is_loopback
 from ._targets import Outcome, ServedTool, served_tools
 
 if TYPE_CHECKING:
@@ -123,16 +123,6 @@ def _result(types: Any, outcome: Outcome) -> Any:
 
 
 # -- running ----------------------------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) only reaches this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _status(text: str) -> None:

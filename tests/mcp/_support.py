@@ -24,6 +24,11 @@ SCRIPT = "tests/mcp/team.py"
 WAIT = 60.0
 
 
+def serve_command(name: str, *options: str) -> list[str]:
+    """``python -m parley mcp serve tests/mcp/team.py:NAME OPTIONS``."""
+    return [sys.executable, "-m", "parley", "mcp", "serve", f"{SCRIPT}:{name}", *options]
+
+
 def server_env(llm: FakeLLMServer | None, **extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), **extra}
     if llm is not None:
@@ -35,7 +40,7 @@ def server_env(llm: FakeLLMServer | None, **extra: str) -> dict[str, str]:
 async def stdio_session(name: str, llm: FakeLLMServer | None) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "parley", "mcp", "serve", f"{SCRIPT}:{name}"],
+        args=serve_command(name)[1:],
         env=server_env(llm),
         cwd=str(ROOT),
     )
@@ -57,8 +62,7 @@ class HttpServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "parley", "mcp", "serve", f"{SCRIPT}:{name}"]
-            + ["--transport", "http", "--port", str(self.port)],
+            serve_command(name, "--transport", "http", "--port", str(self.port)),
             cwd=ROOT,
             env=server_env(llm, PARLEY_MCP_TOKEN=token),
             stdin=subprocess.DEVNULL,

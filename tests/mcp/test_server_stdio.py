@@ -21,7 +21,10 @@ async def test_an_agents_functions_are_tools_with_their_schemas() -> None:
             assert set(tools) == {"add", "divide"}
             assert tools["add"].description == "Add two integers."
             schema = tools["add"].input_schema
-            assert schema["properties"]["a"] == {"type": "integer", "description": "the first number"}
+            assert schema["properties"]["a"] == {
+                "type": "integer",
+                "description": "the first number",
+            }
             assert sorted(schema["required"]) == ["a", "b"]
 
             result = await session.call_tool("add", {"a": 2, "b": 40})
