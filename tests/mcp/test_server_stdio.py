@@ -98,3 +98,36 @@ async def test_cancelling_the_call_stops_the_chat() -> None:
             assert result.content[0].text == "Reviewed second poem."
             assert len(llm.requests) == 3
             assert "Another poem." in str(llm.requests[1]["messages"])
+
+
+async def test_a_two_agent_chat_from_a_factory_with_initiate_chat_options() -> None:
+    with FakeLLMServer() as llm:
+        llm.add_reply("The answer.")
+        async with stdio_session("pair", llm) as session:
+            with anyio.fail_after(WAIT):
+                result = await session.call_tool("pair", {"task": "Say it."})
+                empty = await session.call_tool("pair", {"task": "  "})
+        assert result.content[0].text == "The answer."
+        assert result.structured_content["messages"] == 2  # max_turns=1 was passed on
+        assert result.structured_content["termination_reason"] == "max_turns"
+        assert empty.is_error
+        assert len(llm.requests) == 1
+
+
+def test_a_name_that_is_neither_an_agent_nor_a_chat_is_refused() -> None:
+    import subprocess
+
+    from ._support import ROOT, serve_command, server_env
+
+    done = subprocess.run(
+        serve_command("not_servable"),
+        cwd=ROOT,
+        env=server_env(None),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "'not_servable' is a int" in done.stderr
