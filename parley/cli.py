@@ -10,7 +10,8 @@ a file of that name in the current folder); without one, SmolLM2-135M-Instruct r
 ``parley sandbox build`` / ``parley sandbox status`` build and show parley's Docker images
 (``parley._sandbox_cli``); ``parley logs logs.db [CHAT_ID]`` lists the chats of a runtime log
 and shows one (``parley._logs_cli``); ``parley serve SCRIPT`` runs a script with a web page as
-its human (``parley._serve_cli``, the ``web`` extra).
+its human (``parley._serve_cli``, the ``web`` extra); ``parley mcp serve SCRIPT:NAME`` serves an
+agent's functions or a chat over MCP (``parley._mcp_cli``, the ``mcp`` extra).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import _logs_cli, _sandbox_cli, _serve_cli
+from . import _logs_cli, _mcp_cli, _sandbox_cli, _serve_cli
 
 __all__ = ["main"]
 
@@ -368,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _sandbox_cli.add_parser(sub)
     _logs_cli.add_parser(sub)
     _serve_cli.add_parser(sub)
+    _mcp_cli.add_parser(sub)
     args = parser.parse_args(argv)
     if args.command == "sandbox":
         return _sandbox_cli.run(args)
@@ -375,5 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _logs_cli.run(args)
     if args.command == "serve":
         return _serve_cli.run(args)
+    if args.command == "mcp":
+        return _mcp_cli.run(args)
     assert args.command == "demo"  # argparse refuses any other
     return demo(args.config, no_docker=args.no_docker)

@@ -9,12 +9,13 @@ use the websockets library's sans-I/O protocol (its legacy one is deprecated).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import threading
 
 import uvicorn
 from starlette.types import ASGIApp
+
+from .._net import is_loopback
 
 __all__ = ["ServerThread", "is_loopback"]
 
@@ -24,16 +25,6 @@ _START_TIMEOUT = 30.0  # seconds; uvicorn starts in milliseconds, this only boun
 _GRACEFUL_SHUTDOWN = 3
 _STOP_TIMEOUT = 10.0
 _MAX_MESSAGE = 1 << 20  # bytes a page may send in one websocket message
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) only reaches this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _Uvicorn(uvicorn.Server):

@@ -1,0 +1,133 @@
+"""``parley mcp serve`` over stdio, driven by the official SDK's client."""
+
+from __future__ import annotations
+
+import asyncio
+
+import anyio
+import pytest
+
+from parley.testing import FakeLLMServer
+
+from ._support import WAIT, stdio_session
+
+pytestmark = pytest.mark.timeout(240)
+
+
+async def test_an_agents_functions_are_tools_with_their_schemas() -> None:
+    async with stdio_session("calculator", None) as session:
+        with anyio.fail_after(WAIT):
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert set(tools) == {"add", "divide"}
+            assert tools["add"].description == "Add two integers."
+            schema = tools["add"].input_schema
+            assert schema["properties"]["a"] == {
+                "type": "integer",
+                "description": "the first number",
+            }
+            assert sorted(schema["required"]) == ["a", "b"]
+
+            result = await session.call_tool("add", {"a": 2, "b": 40})
+            assert not result.is_error
+            assert result.content[0].text == "42"
+
+            failed = await session.call_tool("divide", {"a": 1, "b": 0})
+            assert failed.is_error
+            assert "division by zero" in failed.content[0].text
+
+            wrong = await session.call_tool("add", {"a": "two", "b": 1})
+            assert wrong.is_error
+
+
+async def test_a_group_chat_is_one_tool_answering_its_summary_with_progress() -> None:
+    with FakeLLMServer() as llm:
+        llm.add_reply("A haiku about rivers.")
+        llm.add_reply("Reviewed: a fine haiku about rivers.")
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, message))
+
+        async with stdio_session("team", llm) as session:
+            with anyio.fail_after(WAIT):
+                (tool,) = (await session.list_tools()).tools
+                assert tool.name == "team"
+                assert tool.description.startswith("Write a short text on a task")
+                assert tool.input_schema["required"] == ["task"]
+
+                result = await session.call_tool(
+                    "team", {"task": "Write a haiku."}, progress_callback=on_progress
+                )
+        assert not result.is_error
+        assert result.content[0].text == "Reviewed: a fine haiku about rivers."
+        assert result.structured_content["summary"] == "Reviewed: a fine haiku about rivers."
+        assert result.structured_content["messages"] == 3
+        assert [v for v, _ in progress] == [1, 2, 3]
+        messages = [m or "" for _, m in progress]
+        assert messages[0].startswith("user -> chat_manager: Write a haiku.")
+        assert messages[1].startswith("writer -> chat_manager: A haiku about rivers.")
+        assert messages[2].startswith("critic -> chat_manager: Reviewed")
+        # The task reached the model inside the group's history.
+        assert any("Write a haiku." in str(m.get("content")) for m in llm.requests[0]["messages"])
+
+
+async def test_cancelling_the_call_stops_the_chat() -> None:
+    with FakeLLMServer() as llm:
+        llm.add_reply("too late", delay=60)  # the writer's turn: the client gives up on it
+        async with stdio_session("team", llm) as session:
+            started = asyncio.Event()
+
+            async def on_progress(value: float, total: float | None, message: str | None) -> None:
+                started.set()
+
+            call = asyncio.ensure_future(
+                session.call_tool("team", {"task": "Write a poem."}, progress_callback=on_progress)
+            )
+            await asyncio.wait_for(started.wait(), WAIT)
+            await asyncio.to_thread(llm.wait_for_requests, 1, WAIT)
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            # The model call in flight was abandoned on the wire...
+            await asyncio.to_thread(llm.wait_for_abandoned, 1, WAIT)
+            # ...and the chat went no further: a new chat gets the next replies, in order.
+            llm.add_reply("Second poem.")
+            llm.add_reply("Reviewed second poem.")
+            with anyio.fail_after(WAIT):
+                result = await session.call_tool("team", {"task": "Another poem."})
+            assert result.content[0].text == "Reviewed second poem."
+            assert len(llm.requests) == 3
+            assert "Another poem." in str(llm.requests[1]["messages"])
+
+
+async def test_a_two_agent_chat_from_a_factory_with_initiate_chat_options() -> None:
+    with FakeLLMServer() as llm:
+        llm.add_reply("The answer.")
+        async with stdio_session("pair", llm) as session:
+            with anyio.fail_after(WAIT):
+                result = await session.call_tool("pair", {"task": "Say it."})
+                empty = await session.call_tool("pair", {"task": "  "})
+        assert result.content[0].text == "The answer."
+        assert result.structured_content["messages"] == 2  # max_turns=1 was passed on
+        assert result.structured_content["termination_reason"] == "max_turns"
+        assert empty.is_error
+        assert len(llm.requests) == 1
+
+
+def test_a_name_that_is_neither_an_agent_nor_a_chat_is_refused() -> None:
+    import subprocess
+
+    from ._support import ROOT, serve_command, server_env
+
+    done = subprocess.run(
+        serve_command("not_servable"),
+        cwd=ROOT,
+        env=server_env(None),
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "'not_servable' is a int" in done.stderr
