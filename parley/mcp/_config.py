@@ -69,7 +69,9 @@ def load_config(config: Mapping[str, Any] | str | os.PathLike[str]) -> list[Serv
     else:
         data = config
     if not isinstance(data, Mapping):
-        raise MCPConfigError("<config>", f"the config must be a JSON object, got {type(data).__name__}")
+        raise MCPConfigError(
+            "<config>", f"the config must be a JSON object, got {type(data).__name__}"
+        )
     servers = data.get("mcpServers", data)
     if not isinstance(servers, Mapping):
         raise MCPConfigError("<config>", "'mcpServers' must be an object of server entries")
@@ -90,7 +92,9 @@ def _entry(name: str, entry: Any) -> ServerConfig:
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0
     ):
-        raise MCPConfigError(name, f"'timeout' must be a positive number of seconds, got {timeout!r}")
+        raise MCPConfigError(
+            name, f"'timeout' must be a positive number of seconds, got {timeout!r}"
+        )
     transport = _transport(name, entry)
     if transport == "stdio":
         return ServerConfig(
@@ -127,7 +131,7 @@ def _transport(name: str, entry: Mapping[str, Any]) -> Transport:
         raise MCPConfigError(
             name, f"unknown transport {given!r}; use 'stdio', 'http' (streamable HTTP) or 'sse'"
         )
-    if kind == "stdio" and "url" in entry or kind != "stdio" and "command" in entry:
+    if (kind == "stdio") != ("command" in entry):
         raise MCPConfigError(name, f"transport {given!r} does not fit the entry's keys")
     return kind
 

@@ -59,7 +59,8 @@ def _is_lost(error: BaseException) -> bool:
     if isinstance(error, SDKError):
         return error.code == CONNECTION_CLOSED or _unknown_session(error)
     return isinstance(
-        error, (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, httpx2.TransportError)
+        error,
+        (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, httpx2.TransportError),
     )
 
 
@@ -105,7 +106,9 @@ class Connection:
             if isinstance(e, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
                 raise
             if isinstance(e, TimeoutError):
-                raise MCPCallError(self.name, f"no answer within {OPEN_TIMEOUT:g}s of connecting") from e
+                raise MCPCallError(
+                    self.name, f"no answer within {OPEN_TIMEOUT:g}s of connecting"
+                ) from e
             raise MCPCallError(self.name, f"cannot connect: {_describe(e)}") from e
         self._broken = False
 
@@ -120,7 +123,9 @@ class Connection:
                 await closing.wait()
         except BaseException as e:
             if not ready.done():
-                ready.set_exception(e if isinstance(e, Exception) else MCPCallError(self.name, "closed"))
+                ready.set_exception(
+                    e if isinstance(e, Exception) else MCPCallError(self.name, "closed")
+                )
             elif not isinstance(e, (asyncio.CancelledError, GeneratorExit)):
                 logger.info("MCP server %r: the connection ended: %s", self.name, _describe(e))
 
@@ -182,7 +187,9 @@ class Connection:
                 return await self._send(what, send)
             except ConnectionLost as again:
                 self._broken = True
-                raise MCPCallError(self.name, f"{what}: the connection was lost again ({again})") from again
+                raise MCPCallError(
+                    self.name, f"{what}: the connection was lost again ({again})"
+                ) from again
 
     async def _send(self, what: str, send: Callable[[ClientSession], Awaitable[T]]) -> T:
         session = self._session
@@ -245,8 +252,9 @@ class Connection:
 
 
 def _describe(error: BaseException) -> str:
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(_describe(e) for e in error.exceptions)
+    grouped = getattr(error, "exceptions", None)  # an exception group (anyio's task groups)
+    if isinstance(grouped, (list, tuple)):
+        return "; ".join(_describe(e) for e in grouped)
     if isinstance(error, SDKError):
         return error.error.message
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -14,9 +14,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .._core.lifetime import AsyncClosesOnExit
 from ..exceptions import MCPCallError, MCPToolNameError
 from ._results import content_text, prompt_text, resource_text
 from ._session import Connection
@@ -39,7 +39,7 @@ class MCPTool:
     repeatable: bool
 
 
-class MCPToolkit:
+class MCPToolkit(AsyncClosesOnExit):
     """Tools, resources and prompts of connected MCP servers. Use it as an async context
     manager (or call :meth:`aclose`): closing ends the connections, and a stdio server's
     process with its connection."""
@@ -56,14 +56,6 @@ class MCPToolkit:
     def servers(self) -> list[str]:
         return list(self._connections)
 
-    async def __aenter__(self) -> MCPToolkit:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
     async def aclose(self) -> None:
         """Close every connection (concurrently); a session the user opened stays open."""
         await asyncio.gather(*(c.aclose() for c in self._connections.values()))
@@ -78,14 +70,18 @@ class MCPToolkit:
         try:
             return self._connections[server]
         except KeyError:
-            raise ValueError(f"no MCP server {server!r}; known: {sorted(self._connections)}") from None
+            raise ValueError(
+                f"no MCP server {server!r}; known: {sorted(self._connections)}"
+            ) from None
 
     def _tool(self, name: str, server: str | None) -> MCPTool:
         found = [t for t in self._tools if t.name == name and server in (None, t.server)]
         if len(found) != 1:
             where = f" on {server!r}" if server else ""
             problem = "no tool" if not found else "several tools"
-            raise ValueError(f"{problem} named {name!r}{where} (servers: {sorted(self._connections)})")
+            raise ValueError(
+                f"{problem} named {name!r}{where} (servers: {sorted(self._connections)})"
+            )
         return found[0]
 
     async def call_tool(
@@ -275,7 +271,9 @@ class MCPToolkit:
 
 def _llm_tool_names(agent: ConversableAgent) -> set[str]:
     if not isinstance(agent.llm_config, dict):
-        raise ValueError(f"agent {agent.name!r} has no llm_config: its model cannot be offered tools")
+        raise ValueError(
+            f"agent {agent.name!r} has no llm_config: its model cannot be offered tools"
+        )
     names = set()
     for schema in agent.llm_config.get("tools", []):
         function = schema.get("function") if isinstance(schema, dict) else None

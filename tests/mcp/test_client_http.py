@@ -36,7 +36,9 @@ async def test_chat_over_http_and_a_restart_mid_call(
             fake_llm.add_reply(tool_calls=[{"name": "web_add", "arguments": {"a": 1, "b": 2}}])
             fake_llm.add_reply(tool_calls=[{"name": "web_slow", "arguments": {"seconds": 60}}])
             restarted = threading.Event()
-            answers = iter([{"tool_calls": [{"name": "web_add", "arguments": {"a": 5}}]}, "TERMINATE"])
+            answers = iter(
+                [{"tool_calls": [{"name": "web_add", "arguments": {"a": 5}}]}, "TERMINATE"]
+            )
 
             async def after_the_restart(body: dict[str, Any]) -> Any:
                 # The model's next step waits for the server to be back, as a slower model would.
@@ -54,7 +56,8 @@ async def test_chat_over_http_and_a_restart_mid_call(
             await asyncio.wait_for(chat, 60)
         assert tool_results(fake_llm.requests[1]) == ["3"]
         killed = tool_results(fake_llm.requests[2])[-1]
-        assert killed.startswith("Error: ") and "'slow'" in killed
+        assert killed.startswith("Error: ")
+        assert "'slow'" in killed
         assert tool_results(fake_llm.requests[3])[-1] == "6"  # a new session on the new server
 
 
@@ -74,12 +77,14 @@ async def test_restart_between_calls_reconnects_once() -> None:
 
 async def test_a_session_the_user_opened() -> None:
     with http_server() as server:
-        async with streamable_http_client(server.url) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                kit = await parley.mcp.create_toolkit(session, name="mine")
-                assert await kit.call_tool("add", {"a": 40, "b": 2}) == "42"
-                assert await kit.read_resource("notes://today") == "buy milk"
-                await kit.aclose()
-                # The user's session is theirs: still open.
-                assert (await session.call_tool("add", {"a": 1})).structured_content == {"result": 2}
+        async with (
+            streamable_http_client(server.url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            kit = await parley.mcp.create_toolkit(session, name="mine")
+            assert await kit.call_tool("add", {"a": 40, "b": 2}) == "42"
+            assert await kit.read_resource("notes://today") == "buy milk"
+            await kit.aclose()
+            # The user's session is theirs: still open.
+            assert (await session.call_tool("add", {"a": 1})).structured_content == {"result": 2}

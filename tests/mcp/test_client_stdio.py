@@ -42,7 +42,8 @@ async def test_chat_calls_mcp_tools_with_the_servers_schemas(fake_llm: FakeLLMSe
     assistant, user = make_pair(fake_llm)
     async with await parley.mcp.connect(config()) as toolkit:
         names = toolkit.register(caller=assistant, executor=user, exclude=["slow"])
-        assert "add" in names and "slow" not in names
+        assert "add" in names
+        assert "slow" not in names
         fake_llm.add_reply(
             tool_calls=[
                 {"name": "add", "arguments": {"a": 2, "b": 3}},
@@ -63,7 +64,8 @@ async def test_chat_calls_mcp_tools_with_the_servers_schemas(fake_llm: FakeLLMSe
     added, total, exploded, picture = tool_results(second)
     assert added == "5"
     assert json.loads(total) == {"total": 6, "unit": "km"}
-    assert exploded.startswith("Error: ") and "exploded: boom" in exploded
+    assert exploded.startswith("Error: ")
+    assert "exploded: boom" in exploded
     assert picture == "[image: image/png, 70 bytes]"
 
 
@@ -79,9 +81,9 @@ async def test_prefix_include_and_collisions(fake_llm: FakeLLMServer) -> None:
             toolkit.register(caller=assistant, executor=user)
         # Refused before anything was registered.
         assert [t["function"]["name"] for t in assistant.llm_config["tools"]] == ["add"]
-        assert toolkit.register(caller=assistant, executor=user, prefix="demo_", include=["add"]) == [
-            "demo_add"
-        ]
+        assert toolkit.register(
+            caller=assistant, executor=user, prefix="demo_", include=["add"]
+        ) == ["demo_add"]
         fake_llm.add_reply(tool_calls=[{"name": "demo_add", "arguments": {"a": 40, "b": 2}}])
         fake_llm.add_reply("TERMINATE")
         await user.a_initiate_chat(assistant, message="go", silent=True)
@@ -102,7 +104,10 @@ async def test_resources_and_prompts(fake_llm: FakeLLMServer) -> None:
         fake_llm.add_reply(
             tool_calls=[
                 {"name": "read_resource", "arguments": {"uri": "notes://today"}},
-                {"name": "get_prompt", "arguments": {"name": "review", "arguments": {"language": "C", "code": ";"}}},
+                {
+                    "name": "get_prompt",
+                    "arguments": {"name": "review", "arguments": {"language": "C", "code": ";"}},
+                },
                 {"name": "read_resource", "arguments": {"uri": "notes://missing"}},
             ]
         )
@@ -111,7 +116,8 @@ async def test_resources_and_prompts(fake_llm: FakeLLMServer) -> None:
     read, prompt, missing = tool_results(fake_llm.requests[1])
     assert read == "buy milk"
     assert prompt == "Review this C code:\n;"
-    assert missing.startswith("Error: ") and "notes://missing" in missing
+    assert missing.startswith("Error: ")
+    assert "notes://missing" in missing
 
 
 async def test_minimal_environment_and_config_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,9 +206,11 @@ async def test_dead_stdio_server_is_an_error_then_a_new_process(fake_llm: FakeLL
         fake_llm.add_reply("TERMINATE")
         await user.a_initiate_chat(assistant, message="go", silent=True)
         (lost,) = tool_results(fake_llm.requests[1])
-        assert lost.startswith("Error: ") and "connection was lost" in lost
+        assert lost.startswith("Error: ")
+        assert "connection was lost" in lost
         second = tool_results(fake_llm.requests[2])[-1]
-        assert int(second) != first and pid_alive(int(second))
+        assert int(second) != first
+        assert pid_alive(int(second))
 
 
 def test_config_errors_name_the_problem(tmp_path: Path) -> None:
@@ -225,7 +233,8 @@ def test_config_errors_name_the_problem(tmp_path: Path) -> None:
     fs, web, old = parley.mcp.load_config(path)
     assert (fs.transport, fs.args, dict(fs.env)) == ("stdio", ("-y", "server"), {"TOKEN": "secret"})
     assert (web.transport, old.transport) == ("http", "sse")
-    assert "secret" not in repr(fs) and "Bearer" not in repr(web)
+    assert "secret" not in repr(fs)
+    assert "Bearer" not in repr(web)
     copy = json.loads(json.dumps(original))
     parley.mcp.load_config(copy)
     assert copy == original
