@@ -48,6 +48,11 @@
     │   │   ├── UncertainToolCallError       a non-idempotent tool was running when its chat stopped
     │   │   ├── JournalIntegrityError        a journal record is forged, altered, moved or unreadable
     │   │   └── ChatLeaseError               the chat is running in another process (its lease)
+    │   ├── MCPError                         an MCP server (``parley.mcp``) could not be used
+    │   │   ├── MCPConfigError (+ ValueError)  an ``mcpServers`` entry is malformed (which, why)
+    │   │   ├── MCPToolNameError (+ ValueError)  an MCP tool's name collides with a registered one
+    │   │   └── MCPCallError                 a call failed: an error result, a timeout, a dead
+    │   │                                    server (the model reads its text as the tool's result)
     │   ├── RedactedError                    stands in, in a chain of errors, for one whose text
     │   │                                    held a credential that could not be scrubbed in place
     │   └── ChatPaused                       not an error: a durable chat stopped to wait for input
@@ -105,6 +110,10 @@ __all__ = [
     "JournalIntegrityError",
     "JupyterGatewayError",
     "LocalModelUnavailableError",
+    "MCPCallError",
+    "MCPConfigError",
+    "MCPError",
+    "MCPToolNameError",
     "MalformedResponseError",
     "MessageRepairedWarning",
     "ModelAPIError",
@@ -651,3 +660,25 @@ class InvalidCarryOverType(_MessageError):
 
 class UndefinedNextAgent(_MessageError):
     default = "The provided agents list does not overlap with agents in the group."
+
+
+class MCPError(ParleyError):
+    """An MCP server (:mod:`parley.mcp`) could not be used; ``server`` names it."""
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(f"MCP server {server!r}: {message}")
+        self.server = server
+
+
+class MCPConfigError(MCPError, ValueError):
+    """An ``mcpServers`` entry is malformed: the message names the server and the key."""
+
+
+class MCPToolNameError(MCPError, ValueError):
+    """A tool from an MCP server would take a name already registered on an agent (a function
+    or another server's tool): the message names both."""
+
+
+class MCPCallError(MCPError):
+    """A call to an MCP server failed: the server answered with an error result, the call timed
+    out, or the server went away. In a chat its text becomes the tool's result for the model."""

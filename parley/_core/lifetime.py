@@ -4,6 +4,7 @@ every server, store, cache and executor of parley instead of one written in each
 - :class:`StopsOnExit`: ``with obj:`` uses the object as it is and calls ``stop()`` at the end
   (executors, Jupyter servers, which start when made).
 - :class:`ClosesOnExit`: the same with ``close()`` (stores, caches, the web page's server).
+- :class:`AsyncClosesOnExit`: ``async with obj:`` awaits ``obj.aclose()`` at the end (MCP toolkits).
 - :class:`Serving`: ``with server:`` calls ``start()`` first, and ``stop()`` at the end.
 - :class:`Bound`: ``with Bound(var, value):`` the context variable ``var`` is ``value`` inside
   the block. A class, not a generator: the core enters one on every turn.
@@ -14,7 +15,7 @@ from __future__ import annotations
 from contextvars import ContextVar, Token
 from typing import ClassVar, Generic, TypeVar
 
-__all__ = ["Bound", "ClosesOnExit", "Serving", "StopsOnExit"]
+__all__ = ["AsyncClosesOnExit", "Bound", "ClosesOnExit", "Serving", "StopsOnExit"]
 
 _T = TypeVar("_T")
 _ServingT = TypeVar("_ServingT", bound="Serving")
@@ -41,6 +42,19 @@ class ClosesOnExit(_ReleasedOnExit):
     """``with obj:`` calls ``obj.close()`` when the block ends, however it ends."""
 
     _RELEASE = "close"
+
+
+class AsyncClosesOnExit:
+    """``async with obj:`` awaits ``obj.aclose()`` when the block ends, however it ends."""
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self: _T) -> _T:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
 
 
 class Serving(StopsOnExit):
