@@ -141,6 +141,30 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "schema: Verdict | attempts: 2\nraw: {\"approved\": \"perhaps\"}" in text
         assert "parsed: Verdict(approved=True, reason='12 unit tests pass')" in text
         assert "{'city': 'Lyon', 'population': 522000}" in text
+    if notebook.name == "mcp.ipynb":
+        assert (
+            "temperature: Today's temperature in a city. | repeatable: True\n"
+            "pid: The server's process id. | repeatable: False\n" in text
+        )
+        assert "registered: ['weather_temperature']" in text
+        assert "same schema as the server's: True" in text
+        assert (
+            "tool result: 12 C\ntool result: Error: MCP server 'weather': tool 'temperature' "
+            "failed: Error executing tool temperature: no weather station in Rome\n"
+            "summary: Oslo: 12 C. Rome has no station." in text
+        )
+        assert "notes://cities -> Paris, Oslo\nprompt: Which is warmer today, Paris or Oslo?" in text
+        assert "server running: True\nserver running after aclose(): False" in text
+        assert "tool: haiku_team | Write a haiku on a topic" in text
+        assert (
+            "[1] user -> chat_manager: A haiku about rivers.\n[2] writer -> chat_manager: Slow "
+            in text
+        )
+        assert "[3] critic -> chat_manager: Good imagery." in text
+        assert "summary: Good imagery. Final: " in text
+        assert "messages: 3 | ended by: max_round" in text
+        assert "tools: [('add', 'Add two integers.')]\nadd(2, 40) = 42" in text
+        assert "removed: True" in text
     if notebook.name == "runtime_logging.ipynb":
         text = text.replace("\r\n", "\n")  # the output of `!` commands comes from a terminal
         assert "logging: True" in text
