@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "build_client",
     "execution_wrapper",
+    "mark_idempotent",
     "merge_functions",
     "register_for_execution",
     "register_for_llm",
@@ -216,6 +217,13 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapped
 
 
+def mark_idempotent(func: Callable[..., Any], idempotent: bool) -> None:
+    """Say whether ``func``, as it sits in an agent's function map, may simply run again when
+    a resumed durable chat finds its call unfinished (the journal reads the mark; an unmarked
+    function counts as idempotent)."""
+    func._parley_idempotent = idempotent  # type: ignore[attr-defined]
+
+
 def register_for_execution(
     agent: AgentCore,
     wrap: Callable[[Any], Any],
@@ -230,7 +238,7 @@ def register_for_execution(
         tool_name = _name_of(func, name)
         wrapped = wrap(func)
         if idempotent is not None:
-            wrapped._parley_idempotent = idempotent
+            mark_idempotent(wrapped, idempotent)
         merge_functions(agent.function_map, {tool_name: wrapped})
         return func
 

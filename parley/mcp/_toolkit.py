@@ -141,6 +141,7 @@ class MCPToolkit(AsyncClosesOnExit):
         include: Iterable[str] | None,
         exclude: Iterable[str] | None,
         resources_as_tools: bool,
+        idempotent: Callable[[MCPTool], bool],
     ) -> dict[str, tuple[str, Mapping[str, Any], Callable[..., Any]]]:
         """``{registered name: (description, parameters, function)}`` of the chosen tools."""
         wanted = None if include is None else set(include)
@@ -163,19 +164,41 @@ class MCPToolkit(AsyncClosesOnExit):
                     "different prefixes",
                 )
             owners[registered] = tool.server
-            chosen[registered] = (tool.description, tool.input_schema, self._function(tool))
+            function = self._function(tool, idempotent(tool))
+            chosen[registered] = (tool.description, tool.input_schema, function)
         if resources_as_tools:
             for registered, entry in self._resource_tools(prefix or "").items():
                 chosen[registered] = entry
         return chosen
 
-    def _function(self, tool: MCPTool) -> Callable[..., Any]:
+    def _function(self, tool: MCPTool, idempotent: bool) -> Callable[..., Any]:
+        from ..agentchat._tools import mark_idempotent
+
         async def call_mcp_tool(**arguments: Any) -> str:
             return await self.call_tool(tool.name, arguments, server=tool.server)
 
         call_mcp_tool.__name__ = tool.name
         call_mcp_tool.__qualname__ = f"{tool.server}.{tool.name}"
+        mark_idempotent(call_mcp_tool, idempotent)
         return call_mcp_tool
+
+    def _idempotence(self, idempotent: bool | Iterable[str] | None) -> Callable[[MCPTool], bool]:
+        """Whether a durable chat may simply rerun a tool's unfinished call: as its server
+        says by default (MCP's default for a tool that says nothing is "not idempotent")."""
+        if idempotent is None:
+            return lambda tool: tool.repeatable
+        if isinstance(idempotent, bool):
+            return lambda tool: idempotent
+        if isinstance(idempotent, str):
+            raise TypeError(
+                f"idempotent= takes True, False or a list of tool names, got the string "
+                f"{idempotent!r} (write [{idempotent!r}] for one tool)"
+            )
+        names = set(idempotent)
+        unknown = names - {t.name for t in self._tools}
+        if unknown:
+            raise ValueError(f"idempotent= names tools no server offers: {sorted(unknown)}")
+        return lambda tool: tool.name in names
 
     def _resource_tools(
         self, prefix: str
@@ -230,15 +253,23 @@ class MCPToolkit(AsyncClosesOnExit):
         include: Iterable[str] | None = None,
         exclude: Iterable[str] | None = None,
         resources_as_tools: bool = False,
+        idempotent: bool | Iterable[str] | None = None,
     ) -> list[str]:
         """Offer the servers' tools to ``caller``'s model and let ``executor`` run them (either
         may be omitted); ``prefix`` goes before each name, ``include``/``exclude`` pick tools by
         their server names. ``resources_as_tools`` adds ``read_resource`` and ``get_prompt``.
         A name already registered on either agent is refused (:class:`MCPToolNameError`), before
-        anything is registered. Returns the registered names."""
+        anything is registered. Returns the registered names.
+
+        ``idempotent`` says which tools a resumed durable chat may simply run again when their
+        call was unfinished (``parley.durable``); the others go to its ``on_uncertain_tool``
+        policy. By default, the tools whose server marks them ``readOnlyHint`` or
+        ``idempotentHint``; True or False: all of them; tool names (server names): those.
+        Reading resources and prompts is always idempotent."""
         from ..agentchat._tools import check_name
 
-        chosen = self._chosen(prefix, include, exclude, resources_as_tools)
+        repeatable = self._idempotence(idempotent)
+        chosen = self._chosen(prefix, include, exclude, resources_as_tools, repeatable)
         for name in chosen:
             check_name(name)
         if caller is not None:

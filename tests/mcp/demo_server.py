@@ -2,7 +2,9 @@
 
 Run as ``python demo_server.py stdio`` or ``python demo_server.py http PORT``. ``MARK_DIR``
 (an environment variable) names a folder where the slow tool records what happened to it,
-so a test can see a cancellation arrive on the server's side.
+so a test can see a cancellation arrive on the server's side, and where ``append_note`` and
+``save_note`` count their calls (a line each in ``NAME.calls``); while a file ``hold`` is
+there, those two wait before they answer, so a test can kill their caller mid-call.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
 # A 1x1 PNG.
@@ -62,6 +65,49 @@ async def slow(seconds: float) -> str:
         _mark("slow-cancelled")
         raise
     return "done"
+
+
+def _count(tool: str, text: str) -> None:
+    folder = os.environ.get("MARK_DIR")
+    if folder:
+        with open(Path(folder, f"{tool}.calls"), "a") as calls:
+            calls.write(text + "\n")
+        _mark(f"{tool}-started")
+
+
+def _holding() -> bool:
+    folder = os.environ.get("MARK_DIR")
+    return bool(folder) and Path(folder, "hold").exists()
+
+
+async def _count_and_hold(tool: str, text: str) -> None:
+    _count(tool, text)
+    for _ in range(3000):  # at most a minute: a test that forgot its hold file still ends
+        if not _holding():
+            return
+        await asyncio.sleep(0.02)
+
+
+# No annotations: the MCP default, a tool that is not idempotent.
+@server.tool(description="Append a line to the notes.")
+async def append_note(text: str) -> str:
+    await _count_and_hold("append_note", text)
+    return f"noted {text}"
+
+
+@server.tool(
+    description="Save the note, replacing the saved one.",
+    annotations=ToolAnnotations(idempotent_hint=True, destructive_hint=False),
+)
+async def save_note(text: str) -> str:
+    await _count_and_hold("save_note", text)
+    return f"saved {text}"
+
+
+@server.tool(description="Report the trace context the request carried (W3C traceparent).")
+def traceparent(ctx: Context) -> str:
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("traceparent", ""))
 
 
 @server.tool(description="Report the server's pid.")
