@@ -230,15 +230,20 @@ class MCPToolkit(AsyncClosesOnExit):
         include: Iterable[str] | None = None,
         exclude: Iterable[str] | None = None,
         resources_as_tools: bool = False,
+        requires_approval: bool | Iterable[str] = False,
     ) -> list[str]:
         """Offer the servers' tools to ``caller``'s model and let ``executor`` run them (either
         may be omitted); ``prefix`` goes before each name, ``include``/``exclude`` pick tools by
         their server names. ``resources_as_tools`` adds ``read_resource`` and ``get_prompt``.
+        ``requires_approval``: ``executor``'s human approves or rejects each call before it
+        runs, of every tool (True) or of the tools named (by their server names).
         A name already registered on either agent is refused (:class:`MCPToolNameError`), before
         anything is registered. Returns the registered names."""
+        from ..agentchat._approval import mark as mark_for_approval
         from ..agentchat._tools import check_name
 
         chosen = self._chosen(prefix, include, exclude, resources_as_tools)
+        approved = self._needing_approval(requires_approval, prefix, chosen)
         for name in chosen:
             check_name(name)
         if caller is not None:
@@ -257,8 +262,27 @@ class MCPToolkit(AsyncClosesOnExit):
                 }
                 caller.update_tool_signature(schema, is_remove=False)
             if executor is not None:
+                if name in approved:
+                    mark_for_approval(function)
                 executor.register_function({name: function})
         return list(chosen)
+
+    def _needing_approval(
+        self, requires_approval: bool | Iterable[str], prefix: str | None, chosen: Iterable[str]
+    ) -> set[str]:
+        """The registered names of the chosen tools that ``requires_approval`` names."""
+        if isinstance(requires_approval, bool):
+            return set(chosen) if requires_approval else set()
+        if isinstance(requires_approval, str):
+            raise TypeError(
+                f"requires_approval takes True or a list of tool names, not the string "
+                f"{requires_approval!r}: write [{requires_approval!r}]"
+            )
+        names = set(requires_approval)
+        unknown = names - {t.name for t in self._tools}
+        if unknown:
+            raise ValueError(f"requires_approval names tools no server offers: {sorted(unknown)}")
+        return {f"{prefix or ''}{n}" for n in names} & set(chosen)
 
     def register_for_llm(self, agent: ConversableAgent, **options: Any) -> list[str]:
         """AG2's name: offer the tools to ``agent``'s model (options as :meth:`register`)."""
