@@ -84,7 +84,14 @@ else:
         __name__,
         {"DEFAULT_MODEL": ".code_utils", "FAST_MODEL": ".code_utils", "Cache": ".cache"},
         whole=(".exception_utils", ".oai", ".agentchat"),
-        exclude=("APPROVE", "EXIT", "LLMAgent", "OutputSchema", "ReviewRequest"),
+        exclude=(
+            "APPROVE",
+            "EXIT",
+            "LLMAgent",
+            "OutputSchema",
+            "PendingToolCall",
+            "ReviewRequest",
+        ),
         # The sub-modules that are attributes of AutoGen 0.2 after `import autogen` (and
         # parley's durable chats and batches).
         submodules=(

@@ -156,6 +156,7 @@ def _tool_call(step: ToolCallStep, out: Attrs, content: bool) -> str:
     out["gen_ai.tool.name"] = step.name
     out["gen_ai.tool.type"] = "function"
     _put(out, "gen_ai.tool.call.id", a["call_id"])
+    _put(out, "parley.tool.approval", a.get("approval"))
     if content:
         out["gen_ai.tool.call.arguments"] = _json(a["arguments"])
     return f"execute_tool {step.name}"

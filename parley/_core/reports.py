@@ -279,6 +279,9 @@ def llm_call_step(
 class _ToolCallStart(TypedDict):
     arguments: dict[str, Any]  # as checked against the function's signature
     call_id: str | None  # the tool call's id (None: a legacy function call)
+    # "approved" or "rejected" by the human for a tool registered with requires_approval
+    # (a rejected call did not run: it ends failed, the rejection as its result); else None.
+    approval: str | None
 
 
 class ToolCallAttrs(_ToolCallStart, total=False):
@@ -298,11 +301,17 @@ class ToolCallStep(Step):
 
 
 def tool_call_step(
-    agent: Any, name: str, arguments: dict[str, Any], call_id: str | None
+    agent: Any,
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str | None,
+    approval: str | None = None,
 ) -> ToolCallStep | Inert:
     if not listening():
         return INERT
-    return ToolCallStep(name, agent, {"arguments": arguments, "call_id": call_id})
+    return ToolCallStep(
+        name, agent, {"arguments": arguments, "call_id": call_id, "approval": approval}
+    )
 
 
 # -- code_execution: the code blocks of one message, run ---------------------------------------

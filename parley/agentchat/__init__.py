@@ -20,6 +20,7 @@ __all__ = [
     "GroupChat",
     "GroupChatManager",
     "LLMAgent",
+    "PendingToolCall",
     "ReviewRequest",
     "UserProxyAgent",
     "gather_usage_summary",
@@ -28,7 +29,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._human import APPROVE, EXIT, ReviewRequest
+    from ._human import APPROVE, EXIT, PendingToolCall, ReviewRequest
     from .agent import Agent, LLMAgent
     from .assistant_agent import AssistantAgent
     from .chat import ChatResult, initiate_chats
@@ -42,6 +43,7 @@ else:
         {
             "APPROVE": "._human",
             "EXIT": "._human",
+            "PendingToolCall": "._human",
             "ReviewRequest": "._human",
             "Agent": ".agent",
             "LLMAgent": ".agent",

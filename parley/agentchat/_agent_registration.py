@@ -92,12 +92,21 @@ class Registration:
     register_for_llm = _tools.register_for_llm
 
     def register_for_execution(
-        self: AgentCore, name: str | None = None, idempotent: bool | None = None
+        self: AgentCore,
+        name: str | None = None,
+        idempotent: bool | None = None,
+        requires_approval: bool = False,
     ) -> Callable[[F], F]:
         """Decorator: let this agent execute the function when a model calls it
-        (``idempotent=False``: a resumed durable chat asks before running it again)."""
+        (``idempotent=False``: a resumed durable chat asks before running it again;
+        ``requires_approval=True``: this agent's human approves or rejects each call before
+        it runs)."""
         return _tools.register_for_execution(
-            self, self._wrap_function, name=name, idempotent=idempotent
+            self,
+            self._wrap_function,
+            name=name,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
         )
 
     def update_tool_signature(

@@ -2,7 +2,9 @@
 
 Also parley's review hook: ``agent.register_human_review(fn)`` lets a function play the human
 without a terminal — it sees the pending message and answers approve (``""``), feedback (any
-other text) or ``"exit"``; see :class:`ReviewRequest`.
+other text) or ``"exit"``; see :class:`ReviewRequest`. The same hook answers for the tools
+registered with ``requires_approval=True`` (``_approval``): the request then carries the
+:class:`PendingToolCall`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APPROVE",
     "EXIT",
+    "PendingToolCall",
     "ReviewRequest",
     "check_termination_and_human_reply",
     "is_termination",
@@ -38,6 +41,17 @@ EXIT = "exit"
 
 
 @dataclass(frozen=True)
+class PendingToolCall:
+    """A call of a tool registered with ``requires_approval=True``, waiting for the human:
+    the tool's name, its arguments (parsed and checked against its signature) and the call's
+    id (None for a legacy function call)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    call_id: str | None
+
+
+@dataclass(frozen=True)
 class ReviewRequest:
     """What a review function sees when the agent would ask its human.
 
@@ -45,6 +59,11 @@ class ReviewRequest:
     to answer); ``prompt`` the question a terminal user would see. Return ``APPROVE`` (or
     ``None``) to let the agent answer on its own, ``EXIT`` to end the chat, or any other text
     to send it as the human's reply.
+
+    ``tool_call`` is set when the agent asks to run a tool that requires approval (None
+    otherwise); ``message`` then holds that one call. Return ``APPROVE`` (or ``None``) to run
+    it, any other text to reject it with that feedback (the model reads it as the call's
+    result), or ``EXIT`` to reject it and end the chat after this turn.
     """
 
     agent: str
@@ -52,6 +71,7 @@ class ReviewRequest:
     message: Mapping[str, Any]
     prompt: str
     human_input_mode: str
+    tool_call: PendingToolCall | None = None
 
 
 def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[str, Any]) -> bool:
@@ -77,15 +97,25 @@ def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[
 
 
 async def ask_human(
-    agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Agent | None
+    agent: AgentCore,
+    prompt: str,
+    message: Mapping[str, Any],
+    sender: Agent | None,
+    tool_call: PendingToolCall | None = None,
 ) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded)."""
-    return await journaled_human(agent, prompt, lambda: _ask_human(agent, prompt, message, sender))
+    return await journaled_human(
+        agent, prompt, lambda: _ask_human(agent, prompt, message, sender, tool_call)
+    )
 
 
 async def _ask_human(
-    agent: AgentCore, prompt: str, message: Mapping[str, Any], sender: Agent | None
+    agent: AgentCore,
+    prompt: str,
+    message: Mapping[str, Any],
+    sender: Agent | None,
+    tool_call: PendingToolCall | None,
 ) -> str:
     review = agent.state.human_review
     if review is not None:
@@ -95,6 +125,7 @@ async def _ask_human(
             message=dict(message),
             prompt=prompt,
             human_input_mode=agent.human_input_mode,
+            tool_call=tool_call,
         )
         answer = await call_user(review, request)
         text = "" if answer is None else str(answer)

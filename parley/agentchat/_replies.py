@@ -21,6 +21,7 @@ from .._core import reports as _reports
 from .._core.calls import call_user
 from .._core.runtime import to_thread
 from ..exceptions import BudgetExceededError
+from . import _approval
 from ._client_reply import ask_client, own_step
 from ._journaled import journaled_tool
 from ._messages import MAX_NESTING, fill_template
@@ -147,22 +148,33 @@ async def execute_function(
         return _error(
             name, f"the arguments must be a JSON object, got {type(arguments).__name__}: {shown}"
         )
-    if not getattr(func, "_parley_validates", False):
+    validates = getattr(func, "_parley_validates", False)
+    needs_approval = _approval.requires_approval(func)
+    if needs_approval or not validates:
         from ..function_utils import ArgumentsValidationError, validate_arguments
 
         try:
-            arguments = validate_arguments(func, arguments)
+            # A call needing approval is checked before the human sees it, even when its
+            # wrapper checks again: nobody is asked about a call that cannot run.
+            checked = validate_arguments(func, arguments, name=name)
         except ArgumentsValidationError as e:
             return _error(name, str(e))
+        if needs_approval:
+            refused = await _approval.approve(agent, name, arguments, call_id)
+            if refused is not None:
+                return refused
+        if not validates:
+            arguments = checked
     out = IOStream.get_default()
     call_text = f"\nCall ID: {call_id}" if call_id else ""
     out.print(
         f"\n>>>>>>>> EXECUTING FUNCTION {name}...{call_text}\nInput arguments: {arguments}",
         flush=True,
     )
+    approval = "approved" if needs_approval else None
 
     async def run() -> tuple[bool, Message]:
-        with _reports.tool_call_step(agent, name, arguments, call_id) as step:
+        with _reports.tool_call_step(agent, name, arguments, call_id, approval) as step:
             success, reply = await _call_tool(func, name, arguments, verbose)
             step.end(success=success, result=reply["content"])
         return success, reply
@@ -202,14 +214,16 @@ async def generate_function_call_reply(
     func_call = message.get("function_call")
     if not func_call:
         return False, None
-    _, result = await execute_function(agent, func_call)
+    with _approval.one_message(sender):
+        _, result = await execute_function(agent, func_call)
     return True, result
 
 
 async def generate_tool_calls_reply(
     agent: AgentCore, messages: History = None, sender: Agent | None = None, config: Any = None
 ) -> tuple[bool, Message | None]:
-    """Execute every tool call of the last message, concurrently; answers come back in order."""
+    """Execute every tool call of the last message, concurrently; answers come back in order
+    (the human is asked about the calls that need approval one at a time, in order)."""
     message = _last(agent, messages, sender)
     calls = message.get("tool_calls") or []
     if not calls:
@@ -225,9 +239,10 @@ async def generate_tool_calls_reply(
             response["tool_call_id"] = call["id"]
         return response
 
-    responses: list[ToolResponse | FunctionResponse] = list(
-        await asyncio.gather(*(run(c) for c in calls))
-    )
+    with _approval.one_message(sender):
+        responses: list[ToolResponse | FunctionResponse] = list(
+            await asyncio.gather(*(run(c) for c in calls))
+        )
     content = "\n\n".join(str(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from ..types import FunctionSchema, ToolSchema
 from ._agent_configs import LLMConfigView, is_function_schema, is_tool_schema
+from ._approval import mark as mark_for_approval
 from ._messages import sanitize_name
 
 if TYPE_CHECKING:
@@ -229,16 +230,21 @@ def register_for_execution(
     wrap: Callable[[Any], Any],
     name: str | None = None,
     idempotent: bool | None = None,
+    requires_approval: bool = False,
 ) -> Callable[[F], F]:
     """A decorator registering ``func``, wrapped by ``wrap`` (the agent's ``_wrap_function``),
     in the agent's function map; it returns ``func`` itself. ``idempotent=False`` marks a tool
-    a resumed durable chat must not rerun by itself (``parley.durable``)."""
+    a resumed durable chat must not rerun by itself (``parley.durable``);
+    ``requires_approval=True`` one whose every call the agent's human approves or rejects
+    before it runs (``_approval``)."""
 
     def decorator(func: F) -> F:
         tool_name = _name_of(func, name)
         wrapped = wrap(func)
         if idempotent is not None:
             mark_idempotent(wrapped, idempotent)
+        if requires_approval:
+            mark_for_approval(wrapped)
         merge_functions(agent.function_map, {tool_name: wrapped})
         return func
 
@@ -253,8 +259,11 @@ def register_function(
     name: str | None = None,
     description: str,
     idempotent: bool | None = None,
+    requires_approval: bool = False,
 ) -> None:
     """Register ``f`` as a tool the caller's model may call and the executor runs
-    (``idempotent``: see :func:`register_for_execution`)."""
+    (``idempotent``, ``requires_approval``: see :func:`register_for_execution`)."""
     caller.register_for_llm(name=name, description=description)(f)
-    executor.register_for_execution(name=name, idempotent=idempotent)(f)
+    executor.register_for_execution(
+        name=name, idempotent=idempotent, requires_approval=requires_approval
+    )(f)

@@ -161,6 +161,17 @@ class Reporter(Listener):
 
     def _tool_call(self, step: ToolCallStep) -> None:
         attrs = step.attrs
+        if attrs.get("approval") == "rejected":
+            # The function never ran: not a function use, an event of the agent's.
+            self.logger.log_event(
+                step.agent,
+                "tool_call_rejected",
+                tool=step.name,
+                arguments=attrs["arguments"],
+                call_id=attrs["call_id"],
+                result=attrs.get("result"),
+            )
+            return
         functions = getattr(step.agent, "function_map", None)
         function: Any = functions.get(step.name) if isinstance(functions, dict) else None
         self.logger.log_function_use(

@@ -189,16 +189,21 @@ class MCPToolkit(AsyncClosesOnExit):
             return lambda tool: tool.repeatable
         if isinstance(idempotent, bool):
             return lambda tool: idempotent
-        if isinstance(idempotent, str):
-            raise TypeError(
-                f"idempotent= takes True, False or a list of tool names, got the string "
-                f"{idempotent!r} (write [{idempotent!r}] for one tool)"
-            )
-        names = set(idempotent)
-        unknown = names - {t.name for t in self._tools}
-        if unknown:
-            raise ValueError(f"idempotent= names tools no server offers: {sorted(unknown)}")
+        names = self._named_tools("idempotent", idempotent)
         return lambda tool: tool.name in names
+
+    def _named_tools(self, option: str, names: Iterable[str]) -> set[str]:
+        """The tool names an option lists, checked: a bare string and unknown names refused."""
+        if isinstance(names, str):
+            raise TypeError(
+                f"{option}= takes a bool or a list of tool names, got the string {names!r} "
+                f"(write [{names!r}] for one tool)"
+            )
+        named = set(names)
+        unknown = named - {t.name for t in self._tools}
+        if unknown:
+            raise ValueError(f"{option}= names tools no server offers: {sorted(unknown)}")
+        return named
 
     def _resource_tools(
         self, prefix: str
@@ -254,10 +259,13 @@ class MCPToolkit(AsyncClosesOnExit):
         exclude: Iterable[str] | None = None,
         resources_as_tools: bool = False,
         idempotent: bool | Iterable[str] | None = None,
+        requires_approval: bool | Iterable[str] = False,
     ) -> list[str]:
         """Offer the servers' tools to ``caller``'s model and let ``executor`` run them (either
         may be omitted); ``prefix`` goes before each name, ``include``/``exclude`` pick tools by
         their server names. ``resources_as_tools`` adds ``read_resource`` and ``get_prompt``.
+        ``requires_approval``: ``executor``'s human approves or rejects each call before it
+        runs, of every tool (True) or of the tools named (by their server names).
         A name already registered on either agent is refused (:class:`MCPToolNameError`), before
         anything is registered. Returns the registered names.
 
@@ -266,10 +274,12 @@ class MCPToolkit(AsyncClosesOnExit):
         policy. By default, the tools whose server marks them ``readOnlyHint`` or
         ``idempotentHint``; True or False: all of them; tool names (server names): those.
         Reading resources and prompts is always idempotent."""
+        from ..agentchat._approval import mark as mark_for_approval
         from ..agentchat._tools import check_name
 
         repeatable = self._idempotence(idempotent)
         chosen = self._chosen(prefix, include, exclude, resources_as_tools, repeatable)
+        approved = self._needing_approval(requires_approval, prefix, chosen)
         for name in chosen:
             check_name(name)
         if caller is not None:
@@ -288,8 +298,19 @@ class MCPToolkit(AsyncClosesOnExit):
                 }
                 caller.update_tool_signature(schema, is_remove=False)
             if executor is not None:
+                if name in approved:
+                    mark_for_approval(function)
                 executor.register_function({name: function})
         return list(chosen)
+
+    def _needing_approval(
+        self, requires_approval: bool | Iterable[str], prefix: str | None, chosen: Iterable[str]
+    ) -> set[str]:
+        """The registered names of the chosen tools that ``requires_approval`` names."""
+        if isinstance(requires_approval, bool):
+            return set(chosen) if requires_approval else set()
+        names = self._named_tools("requires_approval", requires_approval)
+        return {f"{prefix or ''}{n}" for n in names} & set(chosen)
 
     def register_for_llm(self, agent: ConversableAgent, **options: Any) -> list[str]:
         """AG2's name: offer the tools to ``agent``'s model (options as :meth:`register`)."""

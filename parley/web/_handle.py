@@ -19,7 +19,7 @@ from ._app import build_app
 from ._hub import Hub
 from ._listener import WebListener
 from ._records import HumanRequest
-from ._render import message_view
+from ._render import message_view, plain
 from ._server import ServerThread, is_loopback
 from ._stream import WebIOStream
 
@@ -108,7 +108,9 @@ class WebHuman(ClosesOnExit):
 
     async def review(self, request: ReviewRequest) -> str:
         """A review function for ``agent.register_human_review``: the page's human approves
-        (``""``), rejects with feedback (the feedback), or stops the chat (``"exit"``)."""
+        (``""``), rejects with feedback (the feedback), or stops the chat (``"exit"``). A call
+        of a tool that requires approval shows as the tool's name and arguments."""
+        call = request.tool_call
         asked, answer = self._hub.ask(
             current_run(),
             "review",
@@ -116,6 +118,9 @@ class WebHuman(ClosesOnExit):
             agent=request.agent,
             sender=request.sender,
             message=message_view(request.message),
+            tool_call=None
+            if call is None
+            else {"name": call.name, "arguments": plain(call.arguments), "call_id": call.call_id},
         )
         try:
             return await asyncio.wrap_future(answer)

@@ -249,6 +249,7 @@ class Hub:
         sender: str | None,
         password: bool = False,
         message: dict[str, Any] | None = None,
+        tool_call: dict[str, Any] | None = None,
     ) -> tuple[HumanRequest, concurrent.futures.Future[str]]:
         """A new request; its future completes with the answer (or the hub's closing error)."""
         with self._lock:
@@ -267,6 +268,7 @@ class Hub:
                 prompt,
                 password,
                 message,
+                tool_call,
             )
             self._forget_old_chats()
             request = self._requests[public.id] = RequestRecord(public)
@@ -320,7 +322,12 @@ class Hub:
         if chat is None:
             return
         who = request.public.agent or "the agent"
-        if request.action == "approve":
+        tool = request.public.tool_call
+        if tool is not None and request.action in ("approve", "reject"):
+            verb = "approved" if request.action == "approve" else "rejected"
+            text = f"The human {verb} {who}'s call of {tool['name']}"
+            text += f": {request.answer}" if request.action == "reject" else "."
+        elif request.action == "approve":
             text = f"The human approved: {who} replies on its own."
         elif request.public.password:
             text = f"The human answered {who} (hidden)."

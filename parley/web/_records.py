@@ -54,7 +54,9 @@ class AnswerRefusedError(ValueError):
 @dataclass(frozen=True)
 class HumanRequest:
     """A question waiting for the human: a chat's input prompt (``kind="input"``) or a review
-    of the message an agent is about to answer (``kind="review"``)."""
+    of the message an agent is about to answer (``kind="review"``). A review of a call of a
+    tool that requires approval has ``tool_call``: ``{"name", "arguments", "call_id"}``
+    (``message`` then holds that one call)."""
 
     id: str
     kind: str
@@ -64,6 +66,7 @@ class HumanRequest:
     prompt: str
     password: bool
     message: dict[str, Any] | None
+    tool_call: dict[str, Any] | None = None
 
 
 @dataclass(eq=False)
@@ -87,6 +90,7 @@ class RequestRecord:
             "prompt": capped(p.prompt),
             "password": p.password,
             "message": p.message,
+            "tool_call": p.tool_call,
             "status": self.status,
             "action": self.action,
             # What a human typed at a password prompt is never shown, not even to the pages.

@@ -517,6 +517,12 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "Error: Expecting property name enclosed in double quotes" in text
         )
         assert "async: Paris: sunny | Sunny in Paris." in text
+        assert "Approve the call of send_email (call ID: " in text
+        assert "sent: ['me@example.com']" in text
+        assert (
+            "results: ['Error: the human rejected the call of send_email: Not to my boss.', "
+            "'sent to me@example.com']" in text
+        )
     if notebook.name == "conversation_patterns.ipynb":
         assert (
             "second chat's message: 'Write a tweet from these facts.\\nContext: \\n"

@@ -26,6 +26,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import WebDriverWait
 
+import parley
 from parley import AssistantAgent, UserProxyAgent
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
@@ -294,3 +295,51 @@ def test_chat_text_is_shown_as_text_never_run(
     assert "<b>bold?</b>" in transcript.text
     assert transcript.find_elements(By.CSS_SELECTOR, "img, script, b") == []
     assert driver.title == title
+
+
+def test_a_tool_call_waits_for_approval_on_the_page(
+    human: WebHuman, browsers: Callable[[int], WebDriver], background: Any, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.add_reply(
+        tool_calls=[
+            {"name": "send_email", "arguments": {"to": "boss@example.com", "body": "I quit"}},
+            {"name": "send_email", "arguments": {"to": "me@example.com", "body": "a note"}},
+        ]
+    )
+    fake_llm.add_reply("TERMINATE")
+    configs = [{**c, "price": PRICE} for c in fake_llm.config_list()]
+    assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    sent: list[str] = []
+
+    def send_email(to: str, body: str) -> str:
+        sent.append(to)
+        return f"sent to {to}"
+
+    parley.register_function(
+        send_email, caller=assistant, executor=user, description="Send.", requires_approval=True
+    )
+    user.register_human_review(human.review)
+    driver = browsers(0)
+    driver.get(human.url)
+    result = background(user.initiate_chat, assistant, message="Send the emails.")
+
+    # The card names the tool and shows the call's arguments; Enter in the box rejects.
+    card = _pending_card(driver, "boss@example.com")
+    assert "user asks to run the tool send_email" in card.find_element(By.TAG_NAME, "h3").text
+    assert "Tool call: send_email" in card.text
+    _labelled(card, "Feedback (sent with Reject)").send_keys("Not to the boss.", Keys.ENTER)
+    card = _pending_card(driver, "me@example.com")
+    card.find_element(By.CSS_SELECTOR, "button.approve").click()
+    _wait(driver, lambda d: "Answered: You approved the call." in card.text)
+
+    chat_result = result.result(WAIT)
+    assert sent == ["me@example.com"]
+    assert chat_result.human_input == ["Not to the boss.", ""]
+    transcript = driver.find_element(By.CSS_SELECTOR, "article.chat ol.transcript")
+    _wait(
+        driver,
+        lambda d: (
+            "The human rejected user's call of send_email: Not to the boss." in transcript.text
+        ),
+    )

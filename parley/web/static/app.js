@@ -356,13 +356,18 @@
       "aria-labelledby": titleId,
       "data-request": request.id,
     });
-    const heading = review ? `${who} waits for your review${where}` : `${who} asks you${where}`;
+    // A call of a tool that requires approval: the page asks about that one call.
+    const tool = review && request.tool_call;
+    let heading = review ? `${who} waits for your review${where}` : `${who} asks you${where}`;
+    if (tool) heading = `${who} asks to run the tool ${tool.name}${where}`;
     record.root.append(h("h3", { id: titleId, text: heading }));
     if (request.message) {
       const box = h("div", { className: "pending-message" });
       record.message = box;
       const from = request.message.sender || request.sender;
-      box.append(h("p", { className: "who", text: from ? `The message from ${from}:` : "The message:" }));
+      let intro = from ? `The message from ${from}:` : "The message:";
+      if (tool) intro = from ? `The call ${from} asked for:` : "The call:";
+      box.append(h("p", { className: "who", text: intro }));
       renderBody(box, request.message);
       record.root.append(box);
     }
@@ -442,6 +447,7 @@
     }
     const who = answeredBy(request);
     if (request.action === "stop") return `Answered: ${who} stopped the chat.`;
+    if (request.action === "approve" && request.tool_call) return `Answered: ${who} approved the call.`;
     if (request.action === "approve") return `Answered: ${who} approved.`;
     if (request.action === "reject") return `Answered: ${who} rejected it with feedback \u201c${request.answer}\u201d.`;
     if (request.password) return `Answered: ${who} answered (hidden).`;
