@@ -123,7 +123,12 @@ async def _ask(
     if run is not None and run.stopped() is not None:
         return _rejected(name, "the conversation is ending")
     call = PendingToolCall(name, dict(arguments), call_id)
-    answer = await ask_human(agent, _prompt(call), _call_message(call, sender), sender, call)
+    try:
+        answer = await ask_human(agent, _prompt(call), _call_message(call, sender), sender, call)
+    except EOFError:
+        # A closed input (a served process whose stdin is the protocol's, a script run with
+        # < /dev/null) is nobody's consent: the call is refused, the chat goes on.
+        return _rejected(name, "no human can answer (the input is closed)")
     if answer == APPROVE:
         return None
     if answer == EXIT:

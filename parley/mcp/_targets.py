@@ -111,6 +111,16 @@ def _agent_tools(agent: ConversableAgent) -> list[ServedTool]:
     return tools
 
 
+def unanswerable_approvals(target: Any) -> list[str]:
+    """The functions of an agent ``target`` that need approval while nobody can give it over
+    stdio (no review function: its console is the protocol's stdin, diverted by the SDK)."""
+    from ..agentchat._approval import requires_approval
+
+    if not isinstance(target, ConversableAgent) or target.state.human_review is not None:
+        return []
+    return sorted(name for name, f in target.function_map.items() if requires_approval(f))
+
+
 def _function_tool(
     agent: ConversableAgent, name: str, func: Any, schema: Mapping[str, Any] | None
 ) -> ServedTool:

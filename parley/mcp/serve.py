@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._core.runtime import run_sync
 from .._net import is_loopback
-from ._targets import Outcome, ServedTool, served_tools
+from ._targets import Outcome, ServedTool, served_tools, unanswerable_approvals
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -149,6 +149,12 @@ async def a_serve(
         )
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown MCP transport {transport!r}: use 'stdio' or 'http'")
+    if transport == "stdio" and (waiting := unanswerable_approvals(target)):
+        raise ValueError(
+            f"the functions {waiting} need a human's approval, and over stdio nobody can give "
+            "it (stdin carries the protocol): register a review function on the agent "
+            "(agent.register_human_review) or serve over HTTP"
+        )
     server = make_server(target, name, description=description)
     if transport == "stdio":
         from mcp.server.stdio import stdio_server

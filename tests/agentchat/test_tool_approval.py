@@ -312,6 +312,33 @@ def test_a_direct_execute_function_asks_too() -> None:
     assert len(console.prompts) == 2
 
 
+class ClosedInput(IOScripted):
+    """A console whose input is closed (a script run with ``< /dev/null``)."""
+
+    def input(self, prompt: str = "", *, password: bool = False) -> str:
+        raise EOFError("EOF when reading a line")
+
+
+def test_a_closed_input_rejects_the_call_instead_of_crashing() -> None:
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    ran: list[str] = []
+
+    @user.register_for_execution(requires_approval=True)
+    def delete_file(path: str) -> str:
+        ran.append(path)
+        return "deleted"
+
+    with IOStream.set_default(ClosedInput([])):
+        success, reply = user.execute_function(
+            {"name": "delete_file", "arguments": '{"path": "a"}'}
+        )
+    assert not success
+    assert reply["content"] == (
+        "Error: the call of delete_file was not run: no human can answer (the input is closed)."
+    )
+    assert ran == []
+
+
 @pytest.mark.parametrize("mode", ["ALWAYS", "TERMINATE"])
 def test_approval_is_asked_whatever_the_human_input_mode(
     fake_llm: FakeLLMServer, mode: str

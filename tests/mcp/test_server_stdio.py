@@ -131,3 +131,19 @@ def test_a_name_that_is_neither_an_agent_nor_a_chat_is_refused() -> None:
     )
     assert done.returncode == 2
     assert "'not_servable' is a int" in done.stderr
+
+
+async def test_serving_functions_that_need_approval_over_stdio_without_a_review_is_refused() -> (
+    None
+):
+    from parley import UserProxyAgent
+    from parley.mcp import a_serve
+
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+
+    @user.register_for_execution(requires_approval=True)
+    def delete_file(path: str) -> str:
+        return "deleted"
+
+    with pytest.raises(ValueError, match=r"\['delete_file'\] need a human's approval"):
+        await a_serve(user, transport="stdio")
