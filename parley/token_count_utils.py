@@ -258,25 +258,42 @@ def _num_token_from_messages(messages: list[Any], model: str = _DEFAULT_MODEL) -
     encoding = _model_encoding(model, warn_unknown=False)
     n = 0
     for message in messages:
-        n += per_message
-        for key, value in message.items():
-            if value is None:
-                continue
-            if key == "content" and isinstance(value, list):
-                n += _content_parts_tokens(encoding, value)
-                continue
-            if not isinstance(value, str):
-                try:
-                    value = json.dumps(value)
-                except (TypeError, ValueError):
-                    logger.warning(
-                        "Value %r of key %r is not JSON serializable; not counted.", value, key
-                    )
-                    continue
-            n += len(_encode(encoding, value))
-            if key == "name":
-                n += per_name
+        n += per_message + _message_tokens(encoding, message, per_name)
     return n + 3  # every reply is primed with <|start|>assistant<|message|>
+
+
+def _message_tokens(encoding: tiktoken.Encoding, message: Mapping[str, Any], per_name: int) -> int:
+    n = 0
+    for key, value in message.items():
+        if value is None:
+            continue
+        if key == "content" and isinstance(value, list):
+            n += _content_parts_tokens(encoding, value)
+            continue
+        if key == "tool_responses" and _has_parts(value):
+            # Results with images (a stored tool message's): an image counts as an image.
+            n += sum(
+                _message_tokens(encoding, r, per_name) for r in value if isinstance(r, Mapping)
+            )
+            continue
+        if not isinstance(value, str):
+            try:
+                value = json.dumps(value)
+            except (TypeError, ValueError):
+                logger.warning(
+                    "Value %r of key %r is not JSON serializable; not counted.", value, key
+                )
+                continue
+        n += len(_encode(encoding, value))
+        if key == "name":
+            n += per_name
+    return n
+
+
+def _has_parts(responses: Any) -> bool:
+    return isinstance(responses, list) and any(
+        isinstance(r, Mapping) and isinstance(r.get("content"), list) for r in responses
+    )
 
 
 def _content_parts_tokens(encoding: tiktoken.Encoding, parts: list[Any]) -> int:

@@ -39,6 +39,7 @@ __all__ = [
     "TemplateContent",
     "ToolCall",
     "ToolResponse",
+    "ToolResultContent",
     "ToolSchema",
     "UserMessageImageContentPart",
     "UserMessageTextContentPart",
@@ -113,9 +114,15 @@ class ToolCall(TypedDict):
     function: FunctionCall
 
 
+#: What a tool's result sends the model: its text (as AutoGen made it), or,
+#: when the tool returned a list of content parts with at least one image, those parts (each
+#: client carries the images the way its API takes them: website/docs/tutorial/tools.md).
+ToolResultContent: TypeAlias = str | list[ContentPart]
+
+
 class _ToolResponseRequired(TypedDict):
     role: Literal["tool"]
-    content: str
+    content: ToolResultContent
 
 
 class ToolResponse(_ToolResponseRequired, total=False):
@@ -131,7 +138,7 @@ class FunctionResponse(TypedDict):
 
     role: Literal["function"]
     name: str
-    content: str
+    content: ToolResultContent
 
 
 # --- Tool and function schemas -----------------------------------------------------------------

@@ -323,5 +323,8 @@ def _tool_response_block(response: Mapping[str, Any]) -> str:
     else:
         head = f"***** Response from calling tool ({response.get('tool_call_id', '')}) *****"
     content = response.get("content")
-    text = content if isinstance(content, str) else json.dumps(content, default=str)
+    if isinstance(content, (str, list)):
+        text = content_text(content)  # a result's images shown as "<image>", not their data
+    else:
+        text = json.dumps(content, default=str)
     return f"{head}\n{text}\n{'*' * len(head)}"

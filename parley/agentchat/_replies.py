@@ -24,11 +24,12 @@ from ..exceptions import BudgetExceededError
 from . import _approval
 from ._client_reply import ask_client, own_step
 from ._journaled import journaled_tool
-from ._messages import MAX_NESTING, fill_template
+from ._messages import MAX_NESTING, content_text, fill_template
+from ._tool_content import tool_content
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
-    from ..types import FunctionCall, FunctionResponse, Message, ToolResponse
+    from ..types import FunctionCall, FunctionResponse, Message, ToolResponse, ToolResultContent
     from ._state import AgentCore, History
 
 __all__ = [
@@ -176,7 +177,8 @@ async def execute_function(
     async def run() -> tuple[bool, Message]:
         with _reports.tool_call_step(agent, name, arguments, call_id, approval) as step:
             success, reply = await _call_tool(func, name, arguments, verbose)
-            step.end(success=success, result=reply["content"])
+            # Listeners (logs, traces, the web page) get text: an image is "<image>".
+            step.end(success=success, result=content_text(reply["content"]))
         return success, reply
 
     return await journaled_tool(agent.name, func, name, call_id, arguments, run)
@@ -195,13 +197,13 @@ async def _call_tool(
         logger.info("function %s raised %s: %s", name, type(e).__name__, e)
         return _error(name, str(e))  # AutoGen's text: "Error: " and the exception's own
     try:
-        content = result if isinstance(result, str) else str(result)
+        content = tool_content(result)  # str(result), or image parts (see _tool_content)
     except Exception as e:  # a result nested too deeply to print (RecursionError), a broken __str__
         logger.info("the result of function %s cannot be shown: %s: %s", name, type(e).__name__, e)
         return _error(name, f"{type(e).__name__}: the result of {name} cannot be turned into text")
     if verbose:
         IOStream.get_default().print(
-            f"\nInput arguments: {arguments}\nOutput:\n{content}", flush=True
+            f"\nInput arguments: {arguments}\nOutput:\n{content_text(content)}", flush=True
         )
     return True, {"name": name, "role": "function", "content": content}
 
@@ -232,9 +234,9 @@ async def generate_tool_calls_reply(
     async def run(call: Mapping[str, Any]) -> ToolResponse:
         function = call.get("function") or {}
         _, result = await execute_function(agent, function, call_id=call.get("id"))
-        # Text from a tool; a replayed journal record may hold a list, passed on as it was.
-        text = cast("str", result["content"] or "")
-        response: ToolResponse = {"role": "tool", "content": text}
+        # Text, or the parts of a result with images (as a replayed journal record holds them).
+        content = cast("ToolResultContent", result["content"] or "")
+        response: ToolResponse = {"role": "tool", "content": content}
         if call.get("id") is not None:
             response["tool_call_id"] = call["id"]
         return response
@@ -243,7 +245,7 @@ async def generate_tool_calls_reply(
         responses: list[ToolResponse | FunctionResponse] = list(
             await asyncio.gather(*(run(c) for c in calls))
         )
-    content = "\n\n".join(str(r["content"]) for r in responses)
+    content = "\n\n".join(content_text(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 
 

@@ -14,10 +14,11 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from ..types import FunctionSchema, ToolSchema
+from ..types import FunctionSchema, ToolResultContent, ToolSchema
 from ._agent_configs import LLMConfigView, is_function_schema, is_tool_schema
 from ._approval import mark as mark_for_approval
 from ._messages import sanitize_name
+from ._tool_content import image_parts
 
 if TYPE_CHECKING:
     from ._state import AgentCore
@@ -182,7 +183,8 @@ def register_for_llm(
 
 def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     """``func`` taking a model's JSON arguments: validated and converted to the annotated types
-    (pydantic models included), the result serialised to a string. The wrapper is async when
+    (pydantic models included), the result serialised to a string, except a list of content
+    parts with images, which is kept as parts (:mod:`._tool_content`). The wrapper is async when
     ``func`` is a coroutine function, and its ``_origin`` is ``func`` (AutoGen's attribute,
     which notebooks check).
 
@@ -191,6 +193,10 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     """
     from ..function_utils import load_basemodels_if_needed, serialize_to_str, validate_arguments
 
+    def serialized(result: Any) -> ToolResultContent:
+        parts = image_parts(result)
+        return serialize_to_str(result) if parts is None else parts
+
     def direct(*args: Any, **kwargs: Any) -> Any:
         # Built per call: such calls are rare, and registering stays as cheap as it was.
         return load_basemodels_if_needed(func)(*args, **kwargs)
@@ -198,19 +204,19 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     if inspect.iscoroutinefunction(func):
 
         @functools.wraps(func)
-        async def a_wrapped(*args: Any, **kwargs: Any) -> str:
+        async def a_wrapped(*args: Any, **kwargs: Any) -> ToolResultContent:
             if args:
-                return serialize_to_str(await direct(*args, **kwargs))
-            return serialize_to_str(await func(**validate_arguments(func, kwargs)))
+                return serialized(await direct(*args, **kwargs))
+            return serialized(await func(**validate_arguments(func, kwargs)))
 
         wrapped: Callable[..., Any] = a_wrapped
     else:
 
         @functools.wraps(func)
-        def s_wrapped(*args: Any, **kwargs: Any) -> str:
+        def s_wrapped(*args: Any, **kwargs: Any) -> ToolResultContent:
             if args:
-                return serialize_to_str(direct(*args, **kwargs))
-            return serialize_to_str(func(**validate_arguments(func, kwargs)))
+                return serialized(direct(*args, **kwargs))
+            return serialized(func(**validate_arguments(func, kwargs)))
 
         wrapped = s_wrapped
     wrapped._parley_validates = True  # type: ignore[attr-defined]

@@ -1,8 +1,12 @@
-"""What an MCP server answers, as the text a model reads in a tool message.
+"""What an MCP server answers, as the content of a tool message.
 
-parley's tool messages carry text (OpenAI's chat API takes no image in a tool message), so an
-image or audio block is described by its type and size, and a resource by its URI and text.
-Structured content is shown as JSON when the server sent no text beside it.
+A tool result with images (PNG, JPEG, GIF or WEBP blocks) is a list of content parts: each
+image an ``image_url`` part of a ``data:`` URI, each other block a text part, in order; every
+model client then carries the images the way its API takes them
+(:mod:`parley.agentchat._tool_content`). Any other result is text, as before: an audio block
+or an image of another type is described by its type and size, a resource by its URI and text
+(binary contents by their type and size). Structured content is shown as JSON when the server
+sent no block beside it. Resources and prompts read as text.
 """
 
 from __future__ import annotations
@@ -12,7 +16,10 @@ import binascii
 import json
 from typing import Any
 
-__all__ = ["content_text", "prompt_text", "resource_text"]
+from ..agentchat._tool_content import data_image_part
+from ..types import ContentPart, ToolResultContent
+
+__all__ = ["content_text", "prompt_text", "resource_text", "tool_content"]
 
 
 def _size(data: str) -> str:
@@ -48,6 +55,24 @@ def content_text(content: list[Any], structured: dict[str, Any] | None) -> str:
     if not content and structured is not None:
         return json.dumps(structured, ensure_ascii=False)
     return "\n\n".join(_block_text(block) for block in content)
+
+
+def tool_content(content: list[Any], structured: dict[str, Any] | None) -> ToolResultContent:
+    """A tool result's content: its blocks as parts when one is an image a model can read,
+    else :func:`content_text`."""
+    images = [_image(block) for block in content]
+    if not any(images):
+        return content_text(content, structured)
+    return [
+        image if image is not None else {"type": "text", "text": _block_text(block)}
+        for block, image in zip(content, images, strict=True)
+    ]
+
+
+def _image(block: Any) -> ContentPart | None:
+    if getattr(block, "type", None) != "image":
+        return None
+    return data_image_part(str(block.mime_type), str(block.data))
 
 
 def resource_text(contents: list[Any]) -> str:

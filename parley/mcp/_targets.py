@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..agentchat import ChatResult, ConversableAgent, GroupChatManager
+from ..code_utils import content_text
 from ..function_utils import get_function_schema
 
 __all__ = ["CHAT_INPUT_SCHEMA", "CHAT_OUTPUT_SCHEMA", "Outcome", "ServedTool", "served_tools"]
@@ -37,11 +38,13 @@ CHAT_OUTPUT_SCHEMA: dict[str, Any] = {
 
 @dataclass(frozen=True)
 class Outcome:
-    """A tool's answer: its text, structured content (or None), and whether it failed."""
+    """A tool's answer: its text, structured content (or None), whether it failed, and the
+    content parts of a result with images (None for text)."""
 
     text: str
     structured: dict[str, Any] | None = None
     is_error: bool = False
+    parts: list[Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,10 @@ def _function_tool(
         success, message = await agent.a_execute_function(
             {"name": name, "arguments": json.dumps(arguments)}
         )
-        return Outcome(str(message.get("content") or ""), is_error=not success)
+        content = message.get("content")
+        if isinstance(content, list):  # a result with images (agentchat/_tool_content)
+            return Outcome(content_text(content), is_error=not success, parts=list(content))
+        return Outcome(str(content or ""), is_error=not success)
 
     return ServedTool(name, str(schema.get("description") or name), parameters, call)
 

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._core.lifetime import AsyncClosesOnExit
 from ..exceptions import MCPCallError, MCPToolNameError
-from ._results import content_text, prompt_text, resource_text
+from ._results import content_text, prompt_text, resource_text, tool_content
 from ._session import Connection
 
 if TYPE_CHECKING:
     from ..agentchat.conversable_agent import ConversableAgent
+    from ..types import ToolResultContent
 
 __all__ = ["MCPTool", "MCPToolkit"]
 
@@ -86,8 +87,10 @@ class MCPToolkit(AsyncClosesOnExit):
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any] | None = None, *, server: str | None = None
-    ) -> str:
-        """Call a tool; its result as text. Raises :class:`MCPCallError` when the server answers
+    ) -> ToolResultContent:
+        """Call a tool; its result as text, or, when it holds images, as content parts (text
+        and ``image_url`` parts, the form a tool message carries: see
+        website/docs/tutorial/tools.md). Raises :class:`MCPCallError` when the server answers
         with an error, takes longer than its ``timeout`` or cannot be reached."""
         tool = self._tool(name, server)
         connection = self._connection(tool.server)
@@ -97,10 +100,10 @@ class MCPToolkit(AsyncClosesOnExit):
             lambda session: session.call_tool(name, args),
             retry_after_reconnect=tool.repeatable,
         )
-        text = content_text(list(result.content), result.structured_content)
         if result.is_error:
+            text = content_text(list(result.content), result.structured_content)
             raise MCPCallError(tool.server, f"tool {name!r} failed: {text or 'no detail given'}")
-        return text
+        return tool_content(list(result.content), result.structured_content)
 
     async def read_resource(self, uri: str, *, server: str | None = None) -> str:
         """A resource's contents as text."""
@@ -174,7 +177,7 @@ class MCPToolkit(AsyncClosesOnExit):
     def _function(self, tool: MCPTool, idempotent: bool) -> Callable[..., Any]:
         from ..agentchat._tools import mark_idempotent
 
-        async def call_mcp_tool(**arguments: Any) -> str:
+        async def call_mcp_tool(**arguments: Any) -> ToolResultContent:
             return await self.call_tool(tool.name, arguments, server=tool.server)
 
         call_mcp_tool.__name__ = tool.name

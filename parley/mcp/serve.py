@@ -7,7 +7,8 @@ What can be served (``target``):
   Its input schema is the one the agent's own ``llm_config`` gives the model when the agent is
   also the function's caller, otherwise the one ``register_for_llm`` would make. A call runs
   through the agent's tool path (argument checks, reports, durable journal); an error the
-  function raises comes back as an error result the client's model can read;
+  function raises comes back as an error result the client's model can read; a function that
+  returns image content parts (website/docs/tutorial/tools.md) answers with image blocks;
 - a chat, served as ONE tool whose input is ``{"task": "..."}`` and whose result is the chat's
   summary (``ChatResult.summary``) as text, with structured content ``summary``, ``messages``
   (the history's length), ``termination_reason`` and ``cost``. A chat is described as
@@ -115,11 +116,27 @@ async def _with_progress(ctx: Any, tool: ServedTool, arguments: dict[str, Any]) 
 
 
 def _result(types: Any, outcome: Outcome) -> Any:
+    if outcome.parts is None:
+        content = [types.TextContent(type="text", text=outcome.text)]
+    else:
+        content = [_block(types, part) for part in outcome.parts]
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=outcome.text)],
+        content=content,
         structured_content=outcome.structured,
         is_error=outcome.is_error,
     )
+
+
+def _block(types: Any, part: Any) -> Any:
+    """A content part of a result with images as an MCP block: an inline image as an image
+    block, an image URL and text as text."""
+    if part.get("type") != "image_url":
+        return types.TextContent(type="text", text=str(part.get("text", "")))
+    url = str(part["image_url"]["url"])
+    head, _, data = url.partition(",")
+    if head.startswith("data:") and head.endswith(";base64"):
+        return types.ImageContent(type="image", data=data, mime_type=head[5:-7])
+    return types.TextContent(type="text", text=f"[image: {url}]")
 
 
 # -- running ----------------------------------------------------------------------------------

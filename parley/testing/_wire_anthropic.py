@@ -58,13 +58,22 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         if kind == "text":
             out.text(block.get("text", ""))
         elif kind == "image":
-            source = block.get("source") or {}
-            out.image(source.get("url") or data_uri(source.get("media_type"), source.get("data")))
+            out.image(_image_url(block))
         elif kind == "tool_use":
             out.call(block.get("id"), block.get("name"), block.get("input", {}))
         elif kind == "tool_result":
-            out.result(block.get("tool_use_id"), _result_text(block.get("content", "")))
+            content = block.get("content", "")
+            out.result(block.get("tool_use_id"), _result_text(content))
+            # A result's images reach the responder as OpenAI's chat carries them: in the
+            # user message after the results.
+            for image in (b for b in _blocks(content) if b.get("type") == "image"):
+                out.image(_image_url(image))
     return out.messages()
+
+
+def _image_url(block: Mapping[str, Any]) -> Any:
+    source = block.get("source") or {}
+    return source.get("url") or data_uri(source.get("media_type"), source.get("data"))
 
 
 class Anthropic(Wire):
@@ -231,6 +240,8 @@ def _check_messages(messages: list[Any]) -> None:
             )
         blocks = _blocks(m.get("content"))
         for j, block in enumerate(blocks):
+            if block.get("type") == "tool_result":
+                _check_result_content(block.get("content"), f"messages.{i}.content.{j}")
             if (
                 block.get("type") == "tool_result"
                 and block.get("tool_use_id") not in previous_calls
@@ -242,6 +253,26 @@ def _check_messages(messages: list[Any]) -> None:
                 )
         previous_calls = {str(b.get("id")) for b in blocks if b.get("type") == "tool_use"}
         previous_role = role
+
+
+_RESULT_BLOCKS = ("text", "image", "search_result", "document")
+
+
+def _check_result_content(content: Any, where: str) -> None:
+    """A tool_result's content: a string, or blocks of the types the API takes there."""
+    if content is None or isinstance(content, str):
+        return
+    if not isinstance(content, list):
+        raise _invalid(f"{where}.content: Input should be a valid string or list")
+    for k, block in enumerate(content):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        if kind not in _RESULT_BLOCKS:
+            raise _invalid(
+                f"{where}.content.{k}: Input tag {kind!r} found using 'type' does not match any "
+                f"of the expected tags: {', '.join(repr(t) for t in _RESULT_BLOCKS)}"
+            )
+        if kind == "image" and not isinstance(block.get("source"), Mapping):
+            raise _invalid(f"{where}.content.{k}.image.source: Field required")
 
 
 def _chat_tool_choice(choice: Any) -> Any:

@@ -48,17 +48,23 @@ def _chat_messages(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         if "text" in block:
             out.text(block["text"])
         elif "image" in block:
-            image = block["image"]
-            out.image(
-                data_uri(f"image/{image.get('format')}", image.get("source", {}).get("bytes"))
-            )
+            out.image(_image_url(block["image"]))
         elif "toolUse" in block:
             use = block["toolUse"]
             out.call(use.get("toolUseId"), use.get("name"), use.get("input", {}))
         elif "toolResult" in block:
             result = block["toolResult"]
             out.result(result.get("toolUseId"), _result_text(result.get("content")))
+            # A result's images reach the responder as OpenAI's chat carries them: in the
+            # user message after the results.
+            for part in result.get("content") or ():
+                if "image" in part:
+                    out.image(_image_url(part["image"]))
     return out.messages()
+
+
+def _image_url(image: Mapping[str, Any]) -> Any:
+    return data_uri(f"image/{image.get('format')}", image.get("source", {}).get("bytes"))
 
 
 class Bedrock(Wire):

@@ -39,11 +39,11 @@ def _text(parts: Any) -> str:
 def _chat_messages(content: Mapping[str, Any]) -> list[dict[str, Any]]:
     out = OpenAIMessage("assistant" if content.get("role") == "model" else "user")
     for part in content.get("parts") or ():
+        blob = _blob(part)
         if "text" in part:
             out.text(part["text"])
-        elif "inlineData" in part:
-            data = part["inlineData"]
-            out.image(data_uri(data.get("mimeType"), data.get("data")))
+        elif blob is not None:
+            out.image(_blob_uri(blob))
         elif "functionCall" in part:
             call = part["functionCall"]
             out.call(call.get("id") or call.get("name"), call.get("name"), call.get("args", {}))
@@ -53,7 +53,43 @@ def _chat_messages(content: Mapping[str, Any]) -> list[dict[str, Any]]:
                 response.get("id") or response.get("name"),
                 json.dumps(response.get("response", {})),
             )
+            # Gemini 3's images inside a result reach the responder as OpenAI's chat carries
+            # them: in the user message after the results.
+            for media in response.get("parts") or ():
+                blob = _blob(media) if isinstance(media, Mapping) else None
+                if blob is not None:
+                    out.image(_blob_uri(blob))
     return out.messages()
+
+
+# The API reads its JSON fields in either spelling (protobuf's JSON mapping), and the SDK sends
+# some nested ones in their proto names (``inline_data``, ``mime_type``).
+def _blob(part: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    blob = part.get("inlineData", part.get("inline_data"))
+    return blob if isinstance(blob, Mapping) else None
+
+
+def _blob_uri(blob: Mapping[str, Any]) -> str:
+    return data_uri(blob.get("mimeType", blob.get("mime_type")), blob.get("data"))
+
+
+_GENERATION = re.compile(r"gemini-(\d+)")
+
+
+def _check_media(parts: list[Any], model: str, i: int) -> None:
+    """Images inside a ``functionResponse`` (its ``parts``) are read by Gemini 3 and later;
+    an earlier model refuses them (so does the fake: the client must send those models the
+    images elsewhere)."""
+    found = _GENERATION.search(model)
+    if found is not None and int(found.group(1)) >= 3:
+        return
+    for j, part in enumerate(parts):
+        response = part.get("functionResponse") if isinstance(part, Mapping) else None
+        if isinstance(response, Mapping) and response.get("parts"):
+            raise RequestError(
+                f"contents[{i}].parts[{j}].functionResponse.parts: multimodal function "
+                f"responses are not supported by model {model!r} (Gemini 3 and later only)."
+            )
 
 
 class Gemini(Wire):
@@ -92,6 +128,7 @@ class Gemini(Wire):
                     f"Please use a valid role: user, model. (got {role!r} in contents[{i}])"
                 )
             parts = content.get("parts") or []
+            _check_media(parts, str(params.get("model") or ""), i)
             answers = any("functionResponse" in p for p in parts)
             if answers and not pending:
                 raise RequestError(

@@ -23,7 +23,6 @@ Azure OpenAI's Responses paths (``/openai/v1/responses``, and ``/openai/response
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
@@ -143,12 +142,36 @@ def _check_input(items: Any, stored: bool) -> None:
                     f"{where}.output",
                     "missing_required_parameter",
                 )
+            _check_output(item["output"], f"{where}.output")
             if item.get("call_id") not in calls:
                 raise _invalid(
                     "No tool call found for function call output with call_id "
                     f"{item.get('call_id')}.",
                     "input",
                 )
+
+
+_OUTPUT_TYPES = ("input_text", "input_image", "input_file")
+
+
+def _check_output(output: Any, where: str) -> None:
+    """A function call output's items: text, images and files only."""
+    for k, part in enumerate(output if isinstance(output, list) else ()):
+        kind = part.get("type") if isinstance(part, Mapping) else None
+        if kind not in _OUTPUT_TYPES:
+            raise _invalid(
+                f"Invalid value: {kind!r}. Supported values are: 'input_text', 'input_image' "
+                "and 'input_file'.",
+                f"{where}[{k}].type",
+            )
+        if kind == "input_image" and not isinstance(
+            part.get("image_url") or part.get("file_id"), str
+        ):
+            raise _invalid(
+                f"Missing required parameter: '{where}[{k}].image_url'.",
+                f"{where}[{k}].image_url",
+                "missing_required_parameter",
+            )
 
 
 def _check_tools(tools: Any) -> None:
@@ -190,8 +213,12 @@ def _chat_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
     items = body.get("input")
     if isinstance(items, str):
         return [*out, {"role": "user", "content": items}]
+    images: list[dict[str, Any]] = []  # of the current function call outputs
     for item in items or ():
         kind = item.get("type", "message")
+        if images and kind != "function_call_output":
+            out.append({"role": "user", "content": images})
+            images = []
         if kind == "message":
             role = "system" if item["role"] == "developer" else item["role"]
             out.append({"role": role, "content": _text(item.get("content"))})
@@ -207,9 +234,15 @@ def _chat_messages(body: Mapping[str, Any]) -> list[dict[str, Any]]:
                 out.append(last)
             last.setdefault("tool_calls", []).append(call)
         elif kind == "function_call_output":
-            output = item["output"]
-            content = output if isinstance(output, str) else json.dumps(output)
+            # Text, or items: their text, and their images (as OpenAI's chat carries them) in
+            # a user message after the outputs.
+            content = _text(item["output"])
+            if isinstance(content, list):
+                images += [p for p in content if p["type"] == "image_url"]
+                content = "".join(p["text"] for p in content if p["type"] == "text")
             out.append({"role": "tool", "tool_call_id": item["call_id"], "content": content})
+    if images:
+        out.append({"role": "user", "content": images})
     return out
 
 

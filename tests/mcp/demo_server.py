@@ -18,7 +18,7 @@ from typing import Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.utilities.types import Image
+from mcp.server.mcpserver.utilities.types import Audio, Image
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -123,6 +123,16 @@ def getenv(name: str) -> str:
 @server.tool(description="A tiny picture.")
 def picture() -> Image:
     return Image(data=PIXEL, format="png")
+
+
+@server.tool(description="A captioned picture, a sound and a drawing.", structured_output=False)
+def album():  # type: ignore[no-untyped-def]  # no return annotation: content blocks only
+    return [
+        "the pixel:",
+        Image(data=PIXEL, format="png"),
+        Audio(data=b"RIFF\x24\x00\x00\x00WAVE", format="wav"),
+        Image(data=b"<svg xmlns='http://www.w3.org/2000/svg'/>", format="svg+xml"),
+    ]
 
 
 @server.resource("notes://today", description="Today's notes.")

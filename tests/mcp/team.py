@@ -43,6 +43,24 @@ register_function(add, caller=calculator, executor=calculator, description="Add 
 register_function(divide, caller=calculator, executor=calculator, description="Divide a by b.")
 
 
+painter = ConversableAgent("painter", llm_config=False, human_input_mode="NEVER")
+
+# A 1x1 PNG.
+PIXEL = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg=="
+)
+
+
+@painter.register_for_execution()
+def paint(colour: str) -> list[dict[str, object]]:
+    """Paint a pixel."""
+    return [
+        {"type": "text", "text": f"a {colour} pixel:"},
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}},
+    ]
+
+
 def team() -> GroupChatManager:
     """Write a short text on a task, reviewed once; returns the reviewed text."""
     user = UserProxyAgent(

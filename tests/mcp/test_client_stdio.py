@@ -5,6 +5,7 @@ prompts, timeouts and cancellation, and no process left behind."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -22,6 +23,9 @@ from parley.exceptions import MCPCallError, MCPConfigError, MCPToolNameError
 from parley.testing import FakeLLMServer
 
 from ._servers import pid_alive, stdio_entry, wait_for
+from .demo_server import PIXEL
+
+PIXEL_B64 = base64.b64encode(PIXEL).decode()
 
 
 def config(**extra: Any) -> dict[str, Any]:
@@ -66,7 +70,10 @@ async def test_chat_calls_mcp_tools_with_the_servers_schemas(fake_llm: FakeLLMSe
     assert json.loads(total) == {"total": 6, "unit": "km"}
     assert exploded.startswith("Error: ")
     assert "exploded: boom" in exploded
-    assert picture == "[image: image/png, 70 bytes]"
+    # The image reaches the model: noted in the result, sent in a user message after them.
+    assert picture == "[image 1: sent in the user message after the results]"
+    assert second["messages"][-1]["role"] == "user"
+    assert fake_llm.received[1].image_urls == [f"data:image/png;base64,{PIXEL_B64}"]
 
 
 async def test_prefix_include_and_collisions(fake_llm: FakeLLMServer) -> None:

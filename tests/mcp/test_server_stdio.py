@@ -10,6 +10,7 @@ import pytest
 from parley.testing import FakeLLMServer
 
 from ._support import WAIT, stdio_session
+from .team import PIXEL
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -37,6 +38,16 @@ async def test_an_agents_functions_are_tools_with_their_schemas() -> None:
 
             wrong = await session.call_tool("add", {"a": "two", "b": 1})
             assert wrong.is_error
+
+
+async def test_a_function_returning_image_parts_answers_with_an_image_block() -> None:
+    async with stdio_session("painter", None) as session:
+        with anyio.fail_after(WAIT):
+            result = await session.call_tool("paint", {"colour": "red"})
+    assert not result.is_error
+    text, image = result.content
+    assert (text.type, text.text) == ("text", "a red pixel:")
+    assert (image.type, image.mime_type, image.data) == ("image", "image/png", PIXEL)
 
 
 async def test_a_group_chat_is_one_tool_answering_its_summary_with_progress() -> None:

@@ -516,6 +516,10 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "Error: Function search not found.\n"
             "Error: Expecting property name enclosed in double quotes" in text
         )
+        assert (
+            "tool message: 'Sales in 2024:\\n\\n[image 1: sent in the user message after the "
+            "results]'\nthen: user ['text', 'image_url']\nimages the model got: 1" in text
+        )
         assert "async: Paris: sunny | Sunny in Paris." in text
         assert "Approve the call of send_email (call ID: " in text
         assert "sent: ['me@example.com']" in text

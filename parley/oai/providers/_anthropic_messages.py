@@ -148,9 +148,14 @@ def _as_text(block: Block, names: Mapping[str, str]) -> Block:
         arguments = json.dumps(block["input"])
         return {"type": "text", "text": f"(called the tool {block['name']} with {arguments})"}
     content = block["content"]
-    text = content if isinstance(content, str) else content_text(content)
+    text = content if isinstance(content, str) else _blocks_text(content)
     name = names.get(block["tool_use_id"], "a tool")
     return {"type": "text", "text": f"(the tool {name} returned: {text})"}
+
+
+def _blocks_text(blocks: list[Block]) -> str:
+    """A tool result's blocks as text: an image (which text cannot carry) as a note."""
+    return "".join(b["text"] if b["type"] == "text" else f"[{b['type']}]" for b in blocks)
 
 
 def _pair_tools(turns: list[tuple[str, list[Block]]], with_tools: bool) -> None:

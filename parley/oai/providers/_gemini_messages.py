@@ -4,7 +4,9 @@ back (pure functions; :mod:`parley.oai.gemini` sends them through the google-gen
 Gemini's contents alternate ``user`` and ``model`` turns: consecutive messages of one role are
 merged into one turn, tool results travel as ``functionResponse`` parts of a user turn (named
 after the call they answer: Gemini matches them by name), and the system prompt is set apart as
-``system_instruction``. Gemini's function declarations take a subset of JSON Schema, so the
+``system_instruction``. A result's images travel inside its ``functionResponse`` (its
+``parts``) for Gemini 3 and later, which read them there; earlier models refuse them there, so
+they get the images in a user turn of their own right after the results. Gemini's function declarations take a subset of JSON Schema, so the
 keywords it rejects are dropped from the tools' schemas.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import mimetypes
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -25,6 +28,7 @@ from ._messages import (
     split_system,
 )
 from ._response_format import OutputSchema, requested
+from ._tool_images import AFTER_RESULTS, has_images, split_images
 
 __all__ = [
     "FINISH_REASONS",
@@ -32,6 +36,7 @@ __all__ = [
     "finish_reason",
     "generation_config",
     "made_up_call_id",
+    "nests_media",
     "to_contents",
 ]
 
@@ -60,6 +65,10 @@ _RENAMED = {
     "labels": "labels",
 }
 _TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY"}
+_GENERATION = re.compile(r"gemini-(\d+)")
+# The user turn of the images after results, named apart while turns are merged: the results'
+# turn takes no other part (a later user turn is a turn of its own too).
+_MEDIA = "user+media"
 
 FINISH_REASONS = {
     "STOP": "stop",
@@ -118,14 +127,49 @@ def _response_object(content: Any) -> dict[str, Any]:
     return {"result": content_text(content)}
 
 
+def nests_media(model: Any) -> bool:
+    """Whether ``model`` (Gemini 3 and later) reads images inside a ``function_response``
+    (its ``parts``); earlier models refuse them there."""
+    found = _GENERATION.search(str(model or ""))
+    return found is not None and int(found.group(1)) >= 3
+
+
+def _response(
+    response: dict[str, Any], content: Any, nested: bool, follow: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``response`` (a ``function_response``'s name and id) with its result. A result with
+    images: inline images in the response's ``parts`` (``nested``), else added to ``follow``,
+    a user turn of their own after the results; each image noted in the text where it was."""
+    if not has_images(content):
+        return {**response, "response": _response_object(content)}
+    images = [part for part in content_parts(content) if isinstance(part, ImageData)]
+    inline = nested and all(image.data is not None for image in images)
+    where = "attached to this result" if inline else AFTER_RESULTS
+    text, _ = split_images(content, where)
+    out = {**response, "response": {"result": text}}
+    if inline:
+        out["parts"] = [{"inline_data": _image_part(image)["inline_data"]} for image in images]
+    else:
+        noun = "image" if len(images) == 1 else f"{len(images)} images"
+        label = f"The {noun} returned by the tool call {response.get('id') or response['name']}:"
+        follow += [{"text": label}, *(_image_part(image) for image in images)]
+    return out
+
+
 def to_contents(
-    messages: Sequence[Mapping[str, Any]],
+    messages: Sequence[Mapping[str, Any]], *, nested_media: bool = False
 ) -> tuple[str | None, list[dict[str, Any]]]:
-    """(system_instruction, contents) of an OpenAI message list."""
+    """(system_instruction, contents) of an OpenAI message list. ``nested_media``: the
+    images of tool results go inside their ``function_response`` (:func:`nests_media`), else
+    in a user turn of their own after the results."""
     system, rest = split_system(messages)
     names: dict[str, str] = {}  # tool call id -> function name
     turns: list[tuple[str, list[dict[str, Any]]]] = []
+    follow: list[dict[str, Any]] = []  # images of the current results, for the turn after them
     for message in rest:
+        if follow and message.get("role") not in ("tool", "function"):
+            turns.append((_MEDIA, follow))
+            follow = []
         role = message.get("role")
         if role == "assistant":
             parts = _parts(message.get("content"))
@@ -156,20 +200,17 @@ def to_contents(
             call_id = str(message.get("tool_call_id"))
             if call_id not in names:
                 raise ValueError(f"tool result {call_id!r} answers no tool call before it")
-            response: dict[str, Any] = {
-                "id": call_id,
-                "name": names[call_id],
-                "response": _response_object(message.get("content")),
-            }
+            named: dict[str, Any] = {"id": call_id, "name": names[call_id]}
+            response = _response(named, message.get("content"), nested_media, follow)
             turns.append(("user", [{"function_response": response}]))
         elif role == "function":
-            response = {
-                "name": message.get("name"),
-                "response": _response_object(message.get("content")),
-            }
+            named = {"name": message.get("name")}
+            response = _response(named, message.get("content"), nested_media, follow)
             turns.append(("user", [{"function_response": response}]))
         else:
             turns.append(("user", _parts(message.get("content"))))
+    if follow:
+        turns.append((_MEDIA, follow))
     contents: list[dict[str, Any]] = []
     for role, parts in turns:
         if not parts:
@@ -178,6 +219,9 @@ def to_contents(
             contents[-1]["parts"].extend(parts)
         else:
             contents.append({"role": role, "parts": list(parts)})
+    for content in contents:
+        if content["role"] == _MEDIA:
+            content["role"] = "user"
     return system, contents
 
 

@@ -22,6 +22,7 @@ from ._messages import (
 )
 from ._ollama_tools import STEP_ONE, STEP_TWO, tool_instructions, tool_results_text
 from ._params import validate_parameter
+from ._tool_images import images_after_results
 
 __all__ = ["options", "to_messages"]
 
@@ -118,6 +119,7 @@ def to_messages(
     conversation (a summary's prompt, ``summary_method="reflection_with_llm"``) sent as the
     user's, in place; a conversation that ends with the assistant followed by a user
     "Please continue.". Other system messages are joined into the first."""
+    messages = images_after_results(messages)  # Ollama's tool messages carry no image
     ends_with_system = len(messages) > 1 and messages[-1].get("role") == "system"
     system, rest = split_system(messages[:-1] if ends_with_system else messages)
     if ends_with_system:

@@ -31,6 +31,7 @@ from .._cost import USAGE_KEYS, cached_prompt_tokens, compute_cost, response_usa
 from .._profiles import ProfileAdapter
 from .._reply_checks import check_reply, checked_chunks, malformed, reading_reply
 from .._streaming import collect_stream, collect_text_stream
+from ._tool_images import with_images_after_results
 
 if TYPE_CHECKING:
     from openai.types import Completion
@@ -156,12 +157,13 @@ class OpenAIClient:
             raise ConfigError(f"cannot create the {cls.__name__} client: {e}") from e
 
     async def a_create(self, params: dict[str, Any]) -> Any:
-        """Send one chat-completion request; a streamed one is collected into one response."""
+        """Send one chat-completion request; a streamed one is collected into one response.
+        The images of tool results go in a user message after them (:mod:`._tool_images`)."""
         from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
         return await self._post(
             "/chat/completions",
-            self.adapt(params),
+            self.adapt(with_images_after_results(params)),
             ChatCompletion,
             ChatCompletionChunk,
             collect_stream,

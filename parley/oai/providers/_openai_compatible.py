@@ -24,6 +24,7 @@ from ._base import ProviderClient, chunk, completion, tool_call
 from ._messages import tools_hidden
 from ._params import Param, checked, model_of
 from ._sdk_calls import call_kwargs, per_loop, root_url, stainless_reply
+from ._tool_images import images_after_results
 
 __all__ = [
     "COMMON_PARAMS",
@@ -243,7 +244,7 @@ class OpenAICompatibleClient(ProviderClient):
     def _body(self, params: Mapping[str, Any]) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self._model(params),
-            "messages": [dict(m) for m in params.get("messages") or ()],
+            "messages": [dict(m) for m in images_after_results(params.get("messages") or ())],
             **request(params, self.PARAMS, self.EXTRAS),
         }
         for key in _OPTIONS:

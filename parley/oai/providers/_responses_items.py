@@ -5,7 +5,8 @@ The request: a leading system message becomes ``instructions`` (how the Response
 system prompt); a later system message an input message of role ``developer``; user and
 assistant messages input messages (text parts as ``input_text``, images as ``input_image``);
 an assistant's tool calls ``function_call`` items and tool results ``function_call_output``
-items, matched by ``call_id``; the reasoning items a model returned, kept on its assistant
+items, matched by ``call_id`` (a result with images as a list of ``input_text`` and
+``input_image`` items); the reasoning items a model returned, kept on its assistant
 message under :data:`REASONING_KEY`, go back in before that message's own items. Chat options
 are renamed (``max_tokens`` and ``max_completion_tokens`` to ``max_output_tokens``,
 ``response_format`` to ``text.format``, ``reasoning_effort`` to ``reasoning.effort``). The
@@ -75,6 +76,16 @@ def _parts(content: Any, role: str) -> Any:
     return out
 
 
+def _output(content: Any) -> Any:
+    """A tool result as ``function_call_output.output``: text, or, when it holds images, a
+    list of ``input_text`` and ``input_image`` items (the API takes both in a result)."""
+    if isinstance(content, list) and any(
+        isinstance(p, Mapping) and p.get("type") == "image_url" for p in content
+    ):
+        return _parts(content, "tool")
+    return _text(content)
+
+
 def _input_items(messages: Sequence[Mapping[str, Any]]) -> tuple[str | None, list[Any]]:
     instructions: list[str] = []
     items: list[Any] = []
@@ -92,7 +103,7 @@ def _input_items(messages: Sequence[Mapping[str, Any]]) -> tuple[str | None, lis
         if role in ("tool", "function"):
             call_id = m.get("tool_call_id") or f"call_{m.get('name', '')}"
             items.append(
-                {"type": "function_call_output", "call_id": call_id, "output": _text(m["content"])}
+                {"type": "function_call_output", "call_id": call_id, "output": _output(content)}
             )
             continue
         if role == "assistant":

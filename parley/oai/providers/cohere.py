@@ -29,6 +29,7 @@ from ._messages import content_parts, content_text, function_specs
 from ._params import Param, checked, model_of
 from ._response_format import OutputSchema, requested
 from ._sdk_calls import PooledClient, sdk_errors
+from ._tool_images import images_after_results
 
 __all__ = ["CohereClient"]
 
@@ -54,7 +55,7 @@ _FINISH = {"COMPLETE": "stop", "STOP_SEQUENCE": "stop", "MAX_TOKENS": "length"}
 def to_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Chat v2 messages of OpenAI ones."""
     out: list[dict[str, Any]] = []
-    for message in messages:
+    for message in images_after_results(messages):  # Cohere's tool messages carry no image
         role = message.get("role")
         content = message.get("content")
         if role == "tool":

@@ -38,6 +38,7 @@ from ._gemini_messages import (
     finish_reason,
     generation_config,
     made_up_call_id,
+    nests_media,
     to_contents,
 )
 from ._gemini_vertex import api_key, check_credentials, uses_vertexai, vertex_settings
@@ -114,14 +115,17 @@ class GeminiClient(PooledClient):
         return self._module.Client(**kwargs)
 
     def _request(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        system, contents = to_contents(params.get("messages") or [])
+        model = params.get("model")
+        system, contents = to_contents(
+            params.get("messages") or [], nested_media=nests_media(model)
+        )
         config = generation_config(params, system)
         if params.get("timeout") is not None:
             config["http_options"] = {"timeout": int(float(params["timeout"]) * 1000)}
         # Checked here, where a bad setting (a config's safety_settings, say) raises the SDK's
         # own error: inside the call it would read as a malformed answer (_reply_checks).
         checked = self._types.GenerateContentConfig.model_validate(config)
-        return {"model": str(params.get("model")), "contents": contents, "config": checked}
+        return {"model": str(model), "contents": contents, "config": checked}
 
     async def a_create(self, params: dict[str, Any]) -> Any:
         request = self._request(params)

@@ -29,6 +29,7 @@ from ._base import ProviderClient, api_error, collect, require
 from ._openai_compatible import answer, chunks, request
 from ._params import Param, model_of
 from ._sdk_calls import aclose, per_loop, root_url, sdk_errors
+from ._tool_images import images_after_results
 
 __all__ = ["MistralAIClient"]
 
@@ -57,7 +58,7 @@ def mistral_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, An
     """OpenAI-shaped messages as Mistral's chat API takes them (see the module's docs)."""
     out: list[dict[str, Any]] = []
     names: dict[Any, str] = {}
-    for m in messages:
+    for m in images_after_results(messages):
         role = m.get("role")
         if role == "tool":
             name = names.get(m.get("tool_call_id"), "")

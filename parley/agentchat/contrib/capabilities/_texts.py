@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...._tokenizer import encoding_for_model
+from ....code_utils import content_text
 from ....token_count_utils import count_token
 
 if TYPE_CHECKING:
@@ -155,7 +156,7 @@ def replace_texts(message: Mapping[str, Any], new: Mapping[Slot, Any]) -> dict[s
         out["tool_responses"] = responses
         if message.get("role") == "tool":
             out["content"] = "\n\n".join(
-                str(r.get("content")) for r in responses if isinstance(r, Mapping)
+                content_text(r.get("content")) for r in responses if isinstance(r, Mapping)
             )
     if None in new:
         out["content"] = new[None]
