@@ -2,28 +2,33 @@
 
     PYTHONPATH=. python benchmarks/mcp_tool_call.py [--calls 300] [--repeats 3] [--max-ratio 1.2]
 
-One MCP server script (``benchmarks/_mcp_server.py``: the SDK's MCPServer with one cheap tool,
-``add``) runs as two stdio processes, one for the bare SDK and one for parley; each path calls
-``add`` in turn, ``--calls`` times per repeat, after a warm-up, on one event loop:
+One MCP server (``benchmarks/_mcp_server.py``: the SDK's MCPServer with one cheap tool,
+``add``) runs as a stdio process, opened with the SDK's ``stdio_client`` and ``ClientSession``;
+the paths below call ``add`` in turn on that same session (so the server, its process and the
+pipes are the same for all), ``--calls`` times per repeat, after a warm-up, on one event loop:
 
-- ``sdk``: ``ClientSession.call_tool`` of the official SDK, on a session opened by hand: the
-  floor under every other path;
-- ``toolkit``: ``MCPToolkit.call_tool`` of a toolkit from ``parley.mcp.connect`` (lookup,
-  the connection's request with its error handling, the result turned into text);
+- ``sdk``: ``session.call_tool``, the bare SDK: the floor under every other path;
+- ``toolkit``: ``MCPToolkit.call_tool`` of ``parley.mcp.create_toolkit(session)`` (the tool's
+  lookup, the connection's request with its timeout and error handling, the result turned into
+  text). A toolkit from ``parley.mcp.connect`` runs the same code per call: its owner task
+  only opens and closes the connection;
 - ``agent``: what an executor does with a model's tool call in a chat:
   ``executor.a_generate_reply`` on an assistant message holding one ``tool_calls`` entry (the
   reply functions, JSON arguments, the tool path with its reports and durable journal, the MCP
   call, the tool message). This is the framework time per MCP tool call the limit is about;
-- ``hop``: ``toolkit.call_tool`` from this loop on a toolkit from ``parley.mcp.connect_sync``,
-  whose connection lives on parley's background loop: the cost of the owner task's loop being
-  another thread's.
+- ``hop``: ``toolkit.call_tool`` from this loop on a toolkit from ``parley.mcp.connect_sync``
+  (a second process of the same server), whose connection lives on parley's background loop:
+  each call crosses to that loop's thread and back. Only a toolkit used from a loop other than the one that connected it pays this
+  (``connect`` in async code and ``connect_sync`` with sync chats do not), so it is shown, not
+  held to the limit.
 
 Each call's wall time is measured (the server is another process, so the time a caller waits
 is the time that counts), and the process's CPU time beside it (the client's own work: the
 SDK's and parley's, not the server's). The script prints the median of each per repeat and
-each path's ratio to ``sdk``; it exits 1 when a parley path's median wall-time ratio over the
-repeats is above ``--max-ratio``. The CPU ratios are printed for information: they show what
-parley adds to the client's work alone, without the server's time and the pipes'.
+each path's ratio to ``sdk``; it exits 1 when the median over the repeats of the ``toolkit``
+or ``agent`` wall-time ratio is above ``--max-ratio``. The CPU ratios are printed for
+information: they show what parley adds to the client's work alone, without the server's time
+and the pipes'.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -48,6 +54,7 @@ from parley.io import IOStream
 SERVER = str(Path(__file__).with_name("_mcp_server.py"))
 ARGS = {"a": 20, "b": 22}
 PATHS = ("sdk", "toolkit", "agent", "hop")
+HELD_TO_THE_LIMIT = ("toolkit", "agent")
 
 
 class Quiet:
@@ -81,17 +88,19 @@ def tool_call_message() -> dict[str, Any]:
 async def measure(
     calls: dict[str, Callable[[], Awaitable[Any]]], rounds: int
 ) -> dict[str, tuple[float, float]]:
-    """``{path: (median wall µs, median CPU µs)}`` per call, the paths taking turns (each
-    round starting with the next path, so that none always follows the same one)."""
+    """``{path: (median wall µs, median CPU µs)}`` per call, the paths taking turns in an
+    order shuffled every round: a call can slow the next one down (the hop's thread finishing
+    its work), so no path may always come after the same other."""
     wall: dict[str, list[float]] = {name: [] for name in calls}
     cpu: dict[str, list[float]] = {name: [] for name in calls}
     for _ in range(20):  # warm-up: imports, caches, the servers' first calls
         for call in calls.values():
             await call()
     names = list(calls)
-    for i in range(rounds):
-        start = i % len(names)
-        for name in names[start:] + names[:start]:
+    shuffled = random.Random(38)
+    for _ in range(rounds):
+        shuffled.shuffle(names)
+        for name in names:
             call = calls[name]
             t, c = time.perf_counter(), time.process_time()
             await call()
@@ -110,14 +119,13 @@ def check(name: str, answer: Any) -> None:
 
 
 async def run(args: argparse.Namespace, hop_toolkit: parley.mcp.MCPToolkit) -> list[dict[str, Any]]:
-    config = {"mcpServers": {"bench": {"command": sys.executable, "args": [SERVER]}}}
     params = StdioServerParameters(command=sys.executable, args=[SERVER])
     async with (
         stdio_client(params) as (read, write),
         ClientSession(read, write) as session,
     ):
         await session.initialize()
-        async with await parley.mcp.connect(config) as toolkit:
+        async with await parley.mcp.create_toolkit(session) as toolkit:
             caller = ConversableAgent("caller", llm_config=False, human_input_mode="NEVER")
             executor = ConversableAgent("executor", llm_config=False, human_input_mode="NEVER")
             toolkit.register(executor=executor)
@@ -163,8 +171,10 @@ def main() -> int:
     for path in PATHS[1:]:
         wall = statistics.median(r[path][0] / r["sdk"][0] for r in results)
         cpu = statistics.median(r[path][1] / r["sdk"][1] for r in results)
-        worst = max(worst, wall)
-        print(f"  {path:<8} {wall:5.2f}x  {cpu:5.2f}x")
+        if path in HELD_TO_THE_LIMIT:
+            worst = max(worst, wall)
+        note = "" if path in HELD_TO_THE_LIMIT else "  (shown only: a cross-loop call)"
+        print(f"  {path:<8} {wall:5.2f}x  {cpu:5.2f}x{note}")
     verdict = "within" if worst <= args.max_ratio else "OVER"
     print(f"worst wall-time ratio {worst:.2f}: {verdict} the {args.max_ratio:.2f} limit")
     return 0 if worst <= args.max_ratio else 1
