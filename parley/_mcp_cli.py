@@ -5,7 +5,8 @@ SCRIPT is run (not as ``__main__``: its ``if __name__ == "__main__":`` block is 
 folder first on ``sys.path``) and NAME is one of its globals: an agent, a group chat's manager,
 a ``(sender, recipient[, kwargs])`` or ``(sender, [chats])`` tuple, or a callable returning one
 (see :mod:`parley.mcp.serve`). A chat is served as one tool named NAME. Over HTTP the bearer
-token is ``$PARLEY_MCP_TOKEN``, or one generated and printed to stderr.
+token is ``$PARLEY_MCP_TOKEN``, or one generated and printed to stderr; the server's URL is
+printed to stderr once it accepts connections, with the port bound (``--port 0``: a free one).
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ def add_parser(sub: Any) -> None:
     serve.add_argument("target", metavar="SCRIPT:NAME", help="a Python file and a name in it")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP address (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="HTTP port (default 8000)")
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=8000,
+        help="HTTP port (default 8000; 0: any free port, printed on stderr)",
+    )
     serve.add_argument(
         "--allow-remote",
         action="store_true",
@@ -75,6 +81,9 @@ def run(args: Any) -> int:
     except (ValueError, TypeError) as error:
         print(f"parley mcp serve: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # the address is taken, or not ours to bind
+        print(f"parley mcp serve: {error}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
     return 0

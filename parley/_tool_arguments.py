@@ -57,8 +57,13 @@ class _Validator:
         self.extra: TypeAdapter[dict[str, Any]] | None = (
             None if extra is None else TypeAdapter(dict[str, extra], config=config)
         )
+        # Only an untyped ``**kwargs`` (a proxy such as an MCP tool's, whose server checks the
+        # arguments): any names and values pass, so there is nothing to ask pydantic.
+        self.takes_anything = not fields and extra is Any
 
     def __call__(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        if self.takes_anything and all(isinstance(k, str) for k in arguments):
+            return dict(arguments)
         problems: list[str] = []
         kwargs: dict[str, Any] = {}
         try:

@@ -15,7 +15,14 @@ import openai
 import pytest
 
 from parley import ConversableAgent, OpenAIWrapper
-from parley._core.runtime import after_fork, run_in_thread, run_sync, to_thread
+from parley._core.runtime import (
+    after_fork,
+    is_waiting_for_runner,
+    run_in_thread,
+    run_sync,
+    runner_loop,
+    to_thread,
+)
 from parley.testing import FakeLLMServer
 
 HI = [{"role": "user", "content": "hi"}]
@@ -162,3 +169,17 @@ async def test_a_worker_thread_sees_the_callers_context_variables() -> None:
     assert await run_in_thread(read_and_write) == "caller"
     assert await to_thread(read_and_write) == "caller"
     assert var.get() == "caller"
+
+
+async def test_a_loop_blocked_in_a_sync_call_is_known_to_be_waiting() -> None:
+    # A notebook cell's sync call blocks the cell's running loop until the runner is done.
+    here = asyncio.get_running_loop()
+    assert not is_waiting_for_runner(here)
+
+    async def seen_from_the_runner() -> tuple[bool, bool]:
+        return is_waiting_for_runner(here), is_waiting_for_runner(runner_loop())
+
+    assert run_sync(seen_from_the_runner()) == (True, False)
+    assert not is_waiting_for_runner(here)
+    # Outside a sync call (and from a thread with no loop) nothing is marked.
+    assert await asyncio.to_thread(run_sync, seen_from_the_runner()) == (False, False)

@@ -8,6 +8,8 @@ from the first ``await`` to the last byte on the wire. This module connects that
   running (Jupyter). The caller's ``contextvars`` (the default IOStream, say) go along.
   ``SystemExit`` and ``KeyboardInterrupt`` raised by user code reach that caller as themselves;
   the runner catches them where asyncio re-raises them and keeps serving every other chat.
+  :func:`is_waiting_for_runner` tells whether a loop's thread is blocked in such a call (work
+  handed to that loop meanwhile would deadlock).
 - :func:`run_in_thread` and :func:`to_thread` run blocking work in a worker thread with a
   :class:`CancelToken` (:func:`current_token`) that cancelling the awaiting task cancels, so
   code executors and nested sync chats stop too.
@@ -43,6 +45,7 @@ __all__ = [
     "after_fork",
     "current_token",
     "dedicated_worker",
+    "is_waiting_for_runner",
     "keep_until_exit",
     "loop_resource",
     "resource_shard",
@@ -276,8 +279,46 @@ def _submit(coro: Coroutine[Any, Any, T], loop: asyncio.AbstractEventLoop) -> _S
     return future
 
 
+# The event loops whose thread is blocked in run_sync (a sync chat started from a coroutine,
+# as a notebook cell does), each with how many such calls it is in: what is scheduled on them
+# waits until those calls return. Each loop's count is changed only by the loop's own thread.
+_waiting: dict[asyncio.AbstractEventLoop, int] = {}
+
+
+def is_waiting_for_runner(loop: asyncio.AbstractEventLoop) -> bool:
+    """Whether ``loop``'s thread is blocked in :func:`run_sync`: work handed to ``loop`` from
+    the call it waits for would never run (a deadlock), so such work must be refused."""
+    return loop in _waiting
+
+
+class _Waiting:
+    """``with _Waiting():`` marks the calling thread's running loop (if any) as blocked."""
+
+    __slots__ = ("loop",)
+
+    def __enter__(self) -> None:
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+            return
+        _waiting[self.loop] = _waiting.get(self.loop, 0) + 1
+
+    def __exit__(self, *exc_info: object) -> None:
+        loop = self.loop
+        if loop is not None:
+            count = _waiting.pop(loop, 1) - 1  # absent: a fork cleared it meanwhile
+            if count:
+                _waiting[loop] = count
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     """Run ``coro`` to completion and return its result, from any synchronous code."""
+    with _Waiting():
+        return _run_sync(coro)
+
+
+def _run_sync(coro: Coroutine[Any, Any, T]) -> T:
     runner = _runner
     if runner is not None and threading.current_thread() is runner[1]:
         # Sync code called from a coroutine already on the runner (a sync callback inside an
@@ -398,6 +439,7 @@ def _forget_the_parent() -> None:
     _runner = None
     keep_until_exit(*_scopes.values())
     _scopes.clear()
+    _waiting.clear()  # the threads that waited are gone
     for worker in _workers.values():
         worker.forget()
 

@@ -58,7 +58,13 @@ def _last(agent: AgentCore, messages: list[Message] | None, sender: Agent | None
 def _clean_arguments(text: str) -> tuple[str, int]:
     """AutoGen's repair of model-written JSON: raw newlines and tabs inside strings are escaped,
     those outside strings dropped. Also the deepest nesting of brackets outside strings, so
-    that arguments too deep to parse are refused before ``json.loads`` recurses on them."""
+    that arguments too deep to parse are refused before ``json.loads`` recurses on them (an
+    upper bound of it when that is known to be within ``MAX_NESTING``)."""
+    brackets = text.count("{") + text.count("[")
+    if brackets <= MAX_NESTING and "\n" not in text and "\t" not in text and "\r" not in text:
+        # Nothing to repair and too few brackets to nest too deep: no walk through the text
+        # character by character (half a millisecond for a tool writing a 10 kB file).
+        return text, brackets
     out: list[str] = []
     in_string = escaped = False
     depth = deepest = 0
@@ -242,9 +248,12 @@ async def generate_tool_calls_reply(
         return response
 
     with _approval.one_message(sender):
-        responses: list[ToolResponse | FunctionResponse] = list(
-            await asyncio.gather(*(run(c) for c in calls))
-        )
+        if len(calls) == 1:
+            # The usual case, awaited in place: a task of its own cost about 40 µs a call (an
+            # MCP tool's round trip is under a millisecond).
+            responses: list[ToolResponse | FunctionResponse] = [await run(calls[0])]
+        else:
+            responses = list(await asyncio.gather(*(run(c) for c in calls)))
     content = "\n\n".join(content_text(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 

@@ -9,6 +9,19 @@ runs)::
         toolkit.register(caller=assistant, executor=user_proxy, prefix="fs_")
         await user_proxy.a_initiate_chat(assistant, message="...")
 
+From sync code (a script, or a notebook cell that runs sync chats), connect with
+:func:`connect_sync`: the connections then live on parley's background loop, where sync chats
+run, and serve async callers on any loop as well::
+
+    with parley.mcp.connect_sync("mcp.json") as toolkit:
+        toolkit.register(caller=assistant, executor=user_proxy)
+        user_proxy.initiate_chat(assistant, message="...")
+
+A toolkit from :func:`connect` belongs to the event loop that made it: a sync chat started
+from a coroutine on that loop (``initiate_chat`` in a notebook cell) blocks the loop, so its
+tool calls fail with an error saying so; use ``await a_initiate_chat`` there, or
+:func:`connect_sync`.
+
 Resources and prompts are read as text (``toolkit.read_resource``, ``toolkit.get_prompt``) or
 offered as tools (``register(..., resources_as_tools=True)``). Modules: ``_config`` (the
 ``mcpServers`` entries), ``_session`` (one connection: its owner task, reconnecting, closing),
@@ -25,6 +38,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from .._core.runtime import run_sync
 from . import _deps  # noqa: F401  (first: a missing SDK names the extra)
 from ._config import ServerConfig, load_config
 from ._session import Connection
@@ -38,6 +52,7 @@ __all__ = [
     "ServerConfig",
     "a_serve",
     "connect",
+    "connect_sync",
     "create_toolkit",
     "load_config",
     "make_server",
@@ -69,6 +84,15 @@ async def connect(
     Close the toolkit (``async with``, :meth:`MCPToolkit.aclose`) to end the servers."""
     servers = load_config(config)
     return await _toolkit([Connection(s.name, s, errlog=errlog) for s in servers])
+
+
+def connect_sync(
+    config: Mapping[str, Any] | str | os.PathLike[str], *, errlog: Any = None
+) -> MCPToolkit:
+    """:func:`connect`, blocking, for sync code (in a notebook too): the connections are
+    owned by parley's background loop, so they outlive any ``asyncio.run`` and serve sync and
+    async chats alike. Close the toolkit with ``with`` or :meth:`MCPToolkit.close`."""
+    return run_sync(connect(config, errlog=errlog))
 
 
 async def create_toolkit(session: Any, *, name: str | None = None) -> MCPToolkit:

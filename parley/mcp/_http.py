@@ -1,13 +1,15 @@
-"""The streamable-HTTP transport: the SDK's app behind its bearer-token check, run by uvicorn."""
+"""The streamable-HTTP transport: the SDK's app behind its bearer-token check, run by uvicorn
+on a socket bound here first, so that the URL reported names the real port (``--port 0``)."""
 
 from __future__ import annotations
 
 import hmac
+import socket
 import time
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BearerToken", "serve_http"]
+__all__ = ["BearerToken", "listen", "serve_http"]
 
 _TOKEN_LIFETIME = 10 * 365 * 24 * 3600  # the token is valid while the server runs
 
@@ -43,14 +45,32 @@ def http_app(server: Any, host: str, port: int, secret: str) -> Any:
     )
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (port 0: one the system picks); connections made
+    from now on wait in its backlog until the server accepts them. Raises OSError naming the
+    address when it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as e:
+        raise OSError(e.errno, f"cannot serve MCP on {host}:{port}: {e.strerror or e}") from e
+
+
 async def serve_http(
     server: Any, host: str, port: int, secret: str, status: Callable[[str], None]
 ) -> None:
+    """Serve until cancelled; ``status`` is told the URL (with the port actually bound, which
+    ``port=0`` leaves to the system) once clients can connect."""
     import uvicorn
 
-    app = http_app(server, host, port, secret)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    runner = uvicorn.Server(config)
-    shown = f"[{host}]" if ":" in host else host
-    status(f"MCP server (streamable HTTP) on http://{shown}:{port}/mcp")
-    await runner.serve()
+    sock = listen(host, port)
+    try:
+        port = int(sock.getsockname()[1])
+        app = http_app(server, host, port, secret)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+        runner = uvicorn.Server(config)
+        shown = f"[{host}]" if ":" in host else host
+        status(f"MCP server (streamable HTTP) on http://{shown}:{port}/mcp")
+        await runner.serve(sockets=[sock])
+    finally:
+        sock.close()

@@ -5,7 +5,8 @@ The SDK's transports and ``ClientSession`` are anyio context managers that must 
 left by the same task, so each connection has an owner task that opens them, waits until the
 connection is closed and then leaves them (ending a stdio server's process: the SDK closes its
 stdin, then terminates its process group). Requests are made from the caller's task; a caller
-on another event loop (a sync chat on parley's runner loop) is served on the owner's loop.
+on another event loop (a sync chat on parley's runner loop) is served on the owner's loop, and
+refused with a clear error when that loop has ended or is blocked waiting for the caller.
 A stdio server whose owner process dies sees its stdin close and exits.
 """
 
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import anyio
@@ -26,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError as SDKError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
+from .._core.runtime import is_waiting_for_runner
 from ..exceptions import MCPCallError
 from ._config import ServerConfig
 
@@ -162,12 +164,11 @@ class Connection:
         """``send(session)``, within the per-call timeout. A connection found lost is reopened
         once; the request is sent again on the new one only when ``retry_after_reconnect``
         (it is safe to repeat). Failures raise :class:`MCPCallError`."""
-        loop = asyncio.get_running_loop()
-        if self._loop is not None and loop is not self._loop:
-            future = asyncio.run_coroutine_threadsafe(
-                self.request(what, send, retry_after_reconnect=retry_after_reconnect), self._loop
+        owner = self._loop
+        if owner is not None and owner is not asyncio.get_running_loop():
+            return await self._on_owner_loop(
+                owner, what, self.request(what, send, retry_after_reconnect=retry_after_reconnect)
             )
-            return await asyncio.wrap_future(future)
         if self._broken:
             await self._reopen(what)
         try:
@@ -241,11 +242,39 @@ class Connection:
         except Exception:  # the owner logged how its connection ended
             pass
 
+    async def _on_owner_loop(
+        self, owner: asyncio.AbstractEventLoop, what: str, call: Coroutine[Any, Any, T]
+    ) -> T:
+        """``call`` run on ``owner``, the loop the session belongs to (its streams work there
+        only), for a caller on another loop: a sync chat on parley's runner loop, say."""
+        problem = None
+        if owner.is_closed() or not owner.is_running():
+            problem = (
+                "the event loop it was opened on has ended (or is not running); connect from the "
+                "loop that uses the toolkit, or with parley.mcp.connect_sync(...), whose "
+                "connections live as long as the process"
+            )
+        elif is_waiting_for_runner(owner):
+            problem = (
+                "the event loop it was opened on is blocked, waiting for this sync call (a sync "
+                "chat started from async code, as in a notebook cell); use the async API there "
+                "(await ...a_initiate_chat(...)), or connect with parley.mcp.connect_sync(...)"
+            )
+        if problem is not None:
+            call.close()
+            raise MCPCallError(self.name, f"{what}: cannot use the connection: {problem}")
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, owner))
+
     async def aclose(self) -> None:
         """End the connection (a stdio server's process with it); a user's session is left open."""
-        loop = asyncio.get_running_loop()
-        if self._loop is not None and loop is not self._loop and not self._loop.is_closed():
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.aclose(), self._loop))
+        owner = self._loop
+        if owner is not None and owner is not asyncio.get_running_loop():
+            if owner.is_closed():
+                # Its loop ended and, ending, cancelled the owner task: nothing is left open.
+                self._owner = None
+                self._session = None if self.config is not None else self._session
+                return
+            await self._on_owner_loop(owner, "closing", self.aclose())
             return
         await self._stop()
         self._broken = False

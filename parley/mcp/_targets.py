@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..agentchat import ChatResult, ConversableAgent, GroupChatManager
+from ..agentchat import ChatResult, ConversableAgent, GroupChatManager, _queue
 from ..code_utils import content_text
 from ..function_utils import get_function_schema
 
@@ -215,7 +215,9 @@ async def _run(plan: _Plan, task: str) -> tuple[ChatResult, int]:
         result = await plan.sender.a_initiate_chat(plan.recipient, message=task, **plan.kwargs)
         return result, len(result.chat_history or [])
     chats = [{**plan.chats[0], "message": task}, *(dict(c) for c in plan.chats[1:])]
-    results = list((await plan.sender.a_initiate_chats(chats)).values())
+    # In order, each chat carrying the summaries of those before it: ``initiate_chats``'s
+    # runner (``a_initiate_chats`` is AutoGen's other queue: concurrent, by prerequisites).
+    results = await _queue.run_sequential(chats, plan.sender)
     return results[-1], sum(len(r.chat_history or []) for r in results)
 
 

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._core.lifetime import AsyncClosesOnExit
+from .._core.lifetime import AsyncClosesOnExit, ClosesOnExit
+from .._core.runtime import run_sync
 from ..exceptions import MCPCallError, MCPToolNameError
 from ._results import content_text, prompt_text, resource_text, tool_content
 from ._session import Connection
@@ -40,14 +41,17 @@ class MCPTool:
     repeatable: bool
 
 
-class MCPToolkit(AsyncClosesOnExit):
+class MCPToolkit(AsyncClosesOnExit, ClosesOnExit):
     """Tools, resources and prompts of connected MCP servers. Use it as an async context
-    manager (or call :meth:`aclose`): closing ends the connections, and a stdio server's
-    process with its connection."""
+    manager (or call :meth:`aclose`), or, from sync code, with ``with`` (or :meth:`close`):
+    closing ends the connections, and a stdio server's process with its connection."""
 
     def __init__(self, connections: list[Connection], tools: list[MCPTool]) -> None:
         self._connections = {c.name: c for c in connections}
         self._tools = tools
+        self._named: dict[str, list[MCPTool]] = {}  # looked up at every call
+        for tool in tools:
+            self._named.setdefault(tool.name, []).append(tool)
 
     @property
     def tools(self) -> list[MCPTool]:
@@ -60,6 +64,10 @@ class MCPToolkit(AsyncClosesOnExit):
     async def aclose(self) -> None:
         """Close every connection (concurrently); a session the user opened stays open."""
         await asyncio.gather(*(c.aclose() for c in self._connections.values()))
+
+    def close(self) -> None:
+        """:meth:`aclose`, blocking (for a toolkit made by :func:`parley.mcp.connect_sync`)."""
+        run_sync(self.aclose())
 
     # --- calls -------------------------------------------------------------------------------
 
@@ -76,7 +84,7 @@ class MCPToolkit(AsyncClosesOnExit):
             ) from None
 
     def _tool(self, name: str, server: str | None) -> MCPTool:
-        found = [t for t in self._tools if t.name == name and server in (None, t.server)]
+        found = [t for t in self._named.get(name, ()) if server in (None, t.server)]
         if len(found) != 1:
             where = f" on {server!r}" if server else ""
             problem = "no tool" if not found else "several tools"

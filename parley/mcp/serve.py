@@ -17,8 +17,9 @@ What can be served (``target``):
   - ``(sender, recipient)`` or ``(sender, recipient, kwargs)``: ``sender.a_initiate_chat(recipient,
     message=task, **kwargs)`` (``max_turns``, ``summary_method``...); the recipient may be a
     manager;
-  - ``(sender, [chat, ...])``: sequential chats, ``sender.a_initiate_chats(chats)`` with the
-    task as the first chat's message; the result is the last chat's summary;
+  - ``(sender, [chat, ...])``: sequential chats, as ``sender.initiate_chats(chats)`` runs them
+    (in order, each carrying the earlier summaries), with the task as the first chat's
+    message; the result is the last chat's summary;
   - a callable (sync or async) returning one of those, called for every tool call: each call
     gets fresh agents, so calls run concurrently. A chat given directly reuses its agents,
     so its calls run one at a time. The tool's description is the callable's docstring.

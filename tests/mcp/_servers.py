@@ -1,5 +1,6 @@
 """Starting the demo MCP server (``demo_server.py``) for the client tests: its ``mcpServers``
-entry over stdio, or a process serving streamable HTTP on a free loopback port."""
+entry over stdio, or a process serving streamable HTTP (or SSE) on a free loopback port; the
+agents and request helpers the client tests share."""
 
 from __future__ import annotations
 
@@ -15,12 +16,27 @@ from typing import Any
 
 import httpx
 
+from parley import AssistantAgent, UserProxyAgent
+from parley.testing import FakeLLMServer
+
 SCRIPT = str(Path(__file__).with_name("demo_server.py"))
 START_TIMEOUT = 30.0
 
 
 def stdio_entry(**extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [SCRIPT, "stdio"], **extra}
+
+
+def make_pair(fake_llm: FakeLLMServer) -> tuple[AssistantAgent, UserProxyAgent]:
+    """An assistant on the fake model and a user proxy that runs its tools."""
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    return assistant, user
+
+
+def tool_results(request: dict[str, Any]) -> list[str]:
+    """The tool messages' contents in a request the model received."""
+    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 def free_port() -> int:
@@ -48,17 +64,20 @@ def wait_for(condition: Any, timeout: float = 15.0, what: str = "a condition") -
 
 
 class HttpServer:
-    """The demo server over streamable HTTP on a fixed port: start, kill and start again."""
+    """The demo server over streamable HTTP (or, with ``transport="sse"``, the older HTTP+SSE
+    transport) on a fixed port: start, kill and start again."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, transport: str = "http") -> None:
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.transport = transport
+        path = "sse" if transport == "sse" else "mcp"
+        self.url = f"http://127.0.0.1:{self.port}/{path}"
         self.env = {**os.environ, **(env or {})}
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, SCRIPT, "http", str(self.port)],
+            [sys.executable, SCRIPT, self.transport, str(self.port)],
             env=self.env,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -69,10 +88,11 @@ class HttpServer:
             if self.process.poll() is not None:
                 raise AssertionError(f"the MCP server exited with {self.process.returncode}")
             try:
-                httpx.get(self.url, timeout=1.0)
+                # The SSE endpoint streams: the response's head is enough.
+                with httpx.stream("GET", self.url, timeout=1.0):
+                    return True
             except httpx.TransportError:
                 return False
-            return True
 
         wait_for(answers, START_TIMEOUT, "the MCP server to answer")
 
@@ -83,8 +103,8 @@ class HttpServer:
 
 
 @contextmanager
-def http_server(env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    server = HttpServer(env)
+def http_server(env: dict[str, str] | None = None, transport: str = "http") -> Iterator[HttpServer]:
+    server = HttpServer(env, transport)
     server.start()
     try:
         yield server

@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
+from typing import IO
 
 import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
@@ -34,6 +36,57 @@ def server_env(llm: FakeLLMServer | None, **extra: str) -> dict[str, str]:
     if llm is not None:
         env["PARLEY_TEST_LLM_URL"] = llm.base_url
     return env
+
+
+def run_serve(name: str, *options: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``parley mcp serve`` run to its end (for a refusal), its output captured."""
+    return subprocess.run(
+        serve_command(name, *options),
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@contextmanager
+def serving(name: str, *options: str, env: dict[str, str]) -> Iterator[subprocess.Popen[str]]:
+    """``parley mcp serve`` running while the block runs, its stderr readable."""
+    process = subprocess.Popen(
+        serve_command(name, *options),
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(WAIT)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            assert process.stderr is not None
+            process.stderr.close()
+
+
+def first_line(stream: IO[str] | None, timeout: float = WAIT) -> str:
+    """The stream's next line, waited for at most ``timeout`` seconds ("" at its end)."""
+    assert stream is not None
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not lines:
+        raise TimeoutError(f"no line within {timeout}s")
+    return lines[0]
 
 
 @asynccontextmanager

@@ -1,6 +1,7 @@
 """An MCP server for the client tests, written with the SDK's MCPServer (FastMCP).
 
-Run as ``python demo_server.py stdio`` or ``python demo_server.py http PORT``. ``MARK_DIR``
+Run as ``python demo_server.py stdio``, ``python demo_server.py http PORT`` or
+``python demo_server.py sse PORT`` (the older HTTP+SSE transport, at ``/sse``). ``MARK_DIR``
 (an environment variable) names a folder where the slow tool records what happened to it,
 so a test can see a cancellation arrive on the server's side, and where ``append_note`` and
 ``save_note`` count their calls (a line each in ``NAME.calls``); while a file ``hold`` is
@@ -120,6 +121,12 @@ def getenv(name: str) -> str:
     return os.environ.get(name, "<unset>")
 
 
+@server.tool(description="Report a header of the HTTP request that carried the call.")
+def header(name: str, ctx: Context) -> str:
+    request = ctx.request_context.request
+    return "<no HTTP request>" if request is None else request.headers.get(name, "<unset>")
+
+
 @server.tool(description="A tiny picture.")
 def picture() -> Image:
     return Image(data=PIXEL, format="png")
@@ -148,5 +155,7 @@ def review(language: str, code: str) -> str:
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run()
+    elif sys.argv[1] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

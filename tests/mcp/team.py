@@ -81,3 +81,22 @@ def pair() -> tuple[ConversableAgent, ConversableAgent, dict[str, object]]:
 
 
 not_servable = 42
+
+
+def _steps() -> tuple[ConversableAgent, list[dict[str, object]]]:
+    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    drafter = AssistantAgent("drafter", llm_config=LLM_CONFIG)
+    editor = AssistantAgent("editor", llm_config=LLM_CONFIG)
+    return user, [
+        {"recipient": drafter, "max_turns": 1, "summary_method": "last_msg"},
+        {
+            "recipient": editor,
+            "message": "Edit the draft.",
+            "max_turns": 1,
+            "summary_method": "last_msg",
+        },
+    ]
+
+
+# Sequential chats, given directly (the same agents serve every call, one call at a time).
+steps = _steps()

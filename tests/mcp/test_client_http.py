@@ -13,22 +13,16 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import parley.mcp
-from parley import AssistantAgent, UserProxyAgent
 from parley.exceptions import MCPCallError
 from parley.testing import FakeLLMServer
 
-from ._servers import http_server, wait_for
-
-
-def tool_results(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
+from ._servers import http_server, make_pair, tool_results, wait_for
 
 
 async def test_chat_over_http_and_a_restart_mid_call(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
-    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
+    assistant, user = make_pair(fake_llm)
     with http_server(env={"MARK_DIR": str(tmp_path)}) as server:
         config = {"mcpServers": {"web": {"url": server.url, "timeout": 20}}}
         async with await parley.mcp.connect(config) as toolkit:

@@ -18,11 +18,10 @@ import pytest
 
 import parley
 import parley.mcp
-from parley import AssistantAgent, UserProxyAgent
 from parley.exceptions import MCPCallError, MCPConfigError, MCPToolNameError
 from parley.testing import FakeLLMServer
 
-from ._servers import pid_alive, stdio_entry, wait_for
+from ._servers import make_pair, pid_alive, stdio_entry, tool_results, wait_for
 from .demo_server import PIXEL
 
 PIXEL_B64 = base64.b64encode(PIXEL).decode()
@@ -30,16 +29,6 @@ PIXEL_B64 = base64.b64encode(PIXEL).decode()
 
 def config(**extra: Any) -> dict[str, Any]:
     return {"mcpServers": {"demo": stdio_entry(**extra)}}
-
-
-def make_pair(fake_llm: FakeLLMServer) -> tuple[AssistantAgent, UserProxyAgent]:
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
-    user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
-    return assistant, user
-
-
-def tool_results(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "tool"]
 
 
 async def test_chat_calls_mcp_tools_with_the_servers_schemas(fake_llm: FakeLLMServer) -> None:

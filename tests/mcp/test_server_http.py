@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
+import re
+import socket
 
 import anyio
 import httpx2
@@ -10,7 +11,15 @@ import pytest
 
 from parley.testing import FakeLLMServer
 
-from ._support import ROOT, WAIT, HttpServer, free_port, http_session, serve_command, server_env
+from ._support import (
+    WAIT,
+    HttpServer,
+    first_line,
+    http_session,
+    run_serve,
+    server_env,
+    serving,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -73,14 +82,15 @@ async def test_the_sdk_client_calls_a_function_over_http() -> None:
 
 
 def test_a_host_other_machines_reach_is_refused_without_the_flag() -> None:
-    done = subprocess.run(
-        serve_command("calculator", "--transport", "http", "--host", "0.0.0.0", "--port", "1"),
-        cwd=ROOT,
+    done = run_serve(
+        "calculator",
+        "--transport",
+        "http",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "1",
         env=server_env(None),
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
     )
     assert done.returncode == 2
     assert "refusing to serve MCP on '0.0.0.0'" in done.stderr
@@ -88,26 +98,40 @@ def test_a_host_other_machines_reach_is_refused_without_the_flag() -> None:
 
 
 def test_a_generated_token_is_printed_to_stderr() -> None:
-    port = free_port()
     env = server_env(None)
     env.pop("PARLEY_MCP_TOKEN", None)
-    process = subprocess.Popen(
-        serve_command("calculator", "--transport", "http", "--port", str(port)),
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stderr is not None
-        line = process.stderr.readline()  # the first thing the server says
+    with serving("calculator", "--transport", "http", "--port", "0", env=env) as process:
+        line = first_line(process.stderr)  # the first thing the server says
         assert line.startswith("[parley] MCP bearer token")
         token = line.rsplit(": ", 1)[1].strip()
         assert len(token) >= 32
-    finally:
-        process.terminate()
-        process.wait(WAIT)
-        assert process.stderr is not None
-        process.stderr.close()
+
+
+def test_port_0_serves_on_a_free_port_named_on_stderr() -> None:
+    env = server_env(None, PARLEY_MCP_TOKEN=TOKEN)
+    with serving("calculator", "--transport", "http", "--port", "0", env=env) as process:
+        # The server names its URL once it accepts connections.
+        line = first_line(process.stderr)
+        match = re.fullmatch(r"\[parley\] MCP server \(streamable HTTP\) on (\S+)\n", line)
+        assert match, line
+        url = match.group(1)
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        assert url == f"http://127.0.0.1:{port}/mcp"
+        assert port != 0
+
+        async def add() -> str:
+            async with http_session(url, TOKEN) as session:
+                with anyio.fail_after(WAIT):
+                    result = await session.call_tool("add", {"a": 20, "b": 22})
+            return str(result.content[0].text)
+
+        assert anyio.run(add) == "42"
+
+
+def test_a_port_in_use_is_a_clear_error() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        env = server_env(None, PARLEY_MCP_TOKEN=TOKEN)
+        done = run_serve("calculator", "--transport", "http", "--port", str(port), env=env)
+    assert done.returncode == 1
+    assert f"cannot serve MCP on 127.0.0.1:{port}" in done.stderr

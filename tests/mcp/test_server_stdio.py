@@ -9,7 +9,7 @@ import pytest
 
 from parley.testing import FakeLLMServer
 
-from ._support import WAIT, stdio_session
+from ._support import WAIT, run_serve, server_env, stdio_session
 from .team import PIXEL
 
 pytestmark = pytest.mark.timeout(240)
@@ -126,20 +126,7 @@ async def test_a_two_agent_chat_from_a_factory_with_initiate_chat_options() -> N
 
 
 def test_a_name_that_is_neither_an_agent_nor_a_chat_is_refused() -> None:
-    import subprocess
-
-    from ._support import ROOT, serve_command, server_env
-
-    done = subprocess.run(
-        serve_command("not_servable"),
-        cwd=ROOT,
-        env=server_env(None),
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
+    done = run_serve("not_servable", env=server_env(None))
     assert done.returncode == 2
     assert "'not_servable' is a int" in done.stderr
 
@@ -158,3 +145,33 @@ async def test_serving_functions_that_need_approval_over_stdio_without_a_review_
 
     with pytest.raises(ValueError, match=r"\['delete_file'\] need a human's approval"):
         await a_serve(user, transport="stdio")
+
+
+async def test_sequential_chats_answer_the_last_summary_with_progress_for_each_chat() -> None:
+    with FakeLLMServer() as llm:
+        llm.add_reply("Draft: rivers run.")
+        llm.add_reply("Edited: rivers run far.")
+        progress: list[tuple[float, str | None]] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append((value, message))
+
+        async with stdio_session("steps", llm) as session:
+            with anyio.fail_after(WAIT):
+                (tool,) = (await session.list_tools()).tools
+                assert tool.name == "steps"
+                result = await session.call_tool(
+                    "steps", {"task": "Write about rivers."}, progress_callback=on_progress
+                )
+        assert not result.is_error
+        assert result.content[0].text == "Edited: rivers run far."
+        assert result.structured_content["summary"] == "Edited: rivers run far."
+        assert result.structured_content["messages"] == 4  # two messages in each chat
+        assert [v for v, _ in progress] == [1, 2, 3, 4]
+        lines = [m or "" for _, m in progress]
+        assert lines[0] == "user -> drafter: Write about rivers."
+        assert lines[1] == "drafter -> user: Draft: rivers run."
+        assert lines[2].startswith("user -> editor: Edit the draft.")
+        assert lines[3] == "editor -> user: Edited: rivers run far."
+        # The first chat's summary was carried over into the second chat's task.
+        assert "Draft: rivers run." in str(llm.requests[1]["messages"])
