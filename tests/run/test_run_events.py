@@ -319,3 +319,20 @@ def test_the_outcome_waits_for_the_run_without_reading_its_events() -> None:
     # the events are still there to read, in full
     assert kinds(response.events)[-1] == "run_completion"
     assert list(response.events) == []  # read once
+
+
+def test_a_stream_cut_part_way_is_reset_before_its_retry(fake_llm: FakeLLMServer) -> None:
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config(stream=True))
+    user = ConversableAgent("user", llm_config=False, human_input_mode="NEVER")
+    fake_llm.add_reply("hello there my friend", drop_after_chunks=2)
+    fake_llm.add_reply("hello there my friend")
+    events = list(user.run(assistant, message="hi", max_turns=1).events)
+
+    deltas = of(events, "stream")
+    assert [d.reset for d in deltas].count(True) == 1
+    text = ""
+    for delta in deltas:
+        text = "" if delta.reset else text + delta.content
+    (reply,) = [t for t in of(events, "text") if t.sender == "assistant"]
+    assert text == reply.content == "hello there my friend"
+    assert {d.message_id for d in deltas} == {reply.message_id}
