@@ -256,3 +256,19 @@ async def test_a_run_iter_starts_at_the_first_iteration(fake_llm: FakeLLMServer)
     types = [event.type async for event in response]
     assert "run_completion" not in types and types[-1] == "chat_end"
     assert await response.summary == "Hi there."
+
+
+def test_cancel_stops_a_run_waiting_for_its_human(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply("How can I help?")
+    user, assistant = asked_pair(fake_llm)
+    response = user.run(assistant, message="hello")
+    seen = []
+    with pytest.raises(asyncio.CancelledError):
+        for event in response.events:
+            seen.append(event)
+            if isinstance(event, InputRequestEvent):
+                response.cancel()
+    assert seen[-1].type == "error" and seen[-1].content.error_type == "CancelledError"
+    request = next(e for e in seen if isinstance(e, InputRequestEvent))
+    with pytest.raises(InputRequestError, match="ended"):
+        request.respond("too late")
