@@ -53,6 +53,7 @@ class _Plan:
     user_input: bool | None = False
     msg_to: str | None = "agent"
     input_timeout: float | None = None
+    new_executor: Callable[..., Any] | None = None  # makes the user proxy (recipient None)
     agents: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -70,7 +71,7 @@ class _Plan:
         if recipient is not None:
             result = await _delivery.initiate_chat(agent, recipient=recipient, **self.chat_args)
             return result, _last_speaker(agent, recipient, result)
-        executor = _executor(agent, self.executor_kwargs, bool(self.user_input))
+        executor = _executor(agent, self.new_executor, self.executor_kwargs, bool(self.user_input))
         with _lent_tools(agent, executor, self.tools):
             if self.msg_to == "agent":
                 result = await _delivery.initiate_chat(executor, recipient=agent, **self.chat_args)
@@ -90,17 +91,19 @@ def _last_speaker(agent: Any, recipient: Any, result: Any) -> str | None:
     return str(agent.name)
 
 
-def _executor(agent: Any, kwargs: dict[str, Any] | None, user_input: bool) -> Any:
+def _executor(
+    agent: Any, new: Callable[..., Any] | None, kwargs: dict[str, Any] | None, user_input: bool
+) -> Any:
     """The agent's user proxy for runs without a recipient, made on first use."""
     existing = getattr(agent, "run_executor", None)
     if existing is not None:
         return existing
-    from .conversable_agent import ConversableAgent
-
+    if new is None:
+        raise TypeError(f"{type(agent).__name__} cannot run without a recipient")
     options = dict(kwargs or {})
     options.setdefault("is_termination_msg", _default_termination)
     options.setdefault("human_input_mode", "ALWAYS" if user_input else "NEVER")
-    executor = ConversableAgent("user", **options)
+    executor = new("user", **options)
     agent.run_executor = executor
     return executor
 
@@ -175,7 +178,11 @@ class RunMethods:
 
     run_executor: Any = None
 
-    def _plan(self, recipient: Any, kwargs: dict[str, Any]) -> _Plan:
+    def _new_run_executor(self, name: str, **options: Any) -> Any:
+        """The user proxy of a run without a recipient (``ConversableAgent`` makes one)."""
+        raise NotImplementedError
+
+    def _run_plan(self, recipient: Any, kwargs: dict[str, Any]) -> _Plan:
         chat: dict[str, Any] = {
             k: kwargs.pop(k)
             for k in (
@@ -194,6 +201,7 @@ class RunMethods:
             for k in ("executor_kwargs", "tools", "user_input", "msg_to", "input_timeout")
             if k in kwargs
         }
+        options["new_executor"] = self._new_run_executor
         return _Plan(self, recipient, {**chat, **kwargs}, **options)  # type: ignore[arg-type]
 
     def run(
@@ -237,6 +245,7 @@ class RunMethods:
             user_input,
             msg_to,
             input_timeout,
+            self._new_run_executor,
         )
         state = RunState()
         _start_sync(state, plan)
@@ -247,7 +256,7 @@ class RunMethods:
     ) -> AsyncRunResponse:
         """``run`` for async code: the chat is a task of the running loop; ``async for`` over
         ``response.events``, ``await response.summary`` (same arguments as :meth:`run`)."""
-        plan = self._plan(recipient, kwargs)
+        plan = self._run_plan(recipient, kwargs)
         state = RunState()
         _start_async(state, plan)
         return AsyncRunResponse(state, plan.agents)
@@ -262,7 +271,7 @@ class RunMethods:
         """``run`` as an iterator: ``for event in agent.run_iter(...)`` (the chat starts at the
         first iteration); ``yield_on`` keeps only those event classes (input requests always
         come). Same arguments as :meth:`run`."""
-        plan = self._plan(recipient, kwargs)
+        plan = self._run_plan(recipient, kwargs)
         state = RunState()
         return RunIterResponse(state, plan.agents, lambda: _start_sync(state, plan), yield_on)
 
@@ -275,6 +284,6 @@ class RunMethods:
     ) -> AsyncRunIterResponse:
         """:meth:`run_iter` for ``async for`` (the chat starts, as a task of the running loop,
         at the first iteration)."""
-        plan = self._plan(recipient, kwargs)
+        plan = self._run_plan(recipient, kwargs)
         state = RunState()
         return AsyncRunIterResponse(state, plan.agents, lambda: _start_async(state, plan), yield_on)

@@ -527,5 +527,9 @@ class ConversableAgent(Registration, ChatQueues, RunMethods, LLMAgent):
 
     initiate_chat = sync_face(a_initiate_chat)
 
+    def _new_run_executor(self, name: str, **options: Any) -> ConversableAgent:
+        # run() without a recipient: the user proxy is a plain ConversableAgent, as in AG2.
+        return ConversableAgent(name, **options)
+
 
 _overrides.decide(ConversableAgent, ConversableAgent)

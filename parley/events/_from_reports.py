@@ -159,6 +159,19 @@ def message_event(
     return TextEvent.build(content=content, **common)  # type: ignore[no-any-return]
 
 
+def _call_fields(step: ToolCallStep) -> dict[str, Any]:
+    """What a tool call's start and end events both say."""
+    a = step.attrs
+    return {
+        "func_name": step.name,
+        "call_id": a["call_id"],
+        "arguments": jsonable(a["arguments"]),
+        "recipient": _name(step.agent) or "",
+        "approval": a["approval"],
+        "chat_id": chat_id_here(step),
+    }
+
+
 class RunRecorder(_events.Listener):
     """Turns one run's reports into events, handed to ``put`` in the order they happen."""
 
@@ -172,17 +185,7 @@ class RunRecorder(_events.Listener):
 
     def on_step_start(self, step: _events.Step) -> None:
         if isinstance(step, ToolCallStep):
-            a = step.attrs
-            self.put(
-                ExecuteFunctionEvent.build(
-                    func_name=step.name,
-                    call_id=a["call_id"],
-                    arguments=jsonable(a["arguments"]),
-                    recipient=_name(step.agent) or "",
-                    approval=a["approval"],
-                    chat_id=chat_id_here(step),
-                )
-            )
+            self.put(ExecuteFunctionEvent.build(**_call_fields(step)))
         elif isinstance(step, CodeExecutionStep):
             code = step.attrs
             languages = list(code["languages"])
@@ -226,14 +229,9 @@ class RunRecorder(_events.Listener):
             a = step.attrs
             self.put(
                 ExecutedFunctionEvent.build(
-                    func_name=step.name,
-                    call_id=a["call_id"],
-                    arguments=jsonable(a["arguments"]),
-                    recipient=_name(step.agent) or "",
-                    approval=a["approval"],
                     content=jsonable(a.get("result")),
                     is_exec_success=bool(a.get("success", False)),
-                    chat_id=chat_id_here(step),
+                    **_call_fields(step),
                 )
             )
         elif isinstance(step, CodeExecutionStep):

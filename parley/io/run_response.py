@@ -266,9 +266,8 @@ def _wanted(event: BaseEvent, yield_on: tuple[type[BaseEvent], ...] | None) -> b
     return yield_on is None or isinstance(event, (InputRequestEvent, *yield_on))
 
 
-class RunIterResponse(RunResponse):
-    """``agent.run_iter(...)``: iterate it for the run's events (those of ``yield_on`` and the
-    input requests); the chat starts at the first iteration."""
+class _StartsWhenRead(_Outcome):
+    """A run that starts when first read, and yields only the kinds of ``yield_on``."""
 
     def __init__(
         self,
@@ -285,6 +284,11 @@ class RunIterResponse(RunResponse):
         start, self._start = self._start, None
         if start is not None:
             start()
+
+
+class RunIterResponse(_StartsWhenRead, RunResponse):
+    """``agent.run_iter(...)``: iterate it for the run's events (those of ``yield_on`` and the
+    input requests); the chat starts at the first iteration."""
 
     def __iter__(self) -> Iterator[BaseEvent]:
         self._begin()
@@ -299,24 +303,8 @@ class RunIterResponse(RunResponse):
         return iter(self)
 
 
-class AsyncRunIterResponse(AsyncRunResponse):
+class AsyncRunIterResponse(_StartsWhenRead, AsyncRunResponse):
     """``agent.a_run_iter(...)``: ``async for`` over it (see :class:`RunIterResponse`)."""
-
-    def __init__(
-        self,
-        state: RunState,
-        agents: Sequence[Any],
-        start: Callable[[], None],
-        yield_on: Sequence[type[BaseEvent]] | None = None,
-    ) -> None:
-        super().__init__(state, agents)
-        self._start: Callable[[], None] | None = start
-        self._yield_on = tuple(yield_on) if yield_on is not None else None
-
-    def _begin(self) -> None:
-        start, self._start = self._start, None
-        if start is not None:
-            start()
 
     async def __aiter__(self) -> AsyncIterator[BaseEvent]:
         self._begin()

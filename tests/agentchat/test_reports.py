@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 import parley
-from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley import ConversableAgent, GroupChat, GroupChatManager
 from parley._core import events as _events
 from parley._core import reports as _reports
 from parley.testing import FakeLLMServer
+
+from .._tool_code_chat import tool_and_code_agents
 
 EVENT_TYPES = {
     "received_message": _reports.ReceivedMessage,
@@ -57,20 +59,7 @@ def recorder() -> Iterator[Recorder]:
 def two_agent_chat(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     """A tool call, a code block, then the end: every step a two-agent chat can make (the
     model streams its replies: token deltas too)."""
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config(stream=True))
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={"work_dir": str(tmp_path), "use_docker": False},
-    )
-
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    parley.register_function(add, caller=assistant, executor=user, description="Add.")
-    fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 2, "b": 3}}])
-    fake_llm.add_reply("```python\nprint(2 + 3)\n```")
-    fake_llm.add_reply("TERMINATE")
+    user, assistant = tool_and_code_agents(fake_llm, tmp_path, stream=True)
     user.initiate_chat(assistant, message="What is 2+3?", silent=True, summary_method="last_msg")
 
 

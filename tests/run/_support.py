@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from parley.events import BaseEvent, parse_event
@@ -31,3 +31,15 @@ def round_trips(events: Iterable[BaseEvent]) -> None:
         again = parse_event(json.loads(text))
         assert type(again) is type(event)
         assert again.model_dump(mode="json") == dumped
+
+
+def read_into(
+    seen: list[BaseEvent],
+    events: Iterable[BaseEvent],
+    on_event: Callable[[BaseEvent], object] | None = None,
+) -> None:
+    """Read ``events`` into ``seen`` (calling ``on_event`` on each), whatever ends them."""
+    for event in events:
+        seen.append(event)
+        if on_event is not None:
+            on_event(event)

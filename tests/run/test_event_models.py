@@ -71,7 +71,9 @@ def payloads(model: type[BaseModel]) -> st.SearchStrategy[dict[str, Any]]:
 def events() -> st.SearchStrategy[dict[str, Any]]:
     return st.one_of(
         [
-            payloads(cls.content_class).map(lambda content, kind=kind: {"type": kind, "content": content})
+            payloads(cls.content_class).map(
+                lambda content, kind=kind: {"type": kind, "content": content}
+            )
             for kind, cls in EVENT_CLASSES.items()
         ]
     )
@@ -81,7 +83,8 @@ def events() -> st.SearchStrategy[dict[str, Any]]:
 @given(events())
 def test_every_kind_round_trips_through_json(data: dict[str, Any]) -> None:
     event = parse_event(data)
-    assert event.type == data["type"] and type(event) is EVENT_CLASSES[data["type"]]
+    assert event.type == data["type"]
+    assert type(event) is EVENT_CLASSES[data["type"]]
     dumped = event.model_dump(mode="json")
     assert parse_event(json.dumps(dumped)).model_dump(mode="json") == dumped
     assert parse_event(dumped) == parse_event(dumped)
@@ -163,8 +166,10 @@ def test_events_print_as_the_console_shows_a_chat(capsys: pytest.CaptureFixture[
         func_name="add", call_id="c1", arguments={"x": 1}, recipient="b", content="2"
     ).print()
     out = capsys.readouterr().out
-    assert "a (to b):\n" in out and "hello" in out
-    assert "EXECUTED FUNCTION add" in out and "Call ID: c1" in out
+    assert "a (to b):\n" in out
+    assert "hello" in out
+    assert "EXECUTED FUNCTION add" in out
+    assert "Call ID: c1" in out
     lines: list[str] = []
     TextEvent(sender="a", recipient="b", content="x").print(lambda *a, **k: lines.append(str(a)))
     assert lines

@@ -12,30 +12,17 @@ from typing import Any
 import pytest
 
 import parley
-from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager
 from parley._core import events as _core_events
 from parley.events import BaseEvent, ErrorEvent, RunCompletionEvent
 from parley.testing import FakeLLMServer
 
-from ._support import kinds, of, round_trips
+from .._tool_code_chat import tool_and_code_agents
+from ._support import kinds, of, read_into, round_trips
 
 
 def tool_and_code_chat(fake_llm: FakeLLMServer, tmp_path: Path, **llm: Any) -> tuple[Any, Any]:
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config(**llm))
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={"work_dir": str(tmp_path), "use_docker": False},
-    )
-
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    parley.register_function(add, caller=assistant, executor=user, description="Add.")
-    fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 2, "b": 3}}])
-    fake_llm.add_reply("```python\nprint(2 + 3)\n```")
-    fake_llm.add_reply("TERMINATE")
-    return user, assistant
+    return tool_and_code_agents(fake_llm, tmp_path, **llm)
 
 
 def test_a_two_agent_chat_with_a_tool_and_code(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
@@ -71,7 +58,8 @@ def test_a_two_agent_chat_with_a_tool_and_code(fake_llm: FakeLLMServer, tmp_path
     assert "print(2 + 3)" in texts[1].content
     assert "5" in texts[2].content
     (call,) = of(events, "tool_call")
-    assert call.sender == "assistant" and call.tool_calls[0].function.name == "add"
+    assert call.sender == "assistant"
+    assert call.tool_calls[0].function.name == "add"
     assert call.tool_calls[0].function.arguments is not None
     (ran,) = of(events, "executed_function")
     assert (ran.func_name, ran.arguments, ran.content, ran.is_exec_success) == (
@@ -80,14 +68,16 @@ def test_a_two_agent_chat_with_a_tool_and_code(fake_llm: FakeLLMServer, tmp_path
         "5",
         True,
     )
-    assert ran.recipient == "user" and ran.call_id == call.tool_calls[0].id
+    assert ran.recipient == "user"
+    assert ran.call_id == call.tool_calls[0].id
     (result,) = of(events, "tool_response")
     assert result.tool_responses[0].tool_call_id == ran.call_id
     assert result.tool_responses[0].content == "5"
     (code,) = of(events, "execute_code_block")
     assert (code.code, code.language, code.code_block_count) == ("print(2 + 3)", "python", 1)
     (output,) = of(events, "executed_code_block")
-    assert output.exit_code == 0 and "5" in output.output
+    assert output.exit_code == 0
+    assert "5" in output.output
     (termination,) = of(events, "termination")
     assert termination.termination_reason == "is_termination_msg"
 
@@ -119,7 +109,8 @@ def test_a_streamed_reply_reassembles_to_the_stored_message(
     events = list(user.run(assistant, message="What is 2+3?").events)
 
     deltas = [e.content for e in events if e.type == "stream"]
-    assert deltas and all(d.agent == "assistant" and not d.reset for d in deltas)
+    assert deltas
+    assert all(d.agent == "assistant" and not d.reset for d in deltas)
     by_message: dict[str, str] = {}
     for delta in deltas:
         assert delta.message_id is not None
@@ -186,7 +177,8 @@ def test_a_nested_chat_shows_inside_its_parent(fake_llm: FakeLLMServer) -> None:
         ("critic", "reviewer"),
     ]
     outer, inner = starts
-    assert outer.parent_chat_id is None and inner.parent_chat_id == outer.chat_id
+    assert outer.parent_chat_id is None
+    assert inner.parent_chat_id == outer.chat_id
     ends = of(events, "chat_end")
     assert [e.chat_id for e in ends] == [inner.chat_id, outer.chat_id]
     assert ends[0].summary == "looks good"
@@ -232,7 +224,6 @@ def test_concurrent_runs_see_only_their_own_events() -> None:
     for reader in readers:
         reader.join(60)
     for tag, events in seen.items():
-        other = "y" if tag == "x" else "x"
         names = {getattr(e.content, "sender", None) for e in events} - {None}
         assert names == {f"{tag}1", f"{tag}2"}
         assert all(t.content.startswith(tag) for t in of(events, "text"))
@@ -281,8 +272,7 @@ def test_a_failing_chat_ends_its_events_with_the_error(fake_llm: FakeLLMServer) 
     response = a.run(b, message="hi")
     events: list[BaseEvent] = []
     with pytest.raises(RuntimeError, match="this reply function fails"):
-        for event in response.events:
-            events.append(event)
+        read_into(events, response.events)
     assert isinstance(events[-1], ErrorEvent)
     assert events[-1].content.error_type == "RuntimeError"
     with pytest.raises(RuntimeError, match="this reply function fails"):

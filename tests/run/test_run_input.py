@@ -18,7 +18,7 @@ from parley.events import BaseEvent, InputRequestEvent, TextEvent
 from parley.exceptions import InputRequestError, InputTimeoutError, RunNotFinishedError
 from parley.testing import FakeLLMServer
 
-from ._support import kinds, of, round_trips
+from ._support import kinds, of, read_into, round_trips
 
 
 def asked_pair(fake_llm: FakeLLMServer) -> tuple[UserProxyAgent, AssistantAgent]:
@@ -41,7 +41,8 @@ def test_the_chat_waits_for_respond_and_takes_the_answer(fake_llm: FakeLLMServer
 
     requests = of(events, "input_request")
     assert [(r.agent, r.sender) for r in requests] == [("user", "assistant")] * 2
-    assert "assistant" in requests[0].prompt and requests[0].tool_call is None
+    assert "assistant" in requests[0].prompt
+    assert requests[0].tool_call is None
     assert [r.value for r in of(events, "input_response")] == ["tell me more", "exit"]
     texts = [(t.sender, t.content) for t in of(events, "text")]
     assert texts == [
@@ -131,11 +132,10 @@ def test_nobody_answering_within_input_timeout_stops_the_run(fake_llm: FakeLLMSe
     fake_llm.add_reply("How can I help?")
     user, assistant = asked_pair(fake_llm)
     response = user.run(assistant, message="hello", input_timeout=0.05)
-    seen = []
-    with pytest.raises(InputTimeoutError, match="within 0.05s"):
-        for event in response.events:
-            seen.append(event.type)  # the request is seen, and not answered
-    assert seen[-2:] == ["input_request", "error"]
+    seen: list[BaseEvent] = []
+    with pytest.raises(InputTimeoutError, match=r"within 0\.05s"):
+        read_into(seen, response.events)  # the request is seen, and not answered
+    assert [e.type for e in seen[-2:]] == ["input_request", "error"]
     with pytest.raises(ValueError, match="input_timeout"):
         user.run(assistant, message="hello", input_timeout=0)
 
@@ -219,10 +219,13 @@ def test_ag2s_process_prints_the_chat_and_asks_the_console(
     response = agent.run(message="Hello, how are you?", user_input=True)
     response.process()
     out = capsys.readouterr().out
-    assert "user (to Assistant):" in out and "Hello, how are you?" in out
-    assert "Assistant (to user):" in out and "I am fine, thank you!" in out
+    assert "user (to Assistant):" in out
+    assert "Hello, how are you?" in out
+    assert "Assistant (to user):" in out
+    assert "I am fine, thank you!" in out
     assert "TERMINATING RUN" in out
-    assert len(prompts) == 1 and "Assistant" in prompts[0]
+    assert len(prompts) == 1
+    assert "Assistant" in prompts[0]
     assert response.summary == "I am fine, thank you!"
 
 
@@ -254,7 +257,8 @@ async def test_a_run_iter_starts_at_the_first_iteration(fake_llm: FakeLLMServer)
     await asyncio.sleep(0)
     assert fake_llm.requests == []  # not started yet
     types = [event.type async for event in response]
-    assert "run_completion" not in types and types[-1] == "chat_end"
+    assert "run_completion" not in types
+    assert types[-1] == "chat_end"
     assert await response.summary == "Hi there."
 
 
@@ -262,13 +266,16 @@ def test_cancel_stops_a_run_waiting_for_its_human(fake_llm: FakeLLMServer) -> No
     fake_llm.add_reply("How can I help?")
     user, assistant = asked_pair(fake_llm)
     response = user.run(assistant, message="hello")
-    seen = []
+    seen: list[BaseEvent] = []
+
+    def cancel_when_asked(event: BaseEvent) -> None:
+        if isinstance(event, InputRequestEvent):
+            response.cancel()
+
     with pytest.raises(asyncio.CancelledError):
-        for event in response.events:
-            seen.append(event)
-            if isinstance(event, InputRequestEvent):
-                response.cancel()
-    assert seen[-1].type == "error" and seen[-1].content.error_type == "CancelledError"
+        read_into(seen, response.events, cancel_when_asked)
+    assert seen[-1].type == "error"
+    assert seen[-1].content.error_type == "CancelledError"
     request = next(e for e in seen if isinstance(e, InputRequestEvent))
     with pytest.raises(InputRequestError, match="ended"):
         request.respond("too late")
