@@ -21,16 +21,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import BaseEvent, RunCompletionEvent, RunStartEvent
-from ..events._from_reports import RunRecorder, jsonable, recording
 from ..io import IOStream
-from ..io._run_state import RunIOStream, RunState
-from ..io.run_response import AsyncRunIterResponse, AsyncRunResponse, RunIterResponse, RunResponse
 from . import _delivery
 from ._sync_chat import start_sync
 from ._tools import register_function
 
+# The events, the run's state and responses (pydantic models) load at the first run: importing
+# the agents stays as light as before runs existed.
 if TYPE_CHECKING:
+    from ..events import BaseEvent
+    from ..io._run_state import RunState
+    from ..io.run_response import (
+        AsyncRunIterResponse,
+        AsyncRunResponse,
+        RunIterResponse,
+        RunResponse,
+    )
     from .conversable_agent import ConversableAgent
 
 __all__ = ["RunMethods"]
@@ -136,6 +142,10 @@ def _lent_tools(agent: Any, executor: Any, tools: Any) -> Iterator[None]:
 
 async def _drive(state: RunState, plan: _Plan) -> None:
     """The run's chat, from its ``run_start`` to its ``run_completion`` (or ``error``)."""
+    from ..events import RunCompletionEvent, RunStartEvent
+    from ..events._from_reports import RunRecorder, jsonable, recording
+    from ..io._run_state import RunIOStream
+
     try:
         with (
             recording(RunRecorder(state.emit)),
@@ -247,6 +257,9 @@ class RunMethods:
             input_timeout,
             self._new_run_executor,
         )
+        from ..io._run_state import RunState
+        from ..io.run_response import RunResponse
+
         state = RunState()
         _start_sync(state, plan)
         return RunResponse(state, plan.agents)
@@ -256,6 +269,9 @@ class RunMethods:
     ) -> AsyncRunResponse:
         """``run`` for async code: the chat is a task of the running loop; ``async for`` over
         ``response.events``, ``await response.summary`` (same arguments as :meth:`run`)."""
+        from ..io._run_state import RunState
+        from ..io.run_response import AsyncRunResponse
+
         plan = self._run_plan(recipient, kwargs)
         state = RunState()
         _start_async(state, plan)
@@ -271,6 +287,9 @@ class RunMethods:
         """``run`` as an iterator: ``for event in agent.run_iter(...)`` (the chat starts at the
         first iteration); ``yield_on`` keeps only those event classes (input requests always
         come). Same arguments as :meth:`run`."""
+        from ..io._run_state import RunState
+        from ..io.run_response import RunIterResponse
+
         plan = self._run_plan(recipient, kwargs)
         state = RunState()
         return RunIterResponse(state, plan.agents, lambda: _start_sync(state, plan), yield_on)
@@ -284,6 +303,9 @@ class RunMethods:
     ) -> AsyncRunIterResponse:
         """:meth:`run_iter` for ``async for`` (the chat starts, as a task of the running loop,
         at the first iteration)."""
+        from ..io._run_state import RunState
+        from ..io.run_response import AsyncRunIterResponse
+
         plan = self._run_plan(recipient, kwargs)
         state = RunState()
         return AsyncRunIterResponse(state, plan.agents, lambda: _start_async(state, plan), yield_on)

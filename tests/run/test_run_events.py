@@ -326,3 +326,22 @@ def test_a_stream_cut_part_way_is_reset_before_its_retry(fake_llm: FakeLLMServer
     (reply,) = [t for t in of(events, "text") if t.sender == "assistant"]
     assert text == reply.content == "hello there my friend"
     assert {d.message_id for d in deltas} == {reply.message_id}
+
+
+def test_a_run_started_by_a_chat_on_the_runner_loop_runs_beside_it() -> None:
+    inner_a = ConversableAgent("ia", llm_config=False, human_input_mode="NEVER")
+    inner_b = ConversableAgent(
+        "ib", llm_config=False, human_input_mode="NEVER", default_auto_reply="inner done"
+    )
+    outer = ConversableAgent("outer", llm_config=False, human_input_mode="NEVER")
+    caller = ConversableAgent("caller", llm_config=False, human_input_mode="NEVER")
+
+    async def reply(*args: Any, **kwargs: Any) -> tuple[bool, str]:
+        # on parley's runner loop (an async reply of a sync chat): the run goes on a loop of
+        # its own, so waiting for it here cannot block it
+        response = inner_a.run(inner_b, message="inner", max_turns=1)
+        return True, f"got {response.summary}"
+
+    outer.register_reply([parley.Agent, None], reply)
+    result = caller.initiate_chat(outer, message="go", max_turns=1, silent=True)
+    assert result.summary == "got inner done"
