@@ -1,44 +1,47 @@
 """What consuming a chat as a stream of typed events costs: the same two-agent chat of N turns
-run by ``initiate_chat`` and by ``run`` with every event read through its iterator, same process,
-same server, interleaved.
+run by ``initiate_chat`` and by ``run`` with every event read through its iterator, in the same
+process, against the same server, interleaved.
 
-    PYTHONPATH=. python benchmarks/run_events.py [--turns 200] [--reps 5] [--stream]
+    PYTHONPATH=. python benchmarks/run_events.py [--turns 200] [--reps 7] [--stream]
 
 The chat: two ``ConversableAgent``s (``human_input_mode="NEVER"``) whose llm_config points at a
-``parley.testing.FakeLLMServer`` on loopback answering at once with a short text (never
-"TERMINATE"), ``max_turns=N``, ``summary_method=None``. The baseline is
+``parley.testing.FakeLLMServer`` on loopback answering at once with a short text that is never
+"TERMINATE", ``max_turns=N``, ``summary_method=None``, caching off. The baseline is
 ``a.initiate_chat(b, ..., silent=True)`` (no console output to time); the run is
-``a.run(b, ...)`` with a loop over ``response.events`` in the caller's thread, reading each
+``a.run(b, ...)`` with a loop over ``response.events`` in the caller's thread, counting each
 event's ``type`` (the chat runs on parley's runner loop meanwhile). ``--stream`` makes the model
-stream its replies, so the run also carries a ``stream`` event per token chunk.
+stream its replies, so the run also carries a ``stream`` event per chunk.
 
-Per turn: the chat's time over N, by the wall clock and by the CPU time of the process (all its
-threads: the work done, steadier than the wall clock on a busy machine). Both are the framework:
-building requests, the HTTP client, parsing, history, and for the run its reports, events and
-the hand-off to the reading thread; the server answers at once (its thread's CPU time is the
-same in both). Each repetition runs both back to back, alternating which goes first; the table
-shows each one's median and the median of the repetitions' ratios. Exits 1 when the run's CPU
-time per turn is more than 10% over ``initiate_chat``'s.
+As in ``chat_overhead.py``, the server runs in this (driver) process and the chats in a worker
+subprocess, so the worker's time is the framework's alone: building requests, the HTTP client,
+parsing, history, and for the run its reports, events and the hand-off to the reading thread.
+Per turn: the chat's time over N, by the wall clock and by the worker's CPU time (all its
+threads: the work done, steadier than the wall clock on a busy machine). Each repetition runs
+both back to back, alternating which goes first; the table shows each one's median and the
+median of the repetitions' ratios. Exits 1 when the run's CPU time per turn is more than 10%
+over ``initiate_chat``'s.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
+import subprocess
 import sys
 import time
 from collections import Counter
 from typing import Any
 
-from parley import ConversableAgent
-from parley.testing import FakeLLMServer
-
 LIMIT = 1.10
+Times = tuple[float, float]  # (wall, CPU of the process) seconds
 
 
-def agents(server: FakeLLMServer, stream: bool) -> tuple[ConversableAgent, ConversableAgent]:
-    config: dict[str, Any] = {"config_list": server.config_list(price=[0, 0]), "cache_seed": None}
+def agents(config_list: list[dict[str, Any]], stream: bool) -> tuple[Any, Any]:
+    from parley import ConversableAgent
+
+    config: dict[str, Any] = {"config_list": config_list, "cache_seed": None}
     if stream:
         config["stream"] = True
     a, b = (
@@ -50,19 +53,18 @@ def agents(server: FakeLLMServer, stream: bool) -> tuple[ConversableAgent, Conve
     return a, b
 
 
-Times = tuple[float, float]  # (wall, CPU of the process) seconds
-
-
-def by_initiate_chat(server: FakeLLMServer, turns: int, stream: bool) -> Times:
-    a, b = agents(server, stream)
+def by_initiate_chat(config_list: list[dict[str, Any]], turns: int, stream: bool) -> Times:
+    a, b = agents(config_list, stream)
     gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
     a.initiate_chat(b, message="hi", max_turns=turns, silent=True, summary_method=None)
     return time.perf_counter() - start, time.process_time() - cpu
 
 
-def by_run(server: FakeLLMServer, turns: int, stream: bool, seen: Counter[str]) -> Times:
-    a, b = agents(server, stream)
+def by_run(
+    config_list: list[dict[str, Any]], turns: int, stream: bool, seen: Counter[str]
+) -> Times:
+    a, b = agents(config_list, stream)
     gc.collect()
     start, cpu = time.perf_counter(), time.process_time()
     response = a.run(b, message="hi", max_turns=turns, summary_method=None)
@@ -74,33 +76,57 @@ def by_run(server: FakeLLMServer, turns: int, stream: bool, seen: Counter[str]) 
     return elapsed
 
 
+def worker(config_list: list[dict[str, Any]], turns: int, reps: int, stream: bool) -> None:
+    """The measured side: prints one JSON line with every repetition's times."""
+    base: list[Times] = []
+    run: list[Times] = []
+    seen: Counter[str] = Counter()
+    by_initiate_chat(config_list, 5, stream)  # warm up: imports, connections
+    by_run(config_list, 5, stream, Counter())
+    for rep in range(reps):
+        for which in ("base", "run") if rep % 2 == 0 else ("run", "base"):
+            if which == "base":
+                base.append(by_initiate_chat(config_list, turns, stream))
+            else:
+                run.append(by_run(config_list, turns, stream, seen))
+        print(
+            f"  rep {rep + 1}/{reps}: ms/turn (wall/CPU) initiate_chat "
+            f"{base[-1][0] / turns * 1e3:.3f}/{base[-1][1] / turns * 1e3:.3f}, "
+            f"run {run[-1][0] / turns * 1e3:.3f}/{run[-1][1] / turns * 1e3:.3f}",
+            file=sys.stderr,
+        )
+    print(json.dumps({"base": base, "run": run, "seen": {k: v // reps for k, v in seen.items()}}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--turns", type=int, default=200)
-    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--reps", type=int, default=7)
     parser.add_argument("--stream", action="store_true", help="the model streams its replies")
+    parser.add_argument("--worker", metavar="CONFIG_LIST_JSON", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    base: list[Times] = []
-    run: list[Times] = []
-    seen: Counter[str] = Counter()
+    if args.worker is not None:
+        worker(json.loads(args.worker), args.turns, args.reps, args.stream)
+        return
+
+    from parley.testing import FakeLLMServer
+
     with FakeLLMServer(default="a short answer") as server:
-        by_initiate_chat(server, 5, args.stream)  # warm up: imports, connections
-        by_run(server, 5, args.stream, Counter())
-        for rep in range(args.reps):
-            order = ("base", "run") if rep % 2 == 0 else ("run", "base")
-            for which in order:
-                if which == "base":
-                    base.append(by_initiate_chat(server, args.turns, args.stream))
-                else:
-                    run.append(by_run(server, args.turns, args.stream, seen))
-            print(
-                f"  rep {rep + 1}/{args.reps}: ms/turn (wall/CPU) initiate_chat "
-                f"{base[-1][0] / args.turns * 1e3:.3f}/{base[-1][1] / args.turns * 1e3:.3f}, "
-                f"run {run[-1][0] / args.turns * 1e3:.3f}/{run[-1][1] / args.turns * 1e3:.3f}",
-                file=sys.stderr,
-            )
+        argv = [
+            sys.executable,
+            __file__,
+            f"--turns={args.turns}",
+            f"--reps={args.reps}",
+            *(["--stream"] if args.stream else []),
+            "--worker",
+            json.dumps(server.config_list(price=[0, 0])),
+        ]
+        done = subprocess.run(argv, stdout=subprocess.PIPE, text=True, timeout=3600, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    base: list[Times] = [tuple(t) for t in result["base"]]  # type: ignore[misc]
+    run: list[Times] = [tuple(t) for t in result["run"]]  # type: ignore[misc]
 
     def ms(times: list[Times], i: int) -> float:
         return statistics.median(t[i] for t in times) / args.turns * 1e3
@@ -111,7 +137,6 @@ def main() -> None:
         return statistics.median(r[i] / b[i] for r, b in zip(run, base, strict=True))
 
     ratio = paired(1)
-    per_run = {k: v // args.reps for k, v in sorted(seen.items())}
     print(
         f"\n{args.turns}-turn chat, two LLM agents{' (streamed replies)' if args.stream else ''}, "
         f"median of {args.reps} runs each, interleaved"
@@ -121,7 +146,7 @@ def main() -> None:
     print(f"{'run, every event read, ms/turn':<30}{ms(run, 0):>12.3f}{ms(run, 1):>12.3f}")
     print(f"{'run / initiate_chat, paired':<30}{paired(0):>11.3f}x{ratio:>11.3f}x")
     print(f"limit {LIMIT:.2f}x on the CPU ratio")
-    print(f"events per run: {per_run}")
+    print(f"events per run: {dict(sorted(result['seen'].items()))}")
     if ratio > LIMIT:
         print(f"FAIL: the run costs {ratio:.3f}x initiate_chat per turn (limit {LIMIT:.2f}x)")
         raise SystemExit(1)

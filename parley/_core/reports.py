@@ -209,7 +209,7 @@ class ReplyFuncStep(Step):
 
 
 def reply_func_step(agent: Any, func: Callable[..., Any], sender: Any) -> ReplyFuncStep | Inert:
-    if not listening():
+    if not listening(ReplyFuncStep.kind):  # a turn makes several: only if a listener needs them
         return INERT
     name = getattr(func, "__name__", type(func).__name__)
     return ReplyFuncStep(name, agent, {"func": func, "sender": _name(sender)})

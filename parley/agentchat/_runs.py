@@ -146,6 +146,7 @@ async def _drive(state: RunState, plan: _Plan) -> None:
     from ..events._from_reports import RunRecorder, jsonable, recording
     from ..io._run_state import RunIOStream
 
+    state.bind_loop()
     try:
         with (
             recording(RunRecorder(state.emit)),

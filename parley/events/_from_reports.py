@@ -15,9 +15,9 @@ carries it.
 from __future__ import annotations
 
 import contextvars
+import itertools
 import json
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -53,7 +53,7 @@ from .agent_events import (
     ToolResponse,
     ToolResponseEvent,
 )
-from .base_event import BaseEvent
+from .base_event import BaseEvent, event_uuid
 from .client_events import StreamEvent, UsageEvent
 
 __all__ = ["RunRecorder", "chat_id_here", "jsonable", "recording"]
@@ -64,7 +64,7 @@ def jsonable(value: Any) -> Any:
     tuples made lists, keys made text, other objects their ``str``)."""
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
-    if isinstance(value, Mapping):
+    if isinstance(value, (dict, Mapping)):  # dict first: no ABC check for the usual case
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
@@ -93,7 +93,9 @@ def _text(content: Any) -> Any:
     if content is None or isinstance(content, str):
         return content
     if isinstance(content, list):
-        return [jsonable(p) if isinstance(p, Mapping) else {"text": str(p)} for p in content]
+        return [
+            jsonable(p) if isinstance(p, (dict, Mapping)) else {"text": str(p)} for p in content
+        ]
     return str(content)
 
 
@@ -120,7 +122,7 @@ def message_event(
         "chat_id": chat_id,
         "message_id": message_id,
     }
-    if not isinstance(message, Mapping):
+    if not isinstance(message, (dict, Mapping)):
         return TextEvent.build(content=_text(message), **common)  # type: ignore[no-any-return]
     role = message.get("role")
     content = _text(message.get("content"))
@@ -172,102 +174,113 @@ def _call_fields(step: ToolCallStep) -> dict[str, Any]:
     }
 
 
-class RunRecorder(_events.Listener):
-    """Turns one run's reports into events, handed to ``put`` in the order they happen."""
+class RunRecorder:
+    """Turns one run's reports into events, handed to ``put`` in the order they happen.
+
+    Each kind of report it reads has a method here, found by the report's kind in
+    :data:`_ON_START`, :data:`_ON_END` and :data:`_ON_EVENT` (one dictionary look-up per report:
+    a turn makes a dozen reports, most of which make no event)."""
 
     def __init__(self, put: Callable[[BaseEvent], None]) -> None:
         self.put = put
         self.total_cost = 0.0
         self._lock = threading.Lock()
         self._replies: dict[str, str] = {}  # agent -> the message id its last reply streamed as
+        # Message ids: this run's random prefix and a count (unique, and cheaper than uuids).
+        self._prefix = event_uuid().hex[:16]
+        self._ids = itertools.count(1)
+
+    def message_id(self) -> str:
+        """A new message id, unique to this run."""
+        return f"{self._prefix}-{next(self._ids)}"
 
     # -- steps --------------------------------------------------------------------------------
 
-    def on_step_start(self, step: _events.Step) -> None:
-        if isinstance(step, ToolCallStep):
-            self.put(ExecuteFunctionEvent.build(**_call_fields(step)))
-        elif isinstance(step, CodeExecutionStep):
-            code = step.attrs
-            languages = list(code["languages"])
-            self.put(
-                ExecuteCodeBlockEvent.build(
-                    code=code["code"],
-                    language=languages[0] if languages else "",
-                    languages=languages,
-                    code_block_count=len(languages),
-                    recipient=_name(step.agent) or "",
-                    executor=code["executor"],
-                    chat_id=chat_id_here(step),
-                )
-            )
-        elif isinstance(step, ChatStep):
-            chat = step.attrs
-            message = chat["message"]
-            self.put(
-                ChatStartEvent.build(
-                    chat_id=chat["chat_id"],
-                    parent_chat_id=chat["parent_chat_id"],
-                    sender=chat["sender"],
-                    recipient=chat["recipient"],
-                    message=message
-                    if message is None or isinstance(message, str)
-                    else jsonable(message),
-                    max_turns=chat["max_turns"],
-                )
-            )
+    def tool_started(self, step: ToolCallStep) -> None:
+        self.put(ExecuteFunctionEvent.build(**_call_fields(step)))
 
-    def on_step_end(self, step: _events.Step) -> None:
-        if step.error is not None:
-            return  # the run's error event says what failed
-        if isinstance(step, TurnStep):
-            streamed = step.slots.get(self)
-            if streamed is not None and step.attrs.get("reply") is not None:
-                self._replies[step.name] = streamed
-        elif isinstance(step, LLMCallStep):
-            self._usage(step)
-        elif isinstance(step, ToolCallStep):
-            a = step.attrs
-            self.put(
-                ExecutedFunctionEvent.build(
-                    content=jsonable(a.get("result")),
-                    is_exec_success=bool(a.get("success", False)),
-                    **_call_fields(step),
-                )
+    def tool_ended(self, step: ToolCallStep) -> None:
+        a = step.attrs
+        self.put(
+            ExecutedFunctionEvent.build(
+                content=jsonable(a.get("result")),
+                is_exec_success=bool(a.get("success", False)),
+                **_call_fields(step),
             )
-        elif isinstance(step, CodeExecutionStep):
-            code = step.attrs
-            self.put(
-                ExecutedCodeBlockEvent.build(
-                    exit_code=code.get("exit_code", 1),
-                    output=code.get("output", ""),
-                    recipient=_name(step.agent) or "",
-                    chat_id=chat_id_here(step),
-                )
-            )
-        elif isinstance(step, SpeakerSelectionStep):
-            self.put(
-                GroupChatRunChatEvent.build(
-                    speaker=step.attrs.get("speaker", ""),
-                    manager=step.name,
-                    last_speaker=step.attrs["last_speaker"],
-                    chat_id=chat_id_here(step),
-                )
-            )
-        elif isinstance(step, ChatStep):
-            chat = step.attrs
-            reason = chat.get("termination_reason")
-            if reason:
-                self.put(TerminationEvent.build(termination_reason=reason, chat_id=chat["chat_id"]))
-            self.put(
-                ChatEndEvent.build(
-                    termination_reason=reason,
-                    summary=jsonable(chat.get("summary")),
-                    cost=jsonable(chat.get("cost")),
-                    chat_id=chat["chat_id"],
-                )
-            )
+        )
 
-    def _usage(self, step: LLMCallStep) -> None:
+    def code_started(self, step: CodeExecutionStep) -> None:
+        code = step.attrs
+        languages = list(code["languages"])
+        self.put(
+            ExecuteCodeBlockEvent.build(
+                code=code["code"],
+                language=languages[0] if languages else "",
+                languages=languages,
+                code_block_count=len(languages),
+                recipient=_name(step.agent) or "",
+                executor=code["executor"],
+                chat_id=chat_id_here(step),
+            )
+        )
+
+    def code_ended(self, step: CodeExecutionStep) -> None:
+        code = step.attrs
+        self.put(
+            ExecutedCodeBlockEvent.build(
+                exit_code=code.get("exit_code", 1),
+                output=code.get("output", ""),
+                recipient=_name(step.agent) or "",
+                chat_id=chat_id_here(step),
+            )
+        )
+
+    def chat_started(self, step: ChatStep) -> None:
+        chat = step.attrs
+        message = chat["message"]
+        self.put(
+            ChatStartEvent.build(
+                chat_id=chat["chat_id"],
+                parent_chat_id=chat["parent_chat_id"],
+                sender=chat["sender"],
+                recipient=chat["recipient"],
+                message=message
+                if message is None or isinstance(message, str)
+                else jsonable(message),
+                max_turns=chat["max_turns"],
+            )
+        )
+
+    def chat_ended(self, step: ChatStep) -> None:
+        chat = step.attrs
+        reason = chat.get("termination_reason")
+        if reason:
+            self.put(TerminationEvent.build(termination_reason=reason, chat_id=chat["chat_id"]))
+        self.put(
+            ChatEndEvent.build(
+                termination_reason=reason,
+                summary=jsonable(chat.get("summary")),
+                cost=jsonable(chat.get("cost")),
+                chat_id=chat["chat_id"],
+            )
+        )
+
+    def turn_ended(self, step: TurnStep) -> None:
+        streamed = step.slots.get(self)
+        if streamed is not None and step.attrs.get("reply") is not None:
+            self._replies[step.name] = streamed
+
+    def speaker_chosen(self, step: SpeakerSelectionStep) -> None:
+        self.put(
+            GroupChatRunChatEvent.build(
+                speaker=step.attrs.get("speaker", ""),
+                manager=step.name,
+                last_speaker=step.attrs["last_speaker"],
+                chat_id=chat_id_here(step),
+            )
+        )
+
+    def model_called(self, step: LLMCallStep) -> None:
         a = step.attrs
         usage = a.get("usage") or {}
         cost = float(a.get("cost") or 0.0)
@@ -290,22 +303,19 @@ class RunRecorder(_events.Listener):
 
     # -- events -------------------------------------------------------------------------------
 
-    def on_event(self, event: _events.Event) -> None:
-        if isinstance(event, ReceivedMessageEvent):
-            data = event.data
-            if data["relayed"]:
-                return  # a group chat's copy for a member: the original was an event already
-            sender = data["sender"] or ""
-            message_id = self._replies.pop(sender, None) or uuid.uuid4().hex
-            self.put(
-                message_event(
-                    data["message"], sender, _name(event.source) or "", chat_id_here(), message_id
-                )
+    def received(self, event: ReceivedMessageEvent) -> None:
+        data = event.data
+        if data["relayed"]:
+            return  # a group chat's copy for a member: the original was an event already
+        sender = data["sender"] or ""
+        message_id = self._replies.pop(sender, None) or self.message_id()
+        self.put(
+            message_event(
+                data["message"], sender, _name(event.source) or "", chat_id_here(), message_id
             )
-        elif isinstance(event, TokenDeltaEvent):
-            self._delta(event)
+        )
 
-    def _delta(self, event: TokenDeltaEvent) -> None:
+    def delta(self, event: TokenDeltaEvent) -> None:
         call: LLMCallStep | None = None
         step = _events.current_step()
         holder: _events.Step | None = None
@@ -324,7 +334,7 @@ class RunRecorder(_events.Listener):
         else:
             message_id = holder.slots.get(self)
             if message_id is None:
-                message_id = holder.slots[self] = uuid.uuid4().hex
+                message_id = holder.slots[self] = self.message_id()
         agent = call.attrs["charged_to"] if call is not None else None
         self.put(
             StreamEvent.build(
@@ -337,6 +347,26 @@ class RunRecorder(_events.Listener):
         )
 
 
+_Handler = Callable[[RunRecorder, Any], None]
+_ON_START: dict[str, _Handler] = {
+    ToolCallStep.kind: RunRecorder.tool_started,
+    CodeExecutionStep.kind: RunRecorder.code_started,
+    ChatStep.kind: RunRecorder.chat_started,
+}
+_ON_END: dict[str, _Handler] = {
+    TurnStep.kind: RunRecorder.turn_ended,
+    LLMCallStep.kind: RunRecorder.model_called,
+    ToolCallStep.kind: RunRecorder.tool_ended,
+    CodeExecutionStep.kind: RunRecorder.code_ended,
+    SpeakerSelectionStep.kind: RunRecorder.speaker_chosen,
+    ChatStep.kind: RunRecorder.chat_ended,
+}
+_ON_EVENT: dict[str, _Handler] = {
+    ReceivedMessageEvent.name: RunRecorder.received,
+    TokenDeltaEvent.name: RunRecorder.delta,
+}
+
+
 # -- routing reports to the recorder of the run that made them ------------------------------
 
 _recorder: contextvars.ContextVar[RunRecorder | None] = contextvars.ContextVar(
@@ -347,20 +377,32 @@ _recorder: contextvars.ContextVar[RunRecorder | None] = contextvars.ContextVar(
 class _Dispatch(_events.Listener):
     """The one listener of all runs: each report goes to its context's recorder, if any."""
 
+    # The kinds a run reads, and those its events' context is found through.
+    step_kinds = frozenset(
+        {*_ON_START, *_ON_END, LLMCallStep.kind, SpeakerSelectionStep.kind, ChatStep.kind}
+    )
+
     def on_event(self, event: _events.Event) -> None:
         recorder = _recorder.get()
         if recorder is not None:
-            recorder.on_event(event)
+            handler = _ON_EVENT.get(event.name)
+            if handler is not None:
+                handler(recorder, event)
 
     def on_step_start(self, step: _events.Step) -> None:
         recorder = _recorder.get()
         if recorder is not None:
-            recorder.on_step_start(step)
+            handler = _ON_START.get(step.kind)
+            if handler is not None:
+                handler(recorder, step)
 
     def on_step_end(self, step: _events.Step) -> None:
         recorder = _recorder.get()
-        if recorder is not None:
-            recorder.on_step_end(step)
+        # A step that raised makes no event: the run's error event says what failed.
+        if recorder is not None and step.error is None:
+            handler = _ON_END.get(step.kind)
+            if handler is not None:
+                handler(recorder, step)
 
 
 _dispatch = _Dispatch()

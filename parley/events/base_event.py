@@ -13,9 +13,10 @@ An event can also be made from its payload's fields directly,
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
-from uuid import UUID, uuid4
+from uuid import UUID, SafeUUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -85,34 +86,46 @@ class BaseEvent(BaseModel):
         return event
 
 
-# Per class: its fields in order with their plain defaults (_FACTORY for a default_factory),
-# and its private attributes' defaults.
-_FACTORY = object()
+# Per class: its fields in order with their defaults (None for the uuid, made per event), and
+# its private attributes' defaults.
 _layouts: dict[type[BaseModel], tuple[dict[str, Any], dict[str, Any] | None]] = {}
 
 
 def _layout(cls: type[BaseModel]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     layout = _layouts.get(cls)
     if layout is None:
-        defaults = {
-            name: (_FACTORY if info.default_factory is not None else info.default)
-            for name, info in cls.model_fields.items()
-        }
+        defaults = {}
+        for name, info in cls.model_fields.items():
+            if info.default_factory is not None and name != "uuid":
+                raise TypeError(f"{cls.__name__}.{name}: build() makes no default_factory")
+            defaults[name] = None if name == "uuid" else info.default
         private = {name: attr.get_default() for name, attr in cls.__private_attributes__.items()}
         layout = _layouts[cls] = (defaults, private or None)
     return layout
 
 
+_VERSION_4 = 0x4000 << 64 | 0x8000 << 48  # the version and variant bits of a uuid4
+_NOT_VERSION = ~(0xF000 << 64 | 0xC000 << 48)
+
+
+def event_uuid() -> UUID:
+    """A random (version 4) UUID from a non-cryptographic generator: an event's id names it,
+    it guards nothing, and ``uuid4`` (``os.urandom`` and UUID's checks) costs several times
+    more for each of a run's many events."""
+    # random's own generator: reseeded in a forked child, so parent and child differ
+    value = random.getrandbits(128) & _NOT_VERSION | _VERSION_4
+    made = object.__new__(UUID)
+    object.__setattr__(made, "int", value)
+    object.__setattr__(made, "is_safe", SafeUUID.unknown)
+    return made
+
+
 def _blank(cls: type[BaseModel], fields: dict[str, Any]) -> Any:
     defaults, private = _layout(cls)
-    values = {}
-    for name, default in defaults.items():
-        if name in fields:
-            values[name] = fields[name]
-        elif default is _FACTORY:
-            values[name] = cls.model_fields[name].default_factory()  # type: ignore[misc,call-arg]
-        else:
-            values[name] = default
+    values = dict(defaults)  # the fields' order, then the given values in place
+    values.update(fields)
+    if "uuid" in values and "uuid" not in fields:
+        values["uuid"] = event_uuid()
     instance = cls.__new__(cls)
     object.__setattr__(instance, "__dict__", values)
     object.__setattr__(instance, "__pydantic_fields_set__", set(fields))

@@ -11,6 +11,7 @@ seconds when one is given.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import uuid
 from collections.abc import Callable
@@ -30,7 +31,11 @@ from ..events._from_reports import chat_id_here, jsonable
 from ..exceptions import InputRequestError, InputTimeoutError, RunNotFinishedError
 from .base import IOStream
 
-__all__ = ["RunIOStream", "RunState"]
+__all__ = ["FLUSH_DELAY", "RunIOStream", "RunState"]
+
+FLUSH_DELAY = 0.005
+"""Seconds an event made on the chat's loop may wait to be handed over with the next ones
+(an input request, the end of the run and events from other threads go at once)."""
 
 
 class _Answer:
@@ -77,6 +82,19 @@ class RunState:
         self._asking: list[_Answer] = []
         self._cancel: Callable[[], object] | None = None
         self.task: Any = None  # an async run's task, held so that it is not collected
+        # Events made on the chat's loop wait up to FLUSH_DELAY and go to the consumer
+        # together: waking a reading thread for each event costs the chat several percent of
+        # its time (the threads contend for the GIL), a wake-up per few milliseconds does not.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None
+        self._pending: list[BaseEvent] = []
+        self._flushing = False
+        self._order = threading.Lock()
+
+    def bind_loop(self) -> None:
+        """The chat runs on the running loop (called from it as the run starts)."""
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
 
     def set_canceller(self, cancel: Callable[[], object]) -> None:
         """How :meth:`cancel` stops the chat (cancel its task or future)."""
@@ -88,23 +106,41 @@ class RunState:
             self._cancel()
 
     def emit(self, event: BaseEvent) -> None:
-        self.channel.put(event)
+        """Hand ``event`` to the consumer, after every event made before it."""
+        loop = self._loop
+        if loop is not None and threading.get_ident() == self._loop_thread:
+            with self._order:
+                self._pending.append(event)
+                if self._flushing:
+                    return
+                self._flushing = True
+            loop.call_later(FLUSH_DELAY, self._flush)
+            return
+        self._flush(event)
+
+    def _flush(self, *more: BaseEvent) -> None:
+        with self._order:  # held while putting: two threads' events keep their order
+            pending, self._pending, self._flushing = self._pending, [], False
+            for event in (*pending, *more):
+                self.channel.put(event)
 
     # -- the chat's side ------------------------------------------------------------------
 
     def complete(self, completion: RunCompletionEvent, result: Any) -> None:
         with self._changed:
             self.completion, self.result = completion, result
+        self._flush(completion)  # before done: a reader stops once done and drained
+        with self._changed:
             self._finish()
-        self.emit(completion)
 
     def fail(self, error: BaseException) -> None:
         event = ErrorEvent.build(error=str(error), error_type=type(error).__name__)
         event.content.set_exception(error)
         with self._changed:
             self.error = error
+        self._flush(event)
+        with self._changed:
             self._finish()
-        self.emit(event)
 
     def _finish(self) -> None:
         self._done = True
@@ -183,6 +219,9 @@ class RunState:
 class RunIOStream(IOStream):
     """A run's stream: what parley would print is dropped (the events say it), what it asks
     becomes an input request event (see :meth:`RunState.ask`)."""
+
+    #: What it prints goes nowhere: callers may skip making the text (parley's turn does).
+    discards_output = True
 
     def __init__(self, state: RunState, input_timeout: float | None) -> None:
         self._state = state
