@@ -345,3 +345,30 @@ def test_a_run_started_by_a_chat_on_the_runner_loop_runs_beside_it() -> None:
     outer.register_reply([parley.Agent, None], reply)
     result = caller.initiate_chat(outer, message="go", max_turns=1, silent=True)
     assert result.summary == "got inner done"
+
+
+def test_a_run_makes_only_the_steps_it_reads(fake_llm: FakeLLMServer) -> None:
+    seen: list[str | None] = []
+
+    def look(*args: Any, **kwargs: Any) -> tuple[bool, str]:
+        step = _core_events.current_step()
+        seen.append(step.kind if step is not None else None)
+        return True, "done"
+
+    a = ConversableAgent("a", llm_config=False, human_input_mode="NEVER")
+    b = ConversableAgent("b", llm_config=False, human_input_mode="NEVER")
+    b.register_reply([parley.Agent, None], look)
+    assert a.run(b, message="hi", max_turns=1).summary == "done"
+    # the reply function runs in its turn's step: no reply_func step is made for a run alone
+    assert seen == ["turn"]
+
+    class Everything(_core_events.Listener):
+        pass
+
+    everything = Everything()
+    _core_events.add_listener(everything)
+    try:
+        assert a.run(b, message="hi", max_turns=1).summary == "done"
+    finally:
+        _core_events.remove_listener(everything)
+    assert seen == ["turn", "reply_func"]  # a listener of every kind gets them all
