@@ -143,7 +143,8 @@ def _lent_tools(agent: Any, executor: Any, tools: Any) -> Iterator[None]:
 async def _drive(state: RunState, plan: _Plan) -> None:
     """The run's chat, from its ``run_start`` to its ``run_completion`` (or ``error``)."""
     from ..events import RunCompletionEvent, RunStartEvent
-    from ..events._from_reports import RunRecorder, jsonable, recording
+    from ..events._from_reports import RunRecorder, recording
+    from ..events._payloads import jsonable
     from ..io._run_state import RunIOStream
 
     state.bind_loop()

@@ -21,7 +21,7 @@ right class. The kinds, in the order a chat makes them::
     error                the run failed                             agent_events
 
 The events are made from parley's reports (:mod:`parley._core.reports`), the one record of
-what happens, by a run's listener (:mod:`parley.events.stream`); nothing is made while no run
+what happens, by a run's listener (``parley.events._from_reports``); nothing is made while no run
 listens.
 """
 

@@ -27,7 +27,8 @@ from ..events import (
     ToolApproval,
 )
 from ..events._channel import EventChannel
-from ..events._from_reports import chat_id_here, jsonable
+from ..events._from_reports import chat_id_here
+from ..events._payloads import jsonable
 from ..exceptions import InputRequestError, InputTimeoutError, RunNotFinishedError
 from .base import IOStream
 
