@@ -50,7 +50,13 @@ class Listener:
 
     Each kind of report is a subclass of :class:`Event` or :class:`Step`
     (:mod:`parley._core.reports`): ``isinstance`` tells them apart and types their data.
+
+    ``step_kinds`` names the kinds of step the listener needs (None: all). A kind no
+    listener needs may go unmade (``listening(kind)``; the reports make that test for
+    ``reply_func``, a turn's most numerous step); the other steps then nest in its parent.
     """
+
+    step_kinds: ClassVar[frozenset[str] | None] = None
 
     def on_event(self, event: Event) -> None:
         """Something happened (``event.name`` says what)."""
@@ -126,7 +132,10 @@ class Step:
     def __enter__(self: _S) -> _S:
         self._token = _current.set(self)
         for listener in _listeners:
-            _call(listener.on_step_start, self)
+            try:  # inline, not through a helper: a turn enters and exits a dozen steps
+                listener.on_step_start(self)
+            except Exception:
+                _failed(self)
         return self
 
     def __exit__(self, kind: Any, error: BaseException | None, tb: Any) -> None:
@@ -140,7 +149,10 @@ class Step:
             except ValueError:  # exited in another context (a generator closed elsewhere)
                 _current.set(self.parent)
         for listener in _listeners:
-            _call(listener.on_step_end, self)
+            try:
+                listener.on_step_end(self)
+            except Exception:
+                _failed(self)
 
     def __repr__(self) -> str:
         return f"Step({self.kind!r}, {self.name!r}, id={self.id})"
@@ -169,27 +181,43 @@ INERT = Inert()
 
 _current: contextvars.ContextVar[Step | None] = contextvars.ContextVar("parley_step", default=None)
 _listeners: tuple[Listener, ...] = ()
+_wanted: frozenset[str] | None = frozenset()  # the step kinds some listener needs; None: all
 _lock = threading.Lock()
 
 
-def listening() -> bool:
-    """Whether any listener is registered (report functions test this before building data)."""
-    return bool(_listeners)
+def listening(kind: str | None = None) -> bool:
+    """Whether any listener is registered (report functions test this before building data);
+    with ``kind``, whether one needs that kind of step."""
+    if kind is None:
+        return bool(_listeners)
+    wanted = _wanted
+    return wanted is None or kind in wanted
+
+
+def _kinds(listeners: tuple[Listener, ...]) -> frozenset[str] | None:
+    kinds: set[str] = set()
+    for listener in listeners:
+        if listener.step_kinds is None:
+            return None
+        kinds |= listener.step_kinds
+    return frozenset(kinds)
 
 
 def add_listener(listener: Listener) -> None:
     """Start sending reports to ``listener`` (once, however often it is added)."""
-    global _listeners
+    global _listeners, _wanted
     with _lock:
         if listener not in _listeners:
             _listeners = (*_listeners, listener)
+            _wanted = _kinds(_listeners)
 
 
 def remove_listener(listener: Listener) -> None:
     """Stop sending reports to ``listener`` (no error if it was not registered)."""
-    global _listeners
+    global _listeners, _wanted
     with _lock:
         _listeners = tuple(x for x in _listeners if x is not listener)
+        _wanted = _kinds(_listeners)
 
 
 def current_step() -> Step | None:
@@ -200,11 +228,12 @@ def current_step() -> Step | None:
 def emit(event: Event) -> None:
     """Report ``event`` to every listener."""
     for listener in _listeners:
-        _call(listener.on_event, event)
+        try:
+            listener.on_event(event)
+        except Exception:
+            _failed(event)
 
 
-def _call(method: Any, arg: Any) -> None:
-    try:
-        method(arg)
-    except Exception:
-        logger.exception("a parley listener failed on %r; the chat goes on", arg)
+def _failed(report: Any) -> None:
+    """Log the listener's exception being handled; the chat goes on."""
+    logger.exception("a parley listener failed on %r; the chat goes on", report)

@@ -125,7 +125,10 @@ async def receive(
         if not is_silent(sender, silent):
             from ..io import IOStream
 
-            IOStream.get_default().print(render(agent, stored, sender), flush=True)
+            out = IOStream.get_default()
+            # A run's stream drops what is printed (its events say it): no text to make.
+            if not getattr(out, "discards_output", False):
+                out.print(render(agent, stored, sender), flush=True)
     _reports.received_message(agent, message, sender)
     state = agent.state
     if request_reply is False or (request_reply is None and not state.reply_at_receive[sender]):

@@ -190,7 +190,8 @@ class AutonomousAgent(LoopAgent):
 
     # -- the loop -------------------------------------------------------------------------
 
-    async def a_run(self, task: str) -> str:
+    # A loop's own run(task), not ConversableAgent's run(recipient, message=...) event stream.
+    async def a_run(self, task: str) -> str:  # type: ignore[override]
         """Run cycles toward the goals (and ``task``, if any) until the task is complete or a
         limit stops it; returns the final report."""
         goals = [*self.goals, task.strip()] if task and task.strip() else list(self.goals)

@@ -94,8 +94,9 @@ class LoopAgent(ConversableAgent):
             messages = self.chat_messages.get(sender)
         return True, await self.a_run(task_text(messages))
 
-    async def a_run(self, task: str) -> str:
+    # A loop's own run(task), not ConversableAgent's run(recipient, message=...) event stream.
+    async def a_run(self, task: str) -> str:  # type: ignore[override]
         """Run the loop on ``task``; returns the text the agent replies with."""
         raise NotImplementedError
 
-    run = sync_face(a_run)
+    run = sync_face(a_run)  # type: ignore[arg-type]

@@ -207,7 +207,8 @@ class ReActAgent(LoopAgent):
     def _all_tools(self) -> dict[str, Tool]:
         return _react_tools.index_tools([*self._own_tools, *_react_tools.registered_tools(self)])
 
-    async def a_run(self, task: str) -> str:
+    # A loop's own run(task), not ConversableAgent's run(recipient, message=...) event stream.
+    async def a_run(self, task: str) -> str:  # type: ignore[override]
         """Run the loop on ``task``; returns the final answer (or, at the iteration limit, a
         reply saying there is none). :attr:`steps` fills as it goes."""
         tools = self._all_tools()

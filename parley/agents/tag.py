@@ -177,7 +177,8 @@ class TagAgent(LoopAgent):
     def _setup(self, prompts: TagPrompts) -> LoopSetup:
         return LoopSetup(prompts, self._tools, self._readme, self._max_steps)
 
-    async def a_run(self, task: str) -> str:
+    # A loop's own run(task), not ConversableAgent's run(recipient, message=...) event stream.
+    async def a_run(self, task: str) -> str:  # type: ignore[override]
         """Run the loop on ``task``; returns ``END_RUN``'s input, or ``limit_reached``."""
         if not isinstance(task, str):
             raise TypeError(f"task must be a str, got {type(task).__name__}")

@@ -4,7 +4,9 @@ Agents print and ask for human input through ``IOStream.get_default()``. Importi
 makes the global default an :class:`IOConsole` (the terminal); ``IOStream.set_default(stream)``
 replaces it for one thread or asyncio task. :class:`IOScripted` plays the human from a script
 (tests, scripts, notebooks); :class:`IOWebsockets` talks to a browser (needs ``websockets``).
-Those two are imported on first access.
+Those two are imported on first access, as are what ``agent.run(...)`` returns
+(:mod:`parley.io.run_response`: ``RunResponse``, ``AsyncRunResponse``) and the processors of its
+events (:mod:`parley.io.processors`: ``ConsoleEventProcessor``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from .base import InputStream, IOStream, OutputStream
 from .console import IOConsole
 
 __all__ = [
+    "AsyncConsoleEventProcessor",
+    "AsyncRunResponse",
+    "ConsoleEventProcessor",
     "IOConsole",
     "IOScripted",
     "IOStream",
@@ -23,9 +28,12 @@ __all__ = [
     "InputExhaustedError",
     "InputStream",
     "OutputStream",
+    "RunResponse",
 ]
 
 if TYPE_CHECKING:
+    from .processors import AsyncConsoleEventProcessor, ConsoleEventProcessor
+    from .run_response import AsyncRunResponse, RunResponse
     from .scripted import InputExhaustedError, IOScripted
     from .websockets import IOWebsockets
 else:
@@ -35,6 +43,10 @@ else:
             "IOScripted": ".scripted",
             "InputExhaustedError": ".scripted",
             "IOWebsockets": ".websockets",
+            "RunResponse": ".run_response",
+            "AsyncRunResponse": ".run_response",
+            "ConsoleEventProcessor": ".processors",
+            "AsyncConsoleEventProcessor": ".processors",
         },
     )
 

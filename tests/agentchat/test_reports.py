@@ -11,16 +11,19 @@ from typing import Any
 import pytest
 
 import parley
-from parley import AssistantAgent, ConversableAgent, GroupChat, GroupChatManager, UserProxyAgent
+from parley import ConversableAgent, GroupChat, GroupChatManager
 from parley._core import events as _events
 from parley._core import reports as _reports
 from parley.testing import FakeLLMServer
+
+from .._tool_code_chat import tool_and_code_agents
 
 EVENT_TYPES = {
     "received_message": _reports.ReceivedMessage,
     "agent_created": _reports.AgentCreated,
     "wrapper_created": _reports.WrapperCreated,
     "client_created": _reports.ClientCreated,
+    "token_delta": _reports.TokenDelta,
 }
 
 
@@ -54,21 +57,9 @@ def recorder() -> Iterator[Recorder]:
 
 
 def two_agent_chat(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
-    """A tool call, a code block, then the end: every step a two-agent chat can make."""
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={"work_dir": str(tmp_path), "use_docker": False},
-    )
-
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    parley.register_function(add, caller=assistant, executor=user, description="Add.")
-    fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 2, "b": 3}}])
-    fake_llm.add_reply("```python\nprint(2 + 3)\n```")
-    fake_llm.add_reply("TERMINATE")
+    """A tool call, a code block, then the end: every step a two-agent chat can make (the
+    model streams its replies: token deltas too)."""
+    user, assistant = tool_and_code_agents(fake_llm, tmp_path, stream=True)
     user.initiate_chat(assistant, message="What is 2+3?", silent=True, summary_method="last_msg")
 
 

@@ -31,6 +31,10 @@ class OnlyPrints:
 
 def test_public_names() -> None:
     assert set(parley.io.__all__) == {
+        "AsyncConsoleEventProcessor",
+        "AsyncRunResponse",
+        "ConsoleEventProcessor",
+        "RunResponse",
         "IOConsole",
         "IOScripted",
         "IOStream",

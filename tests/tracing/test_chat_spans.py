@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import parley
 from parley import AssistantAgent, ChatResult, UserProxyAgent
 from parley.testing import FakeLLMServer
 
+from .._tool_code_chat import tool_and_code_agents
 from .conftest import Traced
 
 USAGES = [
@@ -21,22 +21,9 @@ USAGES = [
 
 def tool_and_code_chat(fake_llm: FakeLLMServer, tmp_path: Path, **llm: Any) -> ChatResult:
     """user asks; the assistant calls add, then writes code, then ends the chat."""
-    assistant = AssistantAgent(
-        "assistant", system_message="You add numbers.", llm_config=fake_llm.llm_config(**llm)
+    user, assistant = tool_and_code_agents(
+        fake_llm, tmp_path, system_message="You add numbers.", usages=USAGES, **llm
     )
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={"work_dir": str(tmp_path), "use_docker": False},
-    )
-
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    parley.register_function(add, caller=assistant, executor=user, description="Add.")
-    fake_llm.add_reply(tool_calls=[{"name": "add", "arguments": {"a": 2, "b": 3}}], usage=USAGES[0])
-    fake_llm.add_reply("```python\nprint(2 + 3)\n```", usage=USAGES[1])
-    fake_llm.add_reply("TERMINATE", usage=USAGES[2])
     return user.initiate_chat(assistant, message="What is 2+3?", silent=True)
 
 
