@@ -321,6 +321,9 @@ class _CodeExecutionStart(TypedDict):
     executor: str  # the executor's class name, or "legacy" (AutoGen's execute_code)
     languages: list[str]
     code: str  # the blocks' code, joined by blank lines
+    # "approved" or "rejected" by the human for an agent whose code_execution_config requires
+    # approval (rejected blocks did not run: exit code 1, the rejection as the output); else None.
+    approval: str | None
 
 
 class CodeExecutionAttrs(_CodeExecutionStart, total=False):
@@ -340,7 +343,11 @@ class CodeExecutionStep(Step):
 
 
 def code_execution_step(
-    agent: Any, languages: list[str], code: list[str], executor: object = None
+    agent: Any,
+    languages: list[str],
+    code: list[str],
+    executor: object = None,
+    approval: str | None = None,
 ) -> CodeExecutionStep | Inert:
     if not listening():
         return INERT
@@ -349,6 +356,7 @@ def code_execution_step(
         "executor": kind,
         "languages": languages,
         "code": "\n\n".join(code),
+        "approval": approval,
     }
     return CodeExecutionStep(kind, agent, attrs)
 
