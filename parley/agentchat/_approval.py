@@ -221,7 +221,11 @@ def _call_message(call: PendingToolCall, sender: Agent | None) -> dict[str, Any]
 
 def _code_prompt(blocks: tuple[CodeBlock, ...]) -> str:
     shown = "\n".join(f"```{b.language}\n{b.code.rstrip()}\n```" for b in blocks)
-    what, it = ("this code block", "it") if len(blocks) == 1 else (f"these {len(blocks)} code blocks", "them")
+    what, it = (
+        ("this code block", "it")
+        if len(blocks) == 1
+        else (f"these {len(blocks)} code blocks", "them")
+    )
     return (
         f"Approve running {what}?\n{shown}\n"
         f"Press enter to run {it}, type feedback to reject {it}, or type 'exit' to reject {it} "

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._core import asking as _asking
+from .._core import journal as _journal
 from .._core.calls import call_user
 from ..code_utils import content_str
 from ..usage._run import note_end
@@ -121,31 +123,28 @@ async def ask_human(
 ) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded). ``tool_call`` or ``code_blocks``:
-    what the human is asked to approve (the journal records it with the question, so a chat
-    waiting for the answer lists it as a pending approval)."""
-    return await journaled_human(
-        agent,
-        prompt,
-        lambda: _ask_human(agent, prompt, message, sender, tool_call, code_blocks),
-        approval=_approval_record(tool_call, code_blocks),
+    what the human is asked to approve. While it asks, the question is current
+    (``parley._core.asking``: what a stream showing it reads); the journal records what waits
+    for approval with the question, so a chat waiting for the answer lists it as a pending
+    approval."""
+    question = _asking.Question(
+        agent.name,
+        getattr(sender, "name", None),
+        None if tool_call is None else _journal.plain(_call_record(tool_call)),
+        None
+        if code_blocks is None
+        else [{"language": b.language, "code": b.code} for b in code_blocks],
     )
 
+    async def ask() -> str:
+        with _asking.asking(question):
+            return await _ask_human(agent, prompt, message, sender, tool_call, code_blocks)
 
-def _approval_record(
-    tool_call: PendingToolCall | None, code_blocks: tuple[CodeBlock, ...] | None
-) -> dict[str, Any] | None:
-    """What a journal keeps of the pending call or code beside the question (plain JSON)."""
-    if tool_call is not None:
-        return {
-            "tool_call": {
-                "name": tool_call.name,
-                "arguments": dict(tool_call.arguments),
-                "call_id": tool_call.call_id,
-            }
-        }
-    if code_blocks is not None:
-        return {"code_blocks": [{"language": b.language, "code": b.code} for b in code_blocks]}
-    return None
+    return await journaled_human(agent, prompt, ask, approval=question.approval())
+
+
+def _call_record(call: PendingToolCall) -> dict[str, Any]:
+    return {"name": call.name, "arguments": dict(call.arguments), "call_id": call.call_id}
 
 
 async def _ask_human(

@@ -115,8 +115,8 @@ async def journaled_human(
     """The human's answer, or the one recorded (kept in the agent's ``human_input`` again, as
     asking would have). The question is committed before it is asked, so a chat that stops
     while it waits (:class:`ChatPaused`, or a dead process) lists it as a pending input;
-    ``approval`` (``{"tool_call": {...}}`` or ``{"code_blocks": [...]}``) is committed with it,
-    so the pending input says what waits for approval."""
+    ``approval`` (``{"tool_call": {...}}`` or ``{"code_blocks": [...]}``, plain JSON) is
+    committed with it, so the pending input says what waits for approval."""
     journal = _journal.current()
     if journal is None:
         return await ask()
@@ -136,7 +136,7 @@ async def journaled_human(
         "human",
         agent.name,
         asking,
-        start={"agent": agent.name, "prompt": prompt, **_journal.plain(approval or {})},
+        start={"agent": agent.name, "prompt": prompt, **(approval or {})},
         decode=_human_answer,
     )
     if not asked:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from .._renamed import mirror_renamed
 from ..agentchat._sync_chat import sync_of
-from ..exceptions import ChatLeaseError, DurableChatError, JournalIntegrityError
+from ..exceptions import ChatLeaseError, DurableChatError
 from ._keys import Signer, resolve_key
 from ._lease import LEASE_SECONDS, Lease, hold, new_owner, owner_is_dead
 from ._records import PendingInput, Record, StepRow, header_of, pending_input, records_of

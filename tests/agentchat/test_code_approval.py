@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 
+import parley
 from parley import AssistantAgent, UserProxyAgent
+from parley._core import asking
 from parley.agentchat import APPROVE, EXIT, ReviewRequest
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
 from parley.io import IOScripted, IOStream
@@ -131,10 +133,13 @@ def test_the_console_is_asked_once_for_all_the_blocks_of_a_message(
 
     first, second = console.prompts
     assert first.startswith("Approve running these 2 code blocks?")
+    assert second == first
     assert "```python\nprint('one')\n```" in first
     assert "```sh\necho two\n```" in first
     assert "'exit'" in first
-    assert "one\n" in last_sent(fake_llm.requests[1]) and "two" in last_sent(fake_llm.requests[1])
+    ran = last_sent(fake_llm.requests[1])
+    assert "one\n" in ran
+    assert "two" in ran
     assert "NOT RUNNING THE CODE: Error: the human rejected the code: Only Python" in console.text
     assert last_sent(fake_llm.requests[2]).endswith("rejected the code: Only Python, please.")
 
@@ -151,9 +156,12 @@ def test_an_override_of_get_human_input_answers(fake_llm: FakeLLMServer, tmp_pat
     fake_llm.add_reply(WRITE)
     fake_llm.add_reply("TERMINATE")
     user.initiate_chat(assistant, message="Write the file.", silent=True)
-    assert len(asked) == 1 and "open('ran.txt'" in asked[0]
+    (prompt,) = asked
+    assert "open('ran.txt'" in prompt
     assert runs(tmp_path) == 0
-    assert last_sent(fake_llm.requests[1]).endswith("Error: the human rejected the code: Not today.")
+    assert last_sent(fake_llm.requests[1]).endswith(
+        "Error: the human rejected the code: Not today."
+    )
 
 
 class ClosedInput(IOScripted):
@@ -216,4 +224,51 @@ def test_a_bad_requires_approval_is_refused_when_the_agent_is_built(
     tmp_path: Path, value: Any
 ) -> None:
     with pytest.raises(ValueError, match="'requires_approval' in code_execution_config"):
-        UserProxyAgent("user", code_execution_config=legacy_config(tmp_path, requires_approval=value))
+        UserProxyAgent(
+            "user", code_execution_config=legacy_config(tmp_path, requires_approval=value)
+        )
+
+
+class Recording(IOScripted):
+    """A console that notes the question current when it is asked (what a run's stream reads
+    to show an approval request)."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.questions: list[asking.Question | None] = []
+
+    def input(self, prompt: str = "", *, password: bool = False) -> str:
+        self.questions.append(asking.current())
+        return super().input(prompt, password=password)
+
+
+def test_the_question_being_asked_is_current_while_the_human_answers(
+    fake_llm: FakeLLMServer, tmp_path: Path
+) -> None:
+    user, assistant = agents(fake_llm, executor_config(tmp_path, requires_approval=True))
+    user.human_input_mode = "TERMINATE"
+
+    def archive(folder: str) -> str:
+        return f"archived {folder}"
+
+    parley.register_function(
+        archive, caller=assistant, executor=user, description="Archive.", requires_approval=True
+    )
+    fake_llm.add_reply(
+        tool_calls=[{"name": "archive", "arguments": {"folder": "logs"}, "id": "c1"}]
+    )
+    fake_llm.add_reply("```python\nprint('hi')\n```")
+    fake_llm.add_reply("TERMINATE")
+    console = Recording(["", "", "exit"])
+    with IOStream.set_default(console):
+        user.initiate_chat(assistant, message="Archive, then greet.", silent=True)
+    tool, code, usual = console.questions
+    assert tool == asking.Question(
+        "user", "assistant", {"name": "archive", "arguments": {"folder": "logs"}, "call_id": "c1"}
+    )
+    assert code == asking.Question(
+        "user", "assistant", None, [{"language": "python", "code": "print('hi')"}]
+    )
+    assert usual == asking.Question("user", "assistant")
+    assert not usual.is_approval
+    assert asking.current() is None

@@ -36,7 +36,11 @@ def child(
     """Run the chat script in a process of its own, to its end, pause or death."""
     argv = [sys.executable, str(Path(script.__file__)), json.dumps(server.config_list())]
     return subprocess.run(
-        [*argv, str(tmp), store, human, action], env=ENV, capture_output=True, text=True, timeout=120
+        [*argv, str(tmp), store, human, action],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
