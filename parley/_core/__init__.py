@@ -8,8 +8,6 @@
   and the listeners (runtime logging, tracing, the web page) that receive them.
 - :mod:`.journal`: the hook where a durable chat's journal records and replays steps.
 - :mod:`.lifetime`: with-blocks for objects that own threads, servers or processes.
-- :mod:`.asking`: the question an agent is putting to its human right now (an approval's
-  tool call or code blocks), for the streams that show it.
 
 Nothing here imports the layers above (``pyproject.toml``'s import contracts check it), so each
 module can be read on its own.

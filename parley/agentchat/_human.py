@@ -15,8 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._core import asking as _asking
 from .._core import journal as _journal
+from .._core import reports as _reports
 from .._core.calls import call_user
 from ..code_utils import content_str
 from ..usage._run import note_end
@@ -123,28 +123,29 @@ async def ask_human(
 ) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded). ``tool_call`` or ``code_blocks``:
-    what the human is asked to approve. While it asks, the question is current
-    (``parley._core.asking``: what a stream showing it reads); the journal records what waits
-    for approval with the question, so a chat waiting for the answer lists it as a pending
-    approval."""
-    question = _asking.Question(
-        agent.name,
-        getattr(sender, "name", None),
-        None if tool_call is None else _journal.plain(_call_record(tool_call)),
-        None
-        if code_blocks is None
-        else [{"language": b.language, "code": b.code} for b in code_blocks],
-    )
-
-    async def ask() -> str:
-        with _asking.asking(question):
-            return await _ask_human(agent, prompt, message, sender, tool_call, code_blocks)
-
-    return await journaled_human(agent, prompt, ask, approval=question.approval())
+    what the human is asked to approve. While it asks, the ask is current
+    (``_reports.asking_human``: what a run's input request reads); the journal records what
+    waits for approval with the question, so a chat waiting for the answer lists it as a
+    pending approval."""
+    with _reports.asking_human(agent, prompt, sender, tool_call, code_blocks):
+        return await journaled_human(
+            agent,
+            prompt,
+            lambda: _ask_human(agent, prompt, message, sender, tool_call, code_blocks),
+            approval=_approval_record(tool_call, code_blocks),
+        )
 
 
-def _call_record(call: PendingToolCall) -> dict[str, Any]:
-    return {"name": call.name, "arguments": dict(call.arguments), "call_id": call.call_id}
+def _approval_record(
+    tool_call: PendingToolCall | None, code_blocks: tuple[CodeBlock, ...] | None
+) -> dict[str, Any] | None:
+    """What the journal keeps beside the question of an approval (plain JSON)."""
+    if tool_call is not None:
+        call = {"name": tool_call.name, "arguments": dict(tool_call.arguments)}
+        return {"tool_call": _journal.plain({**call, "call_id": tool_call.call_id})}
+    if code_blocks is not None:
+        return {"code_blocks": [{"language": b.language, "code": b.code} for b in code_blocks]}
+    return None
 
 
 async def _ask_human(

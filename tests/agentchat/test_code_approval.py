@@ -12,9 +12,9 @@ import pytest
 
 import parley
 from parley import AssistantAgent, UserProxyAgent
-from parley._core import asking
 from parley.agentchat import APPROVE, EXIT, ReviewRequest
 from parley.coding import CodeBlock, LocalCommandLineCodeExecutor
+from parley.events import ToolApproval
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
@@ -229,24 +229,10 @@ def test_a_bad_requires_approval_is_refused_when_the_agent_is_built(
         )
 
 
-class Recording(IOScripted):
-    """A console that notes the question current when it is asked (what a run's stream reads
-    to show an approval request)."""
-
-    def __init__(self, answers: list[str]) -> None:
-        super().__init__(answers)
-        self.questions: list[asking.Question | None] = []
-
-    def input(self, prompt: str = "", *, password: bool = False) -> str:
-        self.questions.append(asking.current())
-        return super().input(prompt, password=password)
-
-
-def test_the_question_being_asked_is_current_while_the_human_answers(
+def test_a_run_yields_the_approvals_as_input_requests(
     fake_llm: FakeLLMServer, tmp_path: Path
 ) -> None:
     user, assistant = agents(fake_llm, executor_config(tmp_path, requires_approval=True))
-    user.human_input_mode = "TERMINATE"
 
     def archive(folder: str) -> str:
         return f"archived {folder}"
@@ -257,18 +243,25 @@ def test_the_question_being_asked_is_current_while_the_human_answers(
     fake_llm.add_reply(
         tool_calls=[{"name": "archive", "arguments": {"folder": "logs"}, "id": "c1"}]
     )
-    fake_llm.add_reply("```python\nprint('hi')\n```")
+    fake_llm.add_reply(WRITE)
     fake_llm.add_reply("TERMINATE")
-    console = Recording(["", "", "exit"])
-    with IOStream.set_default(console):
-        user.initiate_chat(assistant, message="Archive, then greet.", silent=True)
-    tool, code, usual = console.questions
-    assert tool == asking.Question(
-        "user", "assistant", {"name": "archive", "arguments": {"folder": "logs"}, "call_id": "c1"}
+    answers = iter(["", "Not today."])
+    requests: list[Any] = []
+    response = user.run(assistant, message="Archive, then write.", max_turns=4)
+    for event in response.events:
+        if event.type == "input_request":
+            requests.append(event.content)
+            event.content.respond(next(answers))
+    tool, code = requests
+    assert tool.tool_call == ToolApproval(
+        name="archive", arguments={"folder": "logs"}, call_id="c1"
     )
-    assert code == asking.Question(
-        "user", "assistant", None, [{"language": "python", "code": "print('hi')"}]
+    assert (tool.agent, tool.sender) == ("user", "assistant")
+    assert code.tool_call is None
+    assert (code.agent, code.sender) == ("user", "assistant")
+    assert code.prompt.startswith("Approve running this code block?\n```python\nopen('ran.txt'")
+    assert runs(tmp_path) == 0
+    assert last_sent(fake_llm.requests[2]).endswith(
+        "Error: the human rejected the code: Not today."
     )
-    assert usual == asking.Question("user", "assistant")
-    assert not usual.is_approval
-    assert asking.current() is None
+    assert response.messages[-1]["content"] == "TERMINATE"

@@ -5,8 +5,10 @@ runs (or resumes) it in a child process.
 resumes ("resume") chat ``CHAT_ID`` of STORE ("sqlite" for TMP/chats.db, or a redis:// URL).
 HUMAN says what happens when the human is asked: "pause" (``PausingIO``: the chat pauses, the
 script prints the question and exits with 3), "die" (the process SIGKILLs itself while it
-waits) or "none" (a human who cannot answer: every answer must come from the store). A chat
-that ends prints its result as JSON. Each run of the tool and of the code appends a line to a
+waits), "run" (the chat runs as ``user.run(...)``: the script prints the run's first input
+request event as JSON and SIGKILLs itself while the chat waits for its answer) or "none" (a
+human who cannot answer: every answer must come from the store). A chat that ends prints its
+result as JSON. Each run of the tool and of the code appends a line to a
 file in TMP, so the test counts how often each ran.
 """
 
@@ -95,10 +97,23 @@ def human(kind: str) -> IOStream:
     return IOScripted([])  # asked anything, it raises: the answers must all be recorded
 
 
+def run_and_die_at_the_request(user: UserProxyAgent, assistant: AssistantAgent, store: Any) -> None:
+    response = user.run(assistant, message=TASK, store=store, chat_id=CHAT_ID)
+    for event in response.events:
+        if event.type == "input_request":
+            print(event.model_dump_json(), flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+        if event.type in ("error", "run_completion"):
+            print(event.model_dump_json(), flush=True)
+            sys.exit(1)  # the chat was to wait for an approval
+
+
 def main(argv: list[str]) -> None:
     config_list, tmp, spec, kind, action = json.loads(argv[1]), Path(argv[2]), *argv[3:6]
     user, assistant = build(config_list, tmp)
     store = store_of(spec, tmp)
+    if kind == "run":
+        run_and_die_at_the_request(user, assistant, store)
     with IOStream.set_default(human(kind)):
         try:
             if action == "start":

@@ -15,6 +15,7 @@ import pytest
 
 from parley.coding import CodeBlock
 from parley.durable import ChatStore, PendingInput, RedisChatStore
+from parley.events import InputRequestEvent, ToolApproval, parse_event
 from parley.exceptions import DurableChatError
 from parley.testing import FakeLLMServer
 
@@ -176,3 +177,32 @@ def test_exit_from_the_store_ends_the_resumed_chat(server: FakeLLMServer, tmp_pa
     assert _lines(tmp_path / "tool.txt") == 0
     assert len(server.received) == 1
     assert store.status(script.CHAT_ID) == "done"
+
+
+def test_a_run_yields_the_approval_request_then_dies_and_another_process_approves(
+    server: FakeLLMServer, tmp_path: Path
+) -> None:
+    server.reset()
+    store = ChatStore(tmp_path / "chats.db")
+    done = child(server, tmp_path, "sqlite", "run", "start")
+    killed(done)
+    # The run's consumer saw the approval request, with the call waiting for it.
+    event = parse_event(json.loads(done.stdout.splitlines()[-1]))
+    assert isinstance(event, InputRequestEvent)
+    assert event.content.tool_call == ToolApproval(
+        name="archive", arguments={"folder": "logs"}, call_id="call_archive"
+    )
+    assert (event.content.agent, event.content.sender) == ("user", "assistant")
+    assert event.content.prompt.startswith(ARCHIVE_PROMPT)
+
+    # The store kept the same question: approved from here, the call runs once on resume.
+    the_pending_tool_call(store)
+    store.answer(script.CHAT_ID, "")
+    paused(child(server, tmp_path, "sqlite", "pause", "resume"))
+    assert _lines(tmp_path / "tool.txt") == 1
+    the_pending_code(store)
+    store.answer(script.CHAT_ID, "")
+    reason, human_input = ended(child(server, tmp_path, "sqlite", "none", "resume"))
+    assert (reason, human_input) == ("is_termination_msg", ["", ""])
+    assert _lines(tmp_path / "tool.txt") == 1
+    assert _lines(tmp_path / "work" / "code.txt") == 1
