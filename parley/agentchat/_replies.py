@@ -242,9 +242,14 @@ async def generate_tool_calls_reply(
         return response
 
     with _approval.one_message(sender):
-        responses: list[ToolResponse | FunctionResponse] = list(
-            await asyncio.gather(*(run(c) for c in calls))
-        )
+        # A call that fails the turn (its approval paused a durable chat, say) waits for the
+        # others: an approved call already running finishes and its result is recorded, instead
+        # of running on unobserved and being found unfinished when the chat resumes.
+        outcomes = await asyncio.gather(*(run(c) for c in calls), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    responses = cast("list[ToolResponse | FunctionResponse]", outcomes)
     content = "\n\n".join(content_text(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 
