@@ -47,7 +47,21 @@ def _read(event: InputRequestEvent) -> str:
     return input(prompt)
 
 
-class ConsoleEventProcessor:
+class _Printer:
+    """Prints events; a streamed reply's pieces on one line, ended before what follows."""
+
+    def __init__(self) -> None:
+        self._in_stream = False
+
+    def show(self, event: BaseEvent) -> None:
+        streaming = event.type == "stream"
+        if self._in_stream and not streaming:
+            print(flush=True)
+        self._in_stream = streaming
+        event.print()
+
+
+class ConsoleEventProcessor(_Printer):
     """Prints each event; asks the terminal when an agent asks its human."""
 
     def process(self, response: RunResponse) -> None:
@@ -58,10 +72,10 @@ class ConsoleEventProcessor:
         if isinstance(event, InputRequestEvent):
             event.respond(_read(event))
         else:
-            event.print()
+            self.show(event)
 
 
-class AsyncConsoleEventProcessor:
+class AsyncConsoleEventProcessor(_Printer):
     """:class:`ConsoleEventProcessor` for ``AsyncRunResponse``."""
 
     async def process(self, response: AsyncRunResponse) -> None:
@@ -72,4 +86,4 @@ class AsyncConsoleEventProcessor:
         if isinstance(event, InputRequestEvent):
             await event.a_respond(await asyncio.to_thread(_read, event))
         else:
-            event.print()
+            self.show(event)

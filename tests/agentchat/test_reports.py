@@ -21,6 +21,7 @@ EVENT_TYPES = {
     "agent_created": _reports.AgentCreated,
     "wrapper_created": _reports.WrapperCreated,
     "client_created": _reports.ClientCreated,
+    "token_delta": _reports.TokenDelta,
 }
 
 
@@ -54,8 +55,9 @@ def recorder() -> Iterator[Recorder]:
 
 
 def two_agent_chat(fake_llm: FakeLLMServer, tmp_path: Path) -> None:
-    """A tool call, a code block, then the end: every step a two-agent chat can make."""
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    """A tool call, a code block, then the end: every step a two-agent chat can make (the
+    model streams its replies: token deltas too)."""
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config(stream=True))
     user = UserProxyAgent(
         "user",
         human_input_mode="NEVER",

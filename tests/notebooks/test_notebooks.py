@@ -399,6 +399,30 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
             "BadRequestError: provider=anthropic, status=400\nrequests: ['gemini', 'anthropic']"
             in text
         )
+    if notebook.name == "run_events.ipynb":
+        assert (
+            "[tool_call] assistant -> user: ['delete_file']\n"
+            "[input_request] user is asked to approve delete_file({'path': 'notes.txt'})\n"
+            "[input_response]\n[execute_function]\n"
+            "[executed_function] delete_file -> 'deleted notes.txt' (approval: approved)\n"
+        ) in text
+        assert (
+            "[text] assistant -> user: The file said 42 and is now deleted. TERMINATE\n"
+            "       (streamed in 46 characters)\n[termination] is_termination_msg\n"
+        ) in text
+        assert "summary: The file said 42 and is now deleted. \nlast speaker: assistant\n" in text
+        assert "cost: $0.002895" in text
+        assert "TerminationEvent max_turns\n" in text
+        assert '"sender": "user", "recipient": "assistant", "message_id": null, "content": "hi"' in text
+        assert "round trip: True" in text
+        # process(): the console transcript, the stream on its own line before its message
+        assert "Sunny in Oslo. TERMINATE\nassistant (to user):\n\nSunny in Oslo. TERMINATE" in text
+        assert "EXECUTED FUNCTION weather...\nCall ID: call_fake_3" in text
+        assert "summary: Sunny in Oslo. \n" in text
+        assert (
+            "['run_start', 'chat_start', 'text', 'usage', 'text', 'termination', 'chat_end', "
+            "'run_completion']\nsummary: Hello from the async run." in text
+        )
     if notebook.name == "web_human.ipynb":
         assert "token required: True" in text
         assert (
