@@ -165,6 +165,7 @@ def _tool_call(step: ToolCallStep, out: Attrs, content: bool) -> str:
 def _code_execution(step: CodeExecutionStep, out: Attrs, content: bool) -> str:
     a = step.attrs
     _put(out, "parley.code.executor", a["executor"])
+    _put(out, "parley.code.approval", a.get("approval"))
     languages = a["languages"]
     if languages:
         out["parley.code.languages"] = _strs(languages)

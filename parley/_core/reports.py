@@ -11,7 +11,7 @@ types below.
 
 Two facts are kept in the context for listeners to read, not reported: :func:`asking_human`
 (an agent is asking its human, :func:`current_ask` says who and about what: a tool call
-waiting for approval, say) and :func:`relaying` (a group chat's manager passing a member's
+or code waiting for approval, say) and :func:`relaying` (a group chat's manager passing a member's
 message on to the others: those copies' ``received_message`` say ``relayed``).
 
 Each function returns :data:`parley._core.events.INERT` (or makes no event) while nobody listens,
@@ -336,6 +336,9 @@ class _CodeExecutionStart(TypedDict):
     executor: str  # the executor's class name, or "legacy" (AutoGen's execute_code)
     languages: list[str]
     code: str  # the blocks' code, joined by blank lines
+    # "approved" or "rejected" by the human for an agent whose code_execution_config requires
+    # approval (rejected blocks did not run: exit code 1, the rejection as the output); else None.
+    approval: str | None
 
 
 class CodeExecutionAttrs(_CodeExecutionStart, total=False):
@@ -355,7 +358,11 @@ class CodeExecutionStep(Step):
 
 
 def code_execution_step(
-    agent: Any, languages: list[str], code: list[str], executor: object = None
+    agent: Any,
+    languages: list[str],
+    code: list[str],
+    executor: object = None,
+    approval: str | None = None,
 ) -> CodeExecutionStep | Inert:
     if not listening():
         return INERT
@@ -364,6 +371,7 @@ def code_execution_step(
         "executor": kind,
         "languages": languages,
         "code": "\n\n".join(code),
+        "approval": approval,
     }
     return CodeExecutionStep(kind, agent, attrs)
 
@@ -523,12 +531,14 @@ def token_delta(text: str, echoed: bool, reset: bool = False) -> None:
 
 class HumanAsk(NamedTuple):
     """An agent asking its human: its ``prompt``, the agent whose message it answers, and
-    the tool call waiting for approval (a ``PendingToolCall``), if that is what it asks."""
+    what waits for approval, if that is what it asks: a tool call (a ``PendingToolCall``) or
+    code blocks (``CodeBlock`` s, in the order they would run)."""
 
     agent: Any
     prompt: str
     sender: Any
     tool_call: Any
+    code_blocks: Sequence[Any] | None = None
 
 
 _asking: contextvars.ContextVar[HumanAsk | None] = contextvars.ContextVar(
@@ -537,13 +547,19 @@ _asking: contextvars.ContextVar[HumanAsk | None] = contextvars.ContextVar(
 
 
 @contextmanager
-def asking_human(agent: Any, prompt: str, sender: Any, tool_call: Any = None) -> Iterator[None]:
+def asking_human(
+    agent: Any,
+    prompt: str,
+    sender: Any,
+    tool_call: Any = None,
+    code_blocks: Sequence[Any] | None = None,
+) -> Iterator[None]:
     """Within the block ``agent`` asks its human (:func:`current_ask`); nothing is set while
     nobody listens."""
     if not listening():
         yield
         return
-    token = _asking.set(HumanAsk(agent, prompt, sender, tool_call))
+    token = _asking.set(HumanAsk(agent, prompt, sender, tool_call, code_blocks))
     try:
         yield
     finally:

@@ -1,4 +1,4 @@
-"""Tools that require approval: the executor asks its human before each call of one runs.
+"""Approvals: the executor asks its human before a tool call or code blocks run.
 
 A tool registered with ``requires_approval=True`` (``register_function``,
 ``register_for_execution``, ``MCPToolkit.register``) carries the marker
@@ -21,6 +21,17 @@ journal like every human answer, so a resumed chat replays them instead of askin
 
 The calls of one message run concurrently; their questions are asked one at a time, in the
 order of the calls (:func:`one_message`), so that prompts never interleave on a console.
+
+Code blocks the same way (:func:`approve_code`): an agent whose ``code_execution_config`` has
+``"requires_approval": True`` asks before it runs the blocks of a message (all of them, one
+question; the review's ``ReviewRequest.code_blocks``). Rejected, they do not run and the model
+reads ``exitcode: 1 (execution failed)`` with ``Error: the human rejected the code: TEXT`` as
+their output; ``"exit"`` also stops the chat after the turn.
+
+In a durable chat the question is journaled with what it is about (the call's name, arguments
+and id, or the blocks), so the pending input a paused or dead chat leaves in its store says
+what waits for approval; once answered, ``resume`` replays the answer and runs (or refuses)
+exactly that call.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,10 +50,11 @@ from ._human import APPROVE, EXIT, PendingToolCall, ask_human
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
+    from ..coding.base import CodeBlock
     from ..types import Message
     from ._state import AgentCore
 
-__all__ = ["approve", "mark", "one_message", "requires_approval"]
+__all__ = ["approve", "approve_code", "mark", "one_message", "requires_approval"]
 
 
 def mark(func: Callable[..., Any]) -> None:
@@ -119,25 +131,57 @@ async def _ask(
     call_id: str | None,
     sender: Agent | None,
 ) -> tuple[bool, Message] | None:
+    call = PendingToolCall(name, dict(arguments), call_id)
+    refused = await _decide(
+        agent, f"the call of {name}", _prompt(call), _call_message(call, sender), sender, call
+    )
+    return None if refused is None else (False, _result(name, refused))
+
+
+async def approve_code(
+    agent: AgentCore, blocks: Sequence[CodeBlock], message: Mapping[str, Any], sender: Agent | None
+) -> str | None:
+    """Ask the human about the code ``blocks`` of ``message``: None when they may run, else
+    the text the model reads as their output (they are reported as a code execution that
+    failed, with ``approval="rejected"``)."""
+    from ..io import IOStream
+
+    shown = tuple(blocks)
+    refused = await _decide(agent, "the code", _code_prompt(shown), message, sender, None, shown)
+    if refused is not None:
+        languages, codes = [b.language for b in shown], [b.code for b in shown]
+        with _reports.code_execution_step(agent, languages, codes, approval="rejected") as step:
+            step.end(exit_code=1, output=refused)
+        IOStream.get_default().print(f"\n>>>>>>>> NOT RUNNING THE CODE: {refused}", flush=True)
+    return refused
+
+
+async def _decide(
+    agent: AgentCore,
+    subject: str,
+    prompt: str,
+    message: Mapping[str, Any],
+    sender: Agent | None,
+    call: PendingToolCall | None,
+    blocks: tuple[CodeBlock, ...] | None = None,
+) -> str | None:
+    """The human's decision on ``subject`` (a call, the code): None to run it, else why not."""
     run = current_run()
     if run is not None and run.stopped() is not None:
-        return _rejected(name, "the conversation is ending")
-    call = PendingToolCall(name, dict(arguments), call_id)
+        return f"Error: {subject} was not run: the conversation is ending."
     try:
-        answer = await ask_human(agent, _prompt(call), _call_message(call, sender), sender, call)
+        answer = await ask_human(agent, prompt, message, sender, call, blocks)
     except EOFError:
         # A closed input (a served process whose stdin is the protocol's, a script run with
-        # < /dev/null) is nobody's consent: the call is refused, the chat goes on.
-        return _rejected(name, "no human can answer (the input is closed)")
+        # < /dev/null) is nobody's consent: it is refused, the chat goes on.
+        return f"Error: {subject} was not run: no human can answer (the input is closed)."
     if answer == APPROVE:
         return None
     if answer == EXIT:
         if run is not None:
             run.stop("human_exit")
-        return False, _result(
-            name, f"Error: the human rejected the call of {name} and ended the conversation."
-        )
-    return False, _result(name, f"Error: the human rejected the call of {name}: {answer}")
+        return f"Error: the human rejected {subject} and ended the conversation."
+    return f"Error: the human rejected {subject}: {answer}"
 
 
 def _rejected(name: str, why: str) -> tuple[bool, Message]:
@@ -173,3 +217,17 @@ def _call_message(call: PendingToolCall, sender: Agent | None) -> dict[str, Any]
     else:
         message["tool_calls"] = [{"id": call.call_id, "type": "function", "function": function}]
     return message
+
+
+def _code_prompt(blocks: tuple[CodeBlock, ...]) -> str:
+    shown = "\n".join(f"```{b.language}\n{b.code.rstrip()}\n```" for b in blocks)
+    what, it = (
+        ("this code block", "it")
+        if len(blocks) == 1
+        else (f"these {len(blocks)} code blocks", "them")
+    )
+    return (
+        f"Approve running {what}?\n{shown}\n"
+        f"Press enter to run {it}, type feedback to reject {it}, or type 'exit' to reject {it} "
+        "and end the conversation: "
+    )

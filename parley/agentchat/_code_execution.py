@@ -12,6 +12,9 @@ Docker (``parley.coding._bwrap``); that one is checked when the agent is built, 
 where bubblewrap cannot run refuses the agent rather than a block. Execution blocks, so it
 runs in a worker thread and never stalls the event loop; cancelling the chat (a cancelled task,
 Ctrl-C in a sync chat) tells the executor to stop the block (``parley._core.runtime``).
+
+Either form takes ``"requires_approval": True`` (parley only; AutoGen has no such key): the
+agent's human approves the blocks of a message before they run (``_approval.approve_code``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .._core import reports as _reports
 from .._core.runtime import run_in_thread
 from ..exceptions import DangerousCommandError
+from . import _approval
 from ._journaled import journaled_code
 
 if TYPE_CHECKING:
@@ -56,8 +60,17 @@ _EXECUTOR_ONLY = {
 }
 
 
+# Keys of a legacy code_execution_config that are not execute_code's keywords.
+_NOT_RUN_CODE_KEYWORDS = frozenset({"last_n_messages", "requires_approval"})
+
+
 def setup_code_execution(agent: AgentCore, config: dict[str, Any]) -> CodeReply:
     """Prepare the agent's code execution; returns the reply function's implementation."""
+    if not isinstance(config.get("requires_approval", False), bool):
+        raise ValueError(
+            "'requires_approval' in code_execution_config must be True or False, got "
+            f"{config['requires_approval']!r}"
+        )
     if "executor" in config:
         for key, message in _EXECUTOR_ONLY.items():
             if key in config:
@@ -102,17 +115,44 @@ def _reply_text(exit_code: int, output: str) -> str:
     return f"exitcode: {exit_code} ({status})\nCode output: {output}"
 
 
-async def _run_legacy(agent: AgentCore, blocks: list[tuple[str, str]]) -> tuple[int, str]:
+async def _approved(
+    agent: AgentCore,
+    config: Any,
+    blocks: list[tuple[str, str]],
+    message: Message,
+    sender: Agent | None,
+) -> str | None:
+    """None when the blocks may run (approved, or no approval asked for): else the reply
+    that stands for them."""
+    if not config.get("requires_approval"):
+        return None
+    from ..code_utils import infer_lang
+    from ..coding.base import CodeBlock
+
+    shown = [CodeBlock(code=code, language=lang or infer_lang(code)) for lang, code in blocks]
+    refused = await _approval.approve_code(agent, shown, message, sender)
+    return None if refused is None else _reply_text(1, refused)
+
+
+def _approval_of(config: Any) -> str | None:
+    return "approved" if config.get("requires_approval") else None
+
+
+async def _run_legacy(
+    agent: AgentCore, blocks: list[tuple[str, str]], approval: str | None
+) -> tuple[int, str]:
     languages, codes = [lang for lang, _ in blocks], [code for _, code in blocks]
-    with _reports.code_execution_step(agent, languages, codes) as step:
+    with _reports.code_execution_step(agent, languages, codes, approval=approval) as step:
         exit_code, logs = await run_in_thread(agent.execute_code_blocks, blocks)
         step.end(exit_code=exit_code, output=logs)
     return exit_code, logs
 
 
-async def _run_with_executor(agent: AgentCore, executor: Any, blocks: list[Any]) -> tuple[int, str]:
-    languages = [b.language for b in blocks]
-    with _reports.code_execution_step(agent, languages, [b.code for b in blocks], executor) as step:
+async def _run_with_executor(
+    agent: AgentCore, executor: Any, blocks: list[Any], approval: str | None
+) -> tuple[int, str]:
+    languages, codes = [b.language for b in blocks], [b.code for b in blocks]
+    with _reports.code_execution_step(agent, languages, codes, executor, approval) as step:
         try:
             result = await run_in_thread(executor.execute_code_blocks, blocks)
         except DangerousCommandError as refused:
@@ -144,7 +184,11 @@ async def generate_code_execution_reply(
         blocks = extract_code(content)
         if len(blocks) == 1 and blocks[0][0] == UNKNOWN:
             continue
-        exit_code, logs = await journaled_code(agent.name, partial(_run_legacy, agent, blocks))
+        refused = await _approved(agent, code_config, blocks, message, sender)
+        if refused is not None:
+            return True, refused
+        run = partial(_run_legacy, agent, blocks, _approval_of(code_config))
+        exit_code, logs = await journaled_code(agent.name, run)
         return True, _reply_text(exit_code, logs)
     return False, None
 
@@ -159,7 +203,8 @@ def execute_code_blocks(agent: AgentCore, code_blocks: list[tuple[str, str]]) ->
     exit_code = 0
     config = agent.state.code_execution_config
     assert config is not False
-    run_config = {k: v for k, v in config.items() if k != "last_n_messages"}
+    # The rest of the config is execute_code's (or an overriding run_code's) keywords.
+    run_config = {k: v for k, v in config.items() if k not in _NOT_RUN_CODE_KEYWORDS}
     for i, (lang, code) in enumerate(code_blocks):
         lang = lang or infer_lang(code)
         out.print(
@@ -208,6 +253,10 @@ async def generate_code_execution_reply_using_executor(
         blocks = executor.code_extractor.extract_code_blocks(content)
         if not blocks:
             continue
+        pairs = [(b.language, b.code) for b in blocks]
+        refused = await _approved(agent, code_config, pairs, message, sender)
+        if refused is not None:
+            return True, refused
         out = IOStream.get_default()
         if len(blocks) == 1:
             out.print(
@@ -220,7 +269,7 @@ async def generate_code_execution_reply_using_executor(
                 f"\n>>>>>>>> EXECUTING {len(blocks)} CODE BLOCKS (inferred languages are [{shown}])...",
                 flush=True,
             )
-        run = partial(_run_with_executor, agent, executor, blocks)
+        run = partial(_run_with_executor, agent, executor, blocks, _approval_of(code_config))
         exit_code, output = await journaled_code(agent.name, run)
         return True, _reply_text(exit_code, output)
     return False, None

@@ -3,8 +3,9 @@
 Also parley's review hook: ``agent.register_human_review(fn)`` lets a function play the human
 without a terminal — it sees the pending message and answers approve (``""``), feedback (any
 other text) or ``"exit"``; see :class:`ReviewRequest`. The same hook answers for the tools
-registered with ``requires_approval=True`` (``_approval``): the request then carries the
-:class:`PendingToolCall`.
+registered with ``requires_approval=True``, and for the code blocks of an agent whose
+``code_execution_config`` has ``"requires_approval": True`` (``_approval``): the request then
+carries the :class:`PendingToolCall`, or the code blocks.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._core import journal as _journal
 from .._core import reports as _reports
 from .._core.calls import call_user
 from ..code_utils import content_str
@@ -23,6 +25,7 @@ from ._journaled import journaled_human
 
 if TYPE_CHECKING:
     from .._agent_protocol import Agent
+    from ..coding.base import CodeBlock
     from ..types import FunctionResponse, Message, ToolResponse
     from ._state import AgentCore, History
 
@@ -65,6 +68,13 @@ class ReviewRequest:
     otherwise); ``message`` then holds that one call. Return ``APPROVE`` (or ``None``) to run
     it, any other text to reject it with that feedback (the model reads it as the call's
     result), or ``EXIT`` to reject it and end the chat after this turn.
+
+    ``code_blocks`` is set when the agent is about to run code and its
+    ``code_execution_config`` has ``"requires_approval": True`` (None otherwise): the blocks of
+    ``message`` (each a ``CodeBlock``: ``code``, ``language``), in the order they would run.
+    Return ``APPROVE`` (or ``None``) to run them, any other text to reject them with that
+    feedback (the model reads it as their output, with a non-zero exit code), or ``EXIT`` to
+    reject them and end the chat after this turn.
     """
 
     agent: str
@@ -73,6 +83,12 @@ class ReviewRequest:
     prompt: str
     human_input_mode: str
     tool_call: PendingToolCall | None = None
+    code_blocks: tuple[CodeBlock, ...] | None = None
+
+    @property
+    def is_approval(self) -> bool:
+        """Whether the agent asks to run a tool call or code blocks (not for its usual reply)."""
+        return self.tool_call is not None or self.code_blocks is not None
 
 
 def is_termination(predicate: Callable[[dict[str, Any]], Any], message: Mapping[str, Any]) -> bool:
@@ -103,13 +119,33 @@ async def ask_human(
     message: Mapping[str, Any],
     sender: Agent | None,
     tool_call: PendingToolCall | None = None,
+    code_blocks: tuple[CodeBlock, ...] | None = None,
 ) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
-    (in a durable chat, the answer the journal recorded)."""
-    with _reports.asking_human(agent, prompt, sender, tool_call):
+    (in a durable chat, the answer the journal recorded). ``tool_call`` or ``code_blocks``:
+    what the human is asked to approve. While it asks, the ask is current
+    (``_reports.asking_human``: what a run's input request reads); the journal records what
+    waits for approval with the question, so a chat waiting for the answer lists it as a
+    pending approval."""
+    with _reports.asking_human(agent, prompt, sender, tool_call, code_blocks):
         return await journaled_human(
-            agent, prompt, lambda: _ask_human(agent, prompt, message, sender, tool_call)
+            agent,
+            prompt,
+            lambda: _ask_human(agent, prompt, message, sender, tool_call, code_blocks),
+            approval=_approval_record(tool_call, code_blocks),
         )
+
+
+def _approval_record(
+    tool_call: PendingToolCall | None, code_blocks: tuple[CodeBlock, ...] | None
+) -> dict[str, Any] | None:
+    """What the journal keeps beside the question of an approval (plain JSON)."""
+    if tool_call is not None:
+        call = {"name": tool_call.name, "arguments": dict(tool_call.arguments)}
+        return {"tool_call": _journal.plain({**call, "call_id": tool_call.call_id})}
+    if code_blocks is not None:
+        return {"code_blocks": [{"language": b.language, "code": b.code} for b in code_blocks]}
+    return None
 
 
 async def _ask_human(
@@ -118,6 +154,7 @@ async def _ask_human(
     message: Mapping[str, Any],
     sender: Agent | None,
     tool_call: PendingToolCall | None,
+    code_blocks: tuple[CodeBlock, ...] | None,
 ) -> str:
     review = agent.state.human_review
     if review is not None:
@@ -128,6 +165,7 @@ async def _ask_human(
             prompt=prompt,
             human_input_mode=agent.human_input_mode,
             tool_call=tool_call,
+            code_blocks=code_blocks,
         )
         answer = await call_user(review, request)
         text = "" if answer is None else str(answer)

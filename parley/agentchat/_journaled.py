@@ -8,7 +8,7 @@ with ``idempotent=False`` is put to the journal's ``on_uncertain_tool`` policy.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
@@ -106,10 +106,17 @@ def _human_answer(record: Any) -> str:
     return record
 
 
-async def journaled_human(agent: AgentCore, prompt: str, ask: Callable[[], Awaitable[str]]) -> str:
+async def journaled_human(
+    agent: AgentCore,
+    prompt: str,
+    ask: Callable[[], Awaitable[str]],
+    approval: Mapping[str, Any] | None = None,
+) -> str:
     """The human's answer, or the one recorded (kept in the agent's ``human_input`` again, as
     asking would have). The question is committed before it is asked, so a chat that stops
-    while it waits (:class:`ChatPaused`, or a dead process) lists it as a pending input."""
+    while it waits (:class:`ChatPaused`, or a dead process) lists it as a pending input;
+    ``approval`` (``{"tool_call": {...}}`` or ``{"code_blocks": [...]}``, plain JSON) is
+    committed with it, so the pending input says what waits for approval."""
     journal = _journal.current()
     if journal is None:
         return await ask()
@@ -129,7 +136,7 @@ async def journaled_human(agent: AgentCore, prompt: str, ask: Callable[[], Await
         "human",
         agent.name,
         asking,
-        start={"agent": agent.name, "prompt": prompt},
+        start={"agent": agent.name, "prompt": prompt, **(approval or {})},
         decode=_human_answer,
     )
     if not asked:

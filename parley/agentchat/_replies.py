@@ -251,9 +251,17 @@ async def generate_tool_calls_reply(
         if len(calls) == 1:
             # The usual case, awaited in place: a task of its own cost about 40 µs a call (an
             # MCP tool's round trip is under a millisecond).
-            responses: list[ToolResponse | FunctionResponse] = [await run(calls[0])]
+            outcomes: list[Any] = [await run(calls[0])]
         else:
-            responses = list(await asyncio.gather(*(run(c) for c in calls)))
+            # A call that fails the turn (its approval paused a durable chat, say) waits for
+            # the others: an approved call already running finishes and its result is
+            # recorded, instead of running on unobserved and being found unfinished when the
+            # chat resumes.
+            outcomes = await asyncio.gather(*(run(c) for c in calls), return_exceptions=True)
+    for outcome in outcomes:
+        if isinstance(outcome, BaseException):
+            raise outcome
+    responses = cast("list[ToolResponse | FunctionResponse]", outcomes)
     content = "\n\n".join(content_text(r["content"]) for r in responses)
     return True, {"role": "tool", "tool_responses": responses, "content": content}
 

@@ -9,7 +9,9 @@ process running it died (``website/docs/durable-chats.md``).
 Group chats (``recipient=manager``) and chat queues (``initiate_chats(queue, store=...,
 chat_id=...)``, resumed with ``chat_queue=``) are durable the same way. A chat can also stop on
 purpose to wait for a human who answers later (:class:`PausingIO`, ``store.pending_inputs()``,
-``store.answer()``).
+``store.answer()``); an approval (a tool call or code that requires one) waits the same way, its
+pending input carrying the call or the code, and ``resume`` then runs exactly that call once,
+or gives the model the human's reason for rejecting it.
 
 Every record is signed with a key only the host holds (a forged or altered journal is refused
 with :class:`JournalIntegrityError`), and a chat has one running owner at a time (a second

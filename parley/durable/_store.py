@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 from .._renamed import mirror_renamed
 from ..agentchat._sync_chat import sync_of
-from ..exceptions import ChatLeaseError, DurableChatError, JournalIntegrityError
+from ..exceptions import ChatLeaseError, DurableChatError
 from ._keys import Signer, resolve_key
 from ._lease import LEASE_SECONDS, Lease, hold, new_owner, owner_is_dead
-from ._records import PendingInput, Record, StepRow, header_of, records_of
+from ._records import PendingInput, Record, StepRow, header_of, pending_input, records_of
 from ._resuming import resuming
 from ._store_calls import checked_write, let_go, on_worker
 from ._store_journal import StoreJournal
@@ -169,7 +169,9 @@ class BaseChatStore(ABC):
     async def a_pending_inputs(self, chat_id: str | None = None) -> list[PendingInput]:
         """The human inputs asked for and not answered, of the running chats (or of
         ``chat_id``): a chat paused by :class:`parley.durable.PausingIO`, or one whose process
-        died while it waited for its human. Answer with :meth:`a_answer`, then resume."""
+        died while it waited for its human. An approval (a tool call or code blocks waiting
+        for the human) carries what it is about (``PendingInput.tool_call`` /
+        ``code_blocks``). Answer with :meth:`a_answer`, then resume."""
         return [pending for pending, _ in await self._pending(chat_id)]
 
     async def _pending(self, chat_id: str | None) -> list[tuple[PendingInput, Record]]:
@@ -179,11 +181,7 @@ class BaseChatStore(ABC):
             for record in await self._records(cid):
                 if not record.key.startswith(_HUMAN) or record.start_text is None or record.done:
                     continue
-                asked = record.start
-                if not isinstance(asked, dict) or not isinstance(asked.get("prompt"), str):
-                    raise JournalIntegrityError(cid, record.key, "is not a human's question")
-                pending = PendingInput(cid, str(asked.get("agent")), asked["prompt"], record.key)
-                out.append((pending, record))
+                out.append((pending_input(cid, record.key, record.start), record))
         return out
 
     async def a_answer(self, chat_id: str, text: str, *, agent: str | None = None) -> PendingInput:

@@ -5,8 +5,8 @@ Events: ``agent_created`` -> ``log_new_agent``; ``wrapper_created`` -> ``log_new
 ``client_created`` -> ``log_new_client``; ``received_message`` -> ``log_event``. Step ends:
 ``reply_func`` -> event ``reply_func_executed``; ``llm_call`` -> ``log_chat_completion`` (a
 failed call is not logged, as in AutoGen); ``tool_call`` -> ``log_function_use``;
-``code_execution`` -> event ``code_execution``; a chat's start and end -> events
-``chat_start`` and ``chat_end``. Each call runs with the step in
+``code_execution`` -> event ``code_execution`` (``code_execution_rejected`` for blocks the human
+rejected); a chat's start and end -> events ``chat_start`` and ``chat_end``. Each call runs with the step in
 ``parley.logger._records.reporting``, where parley's loggers read durations and call ids, and
 with ``from_listener`` set: parley's loggers write these records in batches, while a call from
 anywhere else returns once its record is written.
@@ -183,6 +183,16 @@ class Reporter(Listener):
 
     def _code_execution(self, step: CodeExecutionStep) -> None:
         attrs = step.attrs
+        if attrs.get("approval") == "rejected":
+            # The code never ran: not a code execution, an event of the agent's.
+            self.logger.log_event(
+                step.agent,
+                "code_execution_rejected",
+                languages=attrs["languages"],
+                code=attrs["code"],
+                result=attrs.get("output"),
+            )
+            return
         self.logger.log_event(
             step.agent,
             "code_execution",

@@ -202,6 +202,14 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         )
         assert "user asks: Please give feedback to assistant" in text
         assert "termination: human_exit | human said: ['exit']" in text
+        assert "approval: True | tool: record {'text': 'started'}" in text
+        assert "approval: True | code: open('report.txt', 'a').write('report\\n')" in text
+        assert "tool runs: 1 | code runs: 0\n" in text
+        assert (
+            "exitcode: 1 (execution failed)\nCode output: Error: the human rejected the code: "
+            "Not today: the report is due tomorrow.\ntool runs: 1 | code runs: 0\n"
+            "human said: ['', 'Not today: the report is due tomorrow.'] | status: done"
+        ) in text
     if notebook.name == "batch_evaluation.ipynb":
         assert "BatchResult(200 chats on local: 200 ok, 0 failed;" in text
         assert "score: 0.710\nThe answer is 104.\n" in text

@@ -1,10 +1,13 @@
-"""The span of a call of a tool that requires approval says what the human decided; a rejected
-call is a failed span, never one of a tool that ran."""
+"""The span of a call of a tool (or of code) that requires approval says what the human
+decided; a rejected call is a failed span, never one of a tool that ran."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import parley
 from parley import AssistantAgent, UserProxyAgent
+from parley.coding import LocalCommandLineCodeExecutor
 from parley.testing import FakeLLMServer
 
 from .conftest import Traced
@@ -48,3 +51,27 @@ def test_the_spans_say_approved_or_rejected(fake_llm: FakeLLMServer, traced: Tra
     assert rejected.attributes["parley.tool.success"] is False
     assert rejected.status.status_code.name == "ERROR"
     assert "parley.tool.approval" not in traced.one("execute_tool add").attributes
+
+
+def test_code_spans_say_approved_or_rejected(
+    fake_llm: FakeLLMServer, traced: Traced, tmp_path: Path
+) -> None:
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    executor = LocalCommandLineCodeExecutor(work_dir=tmp_path)
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={"executor": executor, "requires_approval": True},
+    )
+    answers = iter(["no", ""])
+    user.register_human_review(lambda request: next(answers))
+    fake_llm.add_reply("```python\nprint('first')\n```")
+    fake_llm.add_reply("```python\nprint('second')\n```")
+    fake_llm.add_reply("TERMINATE")
+    user.initiate_chat(assistant, message="Code.", silent=True, max_turns=3)
+
+    rejected, approved = traced.named("execute_code")
+    assert rejected.attributes["parley.code.approval"] == "rejected"
+    assert rejected.status.status_code.name == "ERROR"
+    assert approved.attributes["parley.code.approval"] == "approved"
+    assert approved.status.status_code.name == "UNSET"
