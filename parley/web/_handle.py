@@ -20,7 +20,7 @@ from ._hub import Hub
 from ._listener import WebListener
 from ._records import HumanRequest
 from ._render import message_view, plain
-from ._server import ServerThread, is_loopback
+from ._server import is_loopback, page_server
 from ._stream import WebIOStream
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ class WebHuman(ClosesOnExit):
             )
         self._hub = Hub()
         self._token = token or secrets.token_urlsafe(24)
-        self._server = ServerThread(build_app(self._hub, self._token), host, port)
+        self._server = page_server(build_app(self._hub, self._token), host, port)
         self.host = host
         self.port = self._server.port
         self._listener = WebListener(self._hub)
