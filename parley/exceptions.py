@@ -36,6 +36,12 @@
     │   ├── SandboxUnavailableError (+ RuntimeError)  bubblewrap (``sandbox=True``) cannot run here
     │   ├── RayStartError (+ RuntimeError)  a batch's new Ray instance did not start in time
     │   ├── InputExhaustedError (+ EOFError)  a scripted human (IOScripted) ran out of answers
+    │   ├── RunError                         a run (``agent.run``) cannot give what was asked
+    │   │   ├── InputRequestError (+ RuntimeError)  an input request answered twice, after its
+    │   │   │                                run ended, or not from a run (a parsed event)
+    │   │   ├── InputTimeoutError (+ TimeoutError)  nobody answered a run's input request in time
+    │   │   └── RunNotFinishedError (+ RuntimeError)  a run's result read while it waits for an
+    │   │                                    input nobody can answer (its events are not read)
     │   ├── ImageLoadError (+ ValueError)     an image (path, URL, data URI, base64) could not be loaded
     │   │   └── ImageDownloadNotAllowedError  an image URL was not fetched: downloads are off by default
     │   ├── DocumentRefusedError             RetrieveChat refused a document over its read limits
@@ -103,6 +109,8 @@ __all__ = [
     "ImageDownloadNotAllowedError",
     "ImageLoadError",
     "InputExhaustedError",
+    "InputRequestError",
+    "InputTimeoutError",
     "InvalidAgentNameError",
     "InvalidCarryOverType",
     "InvalidMessageError",
@@ -127,6 +135,8 @@ __all__ = [
     "RayStartError",
     "RedactedError",
     "ReplayDivergedError",
+    "RunError",
+    "RunNotFinishedError",
     "SandboxUnavailableError",
     "SenderRequired",
     "StructuredOutputError",
@@ -571,6 +581,38 @@ class InputExhaustedError(_RebuiltFromFields, ParleyError, EOFError):
             f"(it already answered {answered} prompt(s)); give it more replies "
             "(IOScripted([...]) or .add_replies(...)) or a callable fn(prompt) -> str"
         )
+
+
+class RunError(ParleyError):
+    """A run (``agent.run`` / ``a_run``, :mod:`parley.io.run_response`) cannot give what was
+    asked of it; the subclasses say what."""
+
+
+class InputRequestError(RunError, RuntimeError):
+    """An input request of a run was answered twice, after its run ended, or was not received
+    from a run at all (an event parsed back from JSON has nobody to answer)."""
+
+
+class InputTimeoutError(_RebuiltFromFields, RunError, TimeoutError):
+    """Nobody answered a run's input request within the run's ``input_timeout``: the chat
+    stops with this error (``agent`` asked ``prompt``)."""
+
+    _fields_to_rebuild = ("prompt", "agent", "timeout")
+
+    def __init__(self, prompt: str, agent: str | None, timeout: float) -> None:
+        self.prompt = prompt
+        self.agent = agent
+        self.timeout = timeout
+        super().__init__(
+            f"nobody answered {agent or 'the agent'}'s input request {prompt!r} within "
+            f"{timeout:g}s (the run's input_timeout): read the run's events and answer each "
+            "input_request with event.respond(text)"
+        )
+
+
+class RunNotFinishedError(RunError, RuntimeError):
+    """A run's result (``summary``, ``messages``, ``cost``, ``last_speaker``) was read while
+    the run waits for a human's answer that nobody is reading its events to give."""
 
 
 class ImageLoadError(ParleyError, ValueError):
