@@ -31,8 +31,10 @@ class _Uvicorn(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, started: threading.Event) -> None:
         super().__init__(config)
         self._started_event = started
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        self.loop = asyncio.get_running_loop()
         await super().startup(sockets=sockets)
         self._started_event.set()
 
@@ -82,6 +84,11 @@ class ServerThread:
         if not self._started.wait(_START_TIMEOUT) or self._error is not None:
             self.stop()
             raise RuntimeError(f"{what}'s server did not start: {self._error!r}")
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The server's event loop (None before it starts)."""
+        return self._server.loop
 
     def _run(self) -> None:
         try:

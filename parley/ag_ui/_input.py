@@ -110,7 +110,7 @@ def _url(source: DataSource | UrlSource) -> str:
 
 def _line(message: Message) -> str:
     """One earlier message as a line of the carryover."""
-    who = message.role
+    who: str = message.role
     name = getattr(message, "name", None)
     if name:
         who = f"{who} ({name})"

@@ -32,7 +32,7 @@ import json
 import uuid
 from collections import defaultdict, deque
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 from ag_ui.core import (
     AssistantMessage,
@@ -191,7 +191,9 @@ class Translator:
         text = text_of(content)
         ag_id = head.message_id or _new_id("msg")
         streamed = self._streaming.pop(head.message_id or f"stream:{head.sender}", None)
-        role = "user" if head.sender == self._user and not calls else "assistant"
+        role: Literal["user", "assistant"] = (
+            "user" if head.sender == self._user and not calls else "assistant"
+        )
         if streamed is not None:
             yield TextMessageEndEvent(message_id=streamed)
             ag_id = streamed
@@ -214,9 +216,9 @@ class Translator:
                     function=AGUIFunctionCall(name=name or "", arguments=arguments or "{}"),
                 )
             )
-        if role == "user":
+        if role == "user" and text:
             self.messages.append(UserMessage(id=ag_id, content=text, name=head.sender))
-        elif text or tool_calls:
+        elif role == "assistant" and (text or tool_calls):
             self.messages.append(
                 AssistantMessage(
                     id=ag_id, content=text or None, name=head.sender, tool_calls=tool_calls or None
