@@ -26,7 +26,7 @@ from __future__ import annotations
 from ._deps import INSTALL_HINT
 from ._interrupts import APPROVAL_SCHEMA, INPUT_SCHEMA
 from ._serve import AGUIServer
-from .adapter import AGUIStream, AgentFactory
+from .adapter import AgentFactory, AGUIStream
 
 __all__ = [
     "APPROVAL_SCHEMA",

@@ -203,7 +203,9 @@ class ChatThread:
                 if isinstance(event, parley_events.InputRequestEvent):
                     await event.a_respond(_EXIT)
         except Exception:  # the chat's failure has nobody to go to now
-            logger.debug("an abandoned AG-UI chat of thread %s failed", self.thread_id, exc_info=True)
+            logger.debug(
+                "an abandoned AG-UI chat of thread %s failed", self.thread_id, exc_info=True
+            )
         finally:
             self._end()
 
@@ -227,7 +229,10 @@ class InputRequest:
     """The question a chat waits on, and the interrupt that asks it."""
 
     def __init__(
-        self, request: parley_events.InputRequestEvent, translator: Translator, timeout: float | None
+        self,
+        request: parley_events.InputRequestEvent,
+        translator: Translator,
+        timeout: float | None,
     ) -> None:
         self.request = request
         loop = asyncio.get_running_loop()

@@ -118,7 +118,9 @@ class Translator:
         elif isinstance(event, parley_events.TextEvent):
             yield from self._message(event.content, event.content.content, ())
         elif isinstance(event, parley_events.ToolCallEvent):
-            calls = [(c.id, c.function.name, c.function.arguments) for c in event.content.tool_calls]
+            calls = [
+                (c.id, c.function.name, c.function.arguments) for c in event.content.tool_calls
+            ]
             yield from self._message(event.content, event.content.content, calls)
         elif isinstance(event, parley_events.FunctionCallEvent):
             call = event.content.function_call
@@ -177,9 +179,7 @@ class Translator:
             yield TextMessageStartEvent(message_id=ag_id, role="assistant", name=piece.agent)
         yield TextMessageContentEvent(message_id=ag_id, delta=piece.content)
 
-    def _message(
-        self, head: Any, content: Any, calls: Any
-    ) -> Iterator[BaseEvent]:
+    def _message(self, head: Any, content: Any, calls: Any) -> Iterator[BaseEvent]:
         if head.message_id is not None:
             if head.message_id in self._seen:  # relayed again (a group chat's broadcast)
                 return

@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 
 __all__ = ["AGUIStream", "AgentFactory"]
 
-AgentFactory: TypeAlias = "Callable[[], ConversableAgent | tuple[ConversableAgent, ConversableAgent]]"
+AgentFactory: TypeAlias = (
+    "Callable[[], ConversableAgent | tuple[ConversableAgent, ConversableAgent]]"
+)
 """Makes the agents of one thread's chat: the agent, or ``(agent, user)``."""
 
 _RESERVED = frozenset({"recipient", "message", "carryover"})

@@ -63,7 +63,7 @@ def verify(events: list[BaseEvent]) -> None:
         if i and kind == EventType.RUN_STARTED:
             raise ProtocolError("a second RUN_STARTED in one run")
         if kind in (EventType.RUN_FINISHED, EventType.RUN_ERROR) and i != len(events) - 1:
-            raise ProtocolError(f"{kind} at {i} is not the last event: {events[i + 1:]}")
+            raise ProtocolError(f"{kind} at {i} is not the last event: {events[i + 1 :]}")
         message_id = getattr(event, "message_id", None)
         call_id = getattr(event, "tool_call_id", None)
         if kind == EventType.TEXT_MESSAGE_START:
@@ -75,7 +75,7 @@ def verify(events: list[BaseEvent]) -> None:
                 raise ProtocolError(f"{kind} of text message {message_id}, not started")
             if kind == EventType.TEXT_MESSAGE_END:
                 messages.discard(message_id)
-            elif not event.delta:  # type: ignore[attr-defined]
+            elif not event.delta:
                 raise ProtocolError(f"empty delta in text message {message_id}")
         elif kind == EventType.TOOL_CALL_START:
             if call_id in calls or call_id in ended_calls:
@@ -132,7 +132,8 @@ class Run:
     def interrupts(self) -> list[Any]:
         end = self.end
         assert isinstance(end, RunFinishedEvent), end
-        assert end.outcome is not None and end.outcome.type == "interrupt", end.outcome
+        assert end.outcome is not None, end
+        assert end.outcome.type == "interrupt", end.outcome
         return list(end.outcome.interrupts)
 
 

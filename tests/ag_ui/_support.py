@@ -33,7 +33,7 @@ def agents(
     assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config(**llm))
     user = UserProxyAgent(
         "user",
-        human_input_mode=human_input_mode,  # type: ignore[arg-type]
+        human_input_mode=human_input_mode,
         code_execution_config=False,
         is_termination_msg=lambda m: "TERMINATE" in (m.get("content") or ""),
     )

@@ -77,9 +77,11 @@ def test_the_client_approves_a_tool_call(
     assert list(second.texts().values()) == ["Done. TERMINATE"]
     end = second.end
     assert isinstance(end, RunFinishedEvent)
-    assert end.outcome is not None and end.outcome.type == "success"
+    assert end.outcome is not None
+    assert end.outcome.type == "success"
     assert end.result["terminationReason"] == "is_termination_msg"
-    assert end.usage is not None and end.usage[0].total_tokens > 0
+    assert end.usage is not None
+    assert end.usage[0].total_tokens > 0
     assert ran == ["boss@example.com"]
     tool_messages = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
     assert [m["content"] for m in tool_messages] == ["sent to boss@example.com"]
@@ -100,7 +102,7 @@ def test_the_client_rejects_a_tool_call_with_feedback(
     rejection = "Error: the human rejected the call of send_email: Not to the boss."
     (result,) = second.of(ToolCallResultEvent)
     assert (result.tool_call_id, result.content) == ("call-1", rejection)
-    assert second.end.outcome.type == "success"  # type: ignore[attr-defined]
+    assert second.end.outcome.type == "success"
     assert ran == []
     assert _rejected(fake_llm) == [rejection]
 

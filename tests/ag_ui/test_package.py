@@ -57,6 +57,6 @@ def test_bad_arguments_are_named() -> None:
     with pytest.raises(ValueError, match="interrupt_timeout"):
         AGUIStream(agent, interrupt_timeout=0)
     with pytest.raises(TypeError, match="an agent or a factory"):
-        AGUIStream("agent")  # type: ignore[arg-type]
+        AGUIStream("agent")
     with pytest.raises(TypeError, match=r"return \(agent, user\)"):
         AGUIStream(lambda: agent, user=agent)

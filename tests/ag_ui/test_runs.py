@@ -26,8 +26,8 @@ Serve = Callable[[AGUIStream], AGUIServer]
 
 
 def _refused(run: object, code: str) -> RunErrorEvent:
-    end = run.end  # type: ignore[attr-defined]
-    assert run.types == ["RUN_ERROR"], run.types  # type: ignore[attr-defined]
+    end = run.end
+    assert run.types == ["RUN_ERROR"], run.types
     assert isinstance(end, RunErrorEvent)
     assert end.code == code, end
     return end
@@ -74,7 +74,7 @@ def test_a_streamed_reply_arrives_as_deltas_of_one_message(
     assert run.texts() == {message_id: "The answer is forty-two, as computed."}
     (end,) = run.of(TextMessageEndEvent)
     assert end.message_id == message_id
-    assert run.end.outcome.type == "success"  # type: ignore[attr-defined]
+    assert run.end.outcome.type == "success"
 
 
 def test_the_conversation_before_reaches_the_chat_as_carryover(
@@ -136,7 +136,7 @@ def test_requests_that_cannot_be_served_are_refused(
 
     fake_llm.add_reply("TERMINATE")
     done = ag.resume(ask.id, {"approved": True})  # the refusals left the chat waiting
-    assert done.end.outcome.type == "success"  # type: ignore[attr-defined]
+    assert done.end.outcome.type == "success"
     assert ran == ["boss@example.com"]
 
     response = httpx.post(server.url, json={"threadId": "t"}, timeout=20)
@@ -153,14 +153,15 @@ def test_a_waiting_chat_is_given_up_after_the_timeout(
     ag = client(serve(stream).url)
     fake_llm.add_reply(tool_calls=[email_call()])
     (ask,) = ag.say("Email.").interrupts()
-    assert ask.expires_at is not None and ask.expires_at.endswith("Z")
+    assert ask.expires_at is not None
+    assert ask.expires_at.endswith("Z")
     wait_until(lambda: not stream.waiting() and not stream.threads())
     _refused(ag.resume(ask.id, {"approved": True}), "unknown_interrupt")
     assert ran == []
     # Given up, the chat was told "exit": the call was rejected and the chat ended.
     assert len(fake_llm.requests) == 1
     fake_llm.add_reply("Hello again. TERMINATE")  # the agents are free for a new chat
-    assert ag.say("Hi").end.outcome.type == "success"  # type: ignore[attr-defined]
+    assert ag.say("Hi").end.outcome.type == "success"
 
 
 def test_a_failing_model_fails_the_run(

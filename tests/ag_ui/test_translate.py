@@ -61,8 +61,10 @@ def test_a_message_is_a_text_message_and_the_opening_is_not_repeated() -> None:
     )
     assert _types(out) == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
     start, content, _ = out
-    assert start.message_id == "m1" and start.role == "assistant" and start.name == "assistant"  # type: ignore[attr-defined]
-    assert content.delta == "Hello!"  # type: ignore[attr-defined]
+    assert start.message_id == "m1"
+    assert start.role == "assistant"
+    assert start.name == "assistant"
+    assert content.delta == "Hello!"
     assert t.messages == [AssistantMessage(id="m1", content="Hello!", name="assistant")]
     assert t.state["lastSpeaker"] == "assistant"
 
@@ -85,8 +87,8 @@ def test_streamed_deltas_reassemble_into_the_message_they_end() -> None:
     assert _types(out) == ["TEXT_MESSAGE_START"] + ["TEXT_MESSAGE_CONTENT"] * 3 + [
         "TEXT_MESSAGE_END"
     ]
-    assert "".join(e.delta for e in out[1:-1]) == "Hello there"  # type: ignore[attr-defined]
-    assert {e.message_id for e in out} == {"m1"}  # type: ignore[attr-defined]
+    assert "".join(e.delta for e in out[1:-1]) == "Hello there"
+    assert {e.message_id for e in out} == {"m1"}
 
 
 def test_a_stream_that_starts_again_ends_the_broken_message() -> None:
@@ -101,7 +103,7 @@ def test_a_stream_that_starts_again_ends_the_broken_message() -> None:
             chat_id=CHAT, sender="assistant", recipient="user", content="Hello", message_id="m1"
         ),
     )
-    ends = [e.message_id for e in out if e.type == EventType.TEXT_MESSAGE_END]  # type: ignore[attr-defined]
+    ends = [e.message_id for e in out if e.type == EventType.TEXT_MESSAGE_END]
     assert ends == ["m1", "m1:1"]
     assert t.messages == [AssistantMessage(id="m1:1", content="Hello", name="assistant")]
 
@@ -138,14 +140,20 @@ def test_tool_calls_and_their_results() -> None:
         "TOOL_CALL_RESULT",
     ]
     start = out[3]
-    assert (start.tool_call_id, start.tool_call_name, start.parent_message_id) == ("c1", "add", "m1")  # type: ignore[attr-defined]
-    assert json.loads(out[4].delta) == {"a": 1}  # type: ignore[attr-defined]
+    assert (start.tool_call_id, start.tool_call_name, start.parent_message_id) == (
+        "c1",
+        "add",
+        "m1",
+    )
+    assert json.loads(out[4].delta) == {"a": 1}
     result = out[6]
-    assert (result.tool_call_id, result.content) == ("c1", "2")  # type: ignore[attr-defined]
+    assert (result.tool_call_id, result.content) == ("c1", "2")
     assistant, tool = t.messages
-    assert isinstance(assistant, AssistantMessage) and assistant.tool_calls is not None
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.tool_calls is not None
     assert assistant.tool_calls[0].function.arguments == '{"a": 1}'
-    assert isinstance(tool, ToolMessage) and tool.tool_call_id == "c1"
+    assert isinstance(tool, ToolMessage)
+    assert tool.tool_call_id == "c1"
 
 
 def test_a_legacy_function_call_gets_an_id_its_response_answers() -> None:
@@ -164,7 +172,7 @@ def test_a_legacy_function_call_gets_an_id_its_response_answers() -> None:
         ),
     )
     assert _types(out) == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "TOOL_CALL_RESULT"]
-    assert out[0].tool_call_id == out[3].tool_call_id  # type: ignore[attr-defined]
+    assert out[0].tool_call_id == out[3].tool_call_id
 
 
 def test_the_human_side_speaks_as_the_user() -> None:
@@ -222,7 +230,8 @@ def test_an_error_ends_what_is_open_then_fails_the_run() -> None:
         out.extend(t.translate(event))
     verify(out)
     assert _types(out)[-2:] == ["TEXT_MESSAGE_END", "RUN_ERROR"]
-    assert out[-1].code == "APIError" and "boom" in out[-1].message
+    assert out[-1].code == "APIError"
+    assert "boom" in out[-1].message
 
 
 def test_the_verifier_catches_what_it_should() -> None:
