@@ -5,8 +5,14 @@ report point calls to make it.
 Steps nest: ``chat`` > ``turn`` (one agent's ``generate_reply``) > ``reply_func`` (one reply
 function) > ``llm_call`` / ``tool_call`` / ``code_execution``; a group chat's manager also runs
 ``speaker_selection``, and a chat ends with its ``summary``. Events: ``agent_created``,
-``wrapper_created``, ``client_created``, ``received_message``. :data:`STEP_ATTRS` lists what
-each kind of step carries, read from the types below.
+``wrapper_created``, ``client_created``, ``received_message``, ``token_delta`` (a piece of a
+streamed reply's text). :data:`STEP_ATTRS` lists what each kind of step carries, read from the
+types below.
+
+Two facts are kept in the context for listeners to read, not reported: :func:`asking_human`
+(an agent is asking its human, :func:`current_ask` says who and about what: a tool call
+waiting for approval, say) and :func:`relaying` (a group chat's manager passing a member's
+message on to the others: those copies' ``received_message`` say ``relayed``).
 
 Each function returns :data:`parley._core.events.INERT` (or makes no event) while nobody listens,
 before it builds anything: that test is made here and nowhere else, so the report points pay a
@@ -17,9 +23,11 @@ one source of what happened.
 
 from __future__ import annotations
 
+import contextvars
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, TypedDict
 
 from .events import INERT, Event, Inert, Step, emit, listening
 
@@ -39,6 +47,7 @@ __all__ = [
     "ClientCreatedEvent",
     "CodeExecutionAttrs",
     "CodeExecutionStep",
+    "HumanAsk",
     "LLMCallAttrs",
     "LLMCallStep",
     "ReceivedMessage",
@@ -49,6 +58,8 @@ __all__ = [
     "SpeakerSelectionStep",
     "SummaryAttrs",
     "SummaryStep",
+    "TokenDelta",
+    "TokenDeltaEvent",
     "ToolCallAttrs",
     "ToolCallStep",
     "TurnAttrs",
@@ -56,14 +67,18 @@ __all__ = [
     "WrapperCreated",
     "WrapperCreatedEvent",
     "agent_created",
+    "asking_human",
     "chat_step",
     "client_created",
     "code_execution_step",
+    "current_ask",
     "llm_call_step",
     "received_message",
+    "relaying",
     "reply_func_step",
     "speaker_selection_step",
     "summary_step",
+    "token_delta",
     "tool_call_step",
     "turn_step",
     "wrapper_created",
@@ -444,6 +459,7 @@ class ReceivedMessage(TypedDict):
     message: Any  # as the sender sent it: a str or a message dict
     sender: str | None
     valid: bool
+    relayed: bool  # a group chat's copy of a member's message, passed on by its manager
 
 
 class ReceivedMessageEvent(Event):
@@ -456,8 +472,87 @@ class ReceivedMessageEvent(Event):
 
 def received_message(agent: Any, message: Any, sender: Any) -> None:
     if listening():
-        data: ReceivedMessage = {"message": message, "sender": _name(sender), "valid": True}
+        data: ReceivedMessage = {
+            "message": message,
+            "sender": _name(sender),
+            "valid": True,
+            "relayed": _relaying.get(),
+        }
         emit(ReceivedMessageEvent(agent, data))
+
+
+_relaying: contextvars.ContextVar[bool] = contextvars.ContextVar("parley_relaying", default=False)
+
+
+@contextmanager
+def relaying() -> Iterator[None]:
+    """Within the block, the messages received are a group chat manager's copies of a
+    member's message (``received_message`` says ``relayed``); nothing is set while nobody
+    listens."""
+    if not listening():
+        yield
+        return
+    token = _relaying.set(True)
+    try:
+        yield
+    finally:
+        _relaying.reset(token)
+
+
+class TokenDelta(TypedDict):
+    text: str  # the new text ("" with reset)
+    reset: bool  # the stream failed part-way: the text it gave so far is not the reply
+    echoed: bool  # printed to the IOStream too (False in a silent chat)
+
+
+class TokenDeltaEvent(Event):
+    """``source``: None; the ``llm_call`` step current where it is made says whose reply and
+    which request."""
+
+    __slots__ = ()
+    name: ClassVar[Literal["token_delta"]] = "token_delta"
+    data: TokenDelta
+
+
+def token_delta(text: str, echoed: bool, reset: bool = False) -> None:
+    """A piece of a streamed reply's text arrived (``reset``: the stream broke; what came
+    before is void)."""
+    if listening():
+        emit(TokenDeltaEvent(None, {"text": text, "reset": reset, "echoed": echoed}))
+
+
+class HumanAsk(NamedTuple):
+    """An agent asking its human: its ``prompt``, the agent whose message it answers, and
+    the tool call waiting for approval (a ``PendingToolCall``), if that is what it asks."""
+
+    agent: Any
+    prompt: str
+    sender: Any
+    tool_call: Any
+
+
+_asking: contextvars.ContextVar[HumanAsk | None] = contextvars.ContextVar(
+    "parley_asking_human", default=None
+)
+
+
+@contextmanager
+def asking_human(agent: Any, prompt: str, sender: Any, tool_call: Any = None) -> Iterator[None]:
+    """Within the block ``agent`` asks its human (:func:`current_ask`); nothing is set while
+    nobody listens."""
+    if not listening():
+        yield
+        return
+    token = _asking.set(HumanAsk(agent, prompt, sender, tool_call))
+    try:
+        yield
+    finally:
+        _asking.reset(token)
+
+
+def current_ask() -> HumanAsk | None:
+    """The ask of the human running in this context (see :func:`asking_human`), if any."""
+    return _asking.get()
 
 
 class AgentCreated(TypedDict):

@@ -50,6 +50,7 @@ __all__ = [
     "run_sync",
     "run_under",
     "runner_loop",
+    "start_sync",
     "sync_face",
     "to_thread",
 ]
@@ -301,6 +302,26 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     finally:
         if unregister is not None:
             unregister()
+
+
+def start_sync(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start ``coro`` on the runner loop without waiting for it (with the caller's context,
+    as :func:`run_sync`); cancelling the future cancels it. Called on the runner itself, it
+    runs on a private loop in a thread of its own instead, so the caller may block on it."""
+    runner = _runner
+    if runner is not None and threading.current_thread() is runner[1]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        ctx = contextvars.copy_context()
+
+        def run() -> None:
+            try:
+                future.set_result(ctx.run(asyncio.run, coro))
+            except BaseException as e:  # the caller reads it from the future
+                future.set_exception(e)
+
+        threading.Thread(target=run, name="parley-nested", daemon=True).start()
+        return future
+    return _submit(coro, runner_loop())
 
 
 def sync_face(

@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._core import reports as _reports
 from ..exceptions import GroupChatConfigError
 from . import _delivery
 from ._group_history import call_ids, is_tool_result, result_ids
@@ -209,5 +210,8 @@ class Relay:
         await self._send(message, self._audience.of(stored, speaker, next_speaker, broadcast))
 
     async def _send(self, message: Message, agents: list[Agent]) -> None:
-        for agent in agents:
-            await _delivery.send(self._manager, message, agent, request_reply=False, silent=True)
+        with _reports.relaying():
+            for agent in agents:
+                await _delivery.send(
+                    self._manager, message, agent, request_reply=False, silent=True
+                )

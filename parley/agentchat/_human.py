@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._core import reports as _reports
 from .._core.calls import call_user
 from ..code_utils import content_str
 from ..usage._run import note_end
@@ -105,9 +106,10 @@ async def ask_human(
 ) -> str:
     """One answer from the agent's human: its review function, an override, or the IOStream
     (in a durable chat, the answer the journal recorded)."""
-    return await journaled_human(
-        agent, prompt, lambda: _ask_human(agent, prompt, message, sender, tool_call)
-    )
+    with _reports.asking_human(agent, prompt, sender, tool_call):
+        return await journaled_human(
+            agent, prompt, lambda: _ask_human(agent, prompt, message, sender, tool_call)
+        )
 
 
 async def _ask_human(

@@ -11,15 +11,17 @@ looked up on the instance, so a subclass that overrides only ``a_<name>`` change
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextvars
 import functools
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
 from .._core.runtime import run_sync as _run_sync
+from .._core.runtime import start_sync as _start_sync
 from .._core.runtime import sync_face as _sync_face
 
-__all__ = ["in_sync_chat", "run_sync", "sync_face", "sync_of"]
+__all__ = ["in_sync_chat", "run_sync", "start_sync", "sync_face", "sync_of"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -33,6 +35,15 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     token = _in_sync_chat.set(True)
     try:
         return _run_sync(coro)
+    finally:
+        _in_sync_chat.reset(token)
+
+
+def start_sync(coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Start a step from the sync API without waiting for it (a sync chat too)."""
+    token = _in_sync_chat.set(True)
+    try:
+        return _start_sync(coro)
     finally:
         _in_sync_chat.reset(token)
 

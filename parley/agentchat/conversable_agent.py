@@ -42,6 +42,7 @@ from ._registry import (
     builtin_reply,
     match_trigger,
 )
+from ._runs import RunMethods
 from ._state import AgentState, StateView, as_dict, as_dicts, as_messages
 from ._sync_chat import run_sync, sync_face
 from ._typed_messages import agent_schema, last_parsed
@@ -58,7 +59,7 @@ def _default_termination(message: dict[str, Any]) -> bool:
     return content_str(message.get("content")) == "TERMINATE"
 
 
-class ConversableAgent(Registration, ChatQueues, LLMAgent):
+class ConversableAgent(Registration, ChatQueues, RunMethods, LLMAgent):
     """An agent that converses: it sends, receives and generates replies."""
 
     DEFAULT_CONFIG: Any = False

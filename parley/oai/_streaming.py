@@ -1,6 +1,7 @@
 """Consume a streamed completion: print tokens as they arrive, return the whole response.
 
-Content deltas of the first choice go to the current IOStream the moment they arrive; tool-call
+Content deltas of the first choice go to the current IOStream the moment they arrive, and are
+reported (``token_delta``, :mod:`parley._core.reports`) to whoever listens; tool-call
 and function-call deltas are merged by index; the result is an ordinary ``ChatCompletion``, so
 callers cannot tell a streamed response from another. Usage comes from the stream's usage
 chunk when the server sends one (parley asks OpenAI for it); otherwise it is estimated.
@@ -23,6 +24,8 @@ import contextvars
 from collections.abc import AsyncIterable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+
+from .._core import reports as _reports
 
 __all__ = ["collect_stream", "collect_text_stream", "echo_silenced", "estimate_tokens"]
 
@@ -153,6 +156,8 @@ async def _drain(stream: AsyncIterable[Any], add: Callable[[Any], str | None]) -
     usage: Any = None
     chunks = 0
     printed = False
+    echoed = out is not None
+    streamed = False  # reported as token_delta
     try:
         async for chunk in stream:
             head = head or chunk
@@ -161,10 +166,15 @@ async def _drain(stream: AsyncIterable[Any], add: Callable[[Any], str | None]) -
             for c in chunk.choices:
                 chunks += 1
                 text = add(c)
-                if out is not None and c.index == 0 and text:
-                    out.print(text, end="", flush=True)
-                    printed = True
+                if c.index == 0 and text:
+                    _reports.token_delta(text, echoed)
+                    streamed = True
+                    if out is not None:
+                        out.print(text, end="", flush=True)
+                        printed = True
     except BaseException as e:
+        if streamed:
+            _reports.token_delta("", echoed, reset=True)
         if out is not None and printed:
             # Otherwise the partial text reads as the reply; the error itself goes to the caller.
             out.print(
