@@ -185,7 +185,8 @@ class AGUIStream:
             events, cancel = await self._run(agent, user, first)
         finally:
             self._starting -= 1
-        translator = Translator(getattr(user, "name", None), list(incoming.messages))
+        # Without a user, a_run makes one named "user" (AG2's user proxy) that speaks for the human.
+        translator = Translator(user.name if user is not None else "user", list(incoming.messages))
         thread = ChatThread(
             incoming.thread_id,
             events,

@@ -52,7 +52,8 @@ def test_a_chat_asks_its_human_through_the_client(
     starts = second.of(TextMessageStartEvent)
     assert [(s.role, s.name) for s in starts] == [("user", "user"), ("assistant", "assistant")]
     assert list(second.texts().values()) == ["Paris", "Paris is sunny."]
-    assert fake_llm.requests[1]["messages"][-1] == {"role": "user", "content": "Paris"}
+    last = fake_llm.requests[1]["messages"][-1]
+    assert (last["role"], last["content"]) == ("user", "Paris")
     (again,) = second.interrupts()
 
     third = ag.resume(again.id, status="cancelled")  # nobody answers: the chat ends
@@ -178,3 +179,37 @@ def test_a_failing_model_fails_the_run(
     assert "the prompt is not allowed" in end.message
     assert end.code
     wait_until(lambda: not stream.threads())
+
+
+def test_a_client_that_goes_away_stops_the_chat(
+    fake_llm: FakeLLMServer, serve: Serve, client: Callable[..., Client]
+) -> None:
+    assistant, user = agents(fake_llm, [], stream=True)
+    stream = AGUIStream(assistant, user=user)
+    ag = client(serve(stream).url)
+    fake_llm.add_reply(" ".join(f"word{i}" for i in range(200)), chunk_delay=0.05)
+    body = ag.body(messages=[{"id": "u", "role": "user", "content": "Talk."}])
+    with ag.http.stream("POST", ag.url, json=body) as response:
+        for line in response.iter_lines():
+            if "TEXT_MESSAGE_CONTENT" in line:
+                break  # the reply is streaming: leave
+    # The chat is cancelled: its streaming model request is cut (a request that completed
+    # would leave its connection open, idle in the client's pool), and the thread is free.
+    wait_until(lambda: fake_llm.open_connections == 0)
+    wait_until(lambda: not stream.threads())
+    assert len(fake_llm.received) == 1
+    fake_llm.add_reply("Back. TERMINATE")
+    assert ag.say("Again?").end.outcome.type == "success"
+
+
+def test_an_agent_alone_talks_with_a_user_proxy_of_its_run(
+    fake_llm: FakeLLMServer, serve: Serve, client: Callable[..., Client]
+) -> None:
+    assistant, _ = agents(fake_llm, [])
+    ag = client(serve(AGUIStream(assistant, max_turns=1)).url)
+    fake_llm.add_reply("Hello from the assistant.")
+    run = ag.say("Hi")
+    (start,) = run.of(TextMessageStartEvent)
+    assert (start.role, start.name) == ("assistant", "assistant")
+    assert list(run.texts().values()) == ["Hello from the assistant."]
+    assert run.end.outcome.type == "success"
