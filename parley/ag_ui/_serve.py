@@ -12,7 +12,7 @@ from starlette.routing import Route
 
 from .._asgi_thread import ServerThread
 from .._core.lifetime import ClosesOnExit
-from .._net import is_loopback
+from .._net import http_url, is_loopback
 
 if TYPE_CHECKING:
     from .adapter import AGUIStream
@@ -49,10 +49,7 @@ class AGUIServer(ClosesOnExit):
     @property
     def url(self) -> str:
         """The endpoint's address."""
-        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}{self.path}"
+        return http_url(self.host, self.port, self.path)
 
     @property
     def closed(self) -> bool:
