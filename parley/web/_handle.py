@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from .._core import events as _events
 from .._core.lifetime import ClosesOnExit
+from .._net import http_url
 from ..io import IOStream
 from ..usage._run import current_run
 from ._app import build_app
@@ -20,7 +21,7 @@ from ._hub import Hub
 from ._listener import WebListener
 from ._records import HumanRequest
 from ._render import message_view, plain
-from ._server import ServerThread, is_loopback
+from ._server import is_loopback, page_server
 from ._stream import WebIOStream
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ class WebHuman(ClosesOnExit):
             )
         self._hub = Hub()
         self._token = token or secrets.token_urlsafe(24)
-        self._server = ServerThread(build_app(self._hub, self._token), host, port)
+        self._server = page_server(build_app(self._hub, self._token), host, port)
         self.host = host
         self.port = self._server.port
         self._listener = WebListener(self._hub)
@@ -71,10 +72,7 @@ class WebHuman(ClosesOnExit):
     @property
     def url(self) -> str:
         """The page's address, with its access token: whoever has it can answer the chats."""
-        host = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(self.host, self.host)
-        if ":" in host and not host.startswith("["):
-            host = f"[{host}]"
-        return f"http://{host}:{self.port}/?token={quote(self._token, safe='')}"
+        return http_url(self.host, self.port, f"/?token={quote(self._token, safe='')}")
 
     @property
     def closed(self) -> bool:

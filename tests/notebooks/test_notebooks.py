@@ -165,6 +165,17 @@ def test_notebook_runs_in_a_kernel(kernel: Any, notebook: Path) -> None:
         assert "messages: 3 | ended by: max_round" in text
         assert "tools: [('add', 'Add two integers.')]\nadd(2, 40) = 42" in text
         assert "removed: True" in text
+    if notebook.name == "ag_ui.ipynb":
+        assert "AG-UI endpoint on loopback: True" in text
+        assert (
+            "RUN_STARTED\nSTATE_SNAPSHOT\nTOOL_CALL_START\nTOOL_CALL_ARGS\nTOOL_CALL_END\n"
+            "STATE_SNAPSHOT\nMESSAGES_SNAPSHOT\nRUN_FINISHED\n" in text
+        )
+        assert "reason: tool_call | tool call: call-1" in text
+        assert "sent so far: []" in text
+        assert "TOOL_CALL_RESULT sent to boss@example.com\n" in text
+        assert "TEXT_MESSAGE_CONTENT The email is sent. TERMINATE\n" in text
+        assert "outcome: success | sent: ['boss@example.com']" in text
     if notebook.name == "runtime_logging.ipynb":
         text = text.replace("\r\n", "\n")  # the output of `!` commands comes from a terminal
         assert "logging: True" in text
