@@ -260,6 +260,7 @@ class Hub:
         password: bool = False,
         message: dict[str, Any] | None = None,
         tool_call: dict[str, Any] | None = None,
+        code_blocks: list[dict[str, str]] | None = None,
     ) -> tuple[HumanRequest, concurrent.futures.Future[str]]:
         """A new request; its future completes with the answer (or the hub's closing error)."""
         with self._lock:
@@ -279,6 +280,7 @@ class Hub:
                 password,
                 message,
                 tool_call,
+                code_blocks,
             )
             self._forget_old_chats()
             request = self._requests[public.id] = RequestRecord(public)
@@ -336,6 +338,10 @@ class Hub:
         if tool is not None and request.action in ("approve", "reject"):
             verb = "approved" if request.action == "approve" else "rejected"
             text = f"The human {verb} {who}'s call of {tool['name']}"
+            text += f": {request.answer}" if request.action == "reject" else "."
+        elif request.public.code_blocks is not None and request.action in ("approve", "reject"):
+            verb = "approved" if request.action == "approve" else "rejected"
+            text = f"The human {verb} running {who}'s code"
             text += f": {request.answer}" if request.action == "reject" else "."
         elif request.action == "approve":
             text = f"The human approved: {who} replies on its own."

@@ -1,14 +1,17 @@
 """Tools that require approval, with the web page as the human's review: the page is shown the
 tool's name and arguments, rejects a call with feedback or approves it; a program playing the
-human answers the same requests (``next_request`` / ``answer``)."""
+human answers the same requests (``next_request`` / ``answer``). Code that requires approval is
+reviewed the same way, the page shown the blocks it would run."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import parley
 from parley import AssistantAgent, UserProxyAgent
+from parley.coding import LocalCommandLineCodeExecutor
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
 
@@ -117,3 +120,67 @@ def test_stop_on_an_approval_ends_the_chat(
     assert chat_result.termination_reason == "stopped"
     assert ran == []
     assert len(fake_llm.requests) == 1
+
+
+def test_the_page_approves_and_rejects_code_that_asks_to_run(
+    human: WebHuman,
+    open_page: Callable[..., Page],
+    background: Any,
+    fake_llm: FakeLLMServer,
+    tmp_path: Path,
+) -> None:
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={
+            "executor": LocalCommandLineCodeExecutor(work_dir=tmp_path),
+            "requires_approval": True,
+        },
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+    user.register_human_review(human.review)
+    fake_llm.add_reply(
+        "Two steps:\n```python\nopen('ran.txt', 'w').write('ran')\n```\n\n```sh\necho two\n```"
+    )
+    fake_llm.add_reply("```python\nopen('bad.txt', 'w').write('bad')\n```")
+    fake_llm.add_reply("TERMINATE")
+    page = open_page()
+    result = background(user.initiate_chat, assistant, message="Write the files.")
+
+    # The review carries the blocks it would run, in order; no tool call.
+    first = page.request(kind="review")
+    assert first["tool_call"] is None
+    assert first["code_blocks"] == [
+        {"language": "python", "code": "open('ran.txt', 'w').write('ran')"},
+        {"language": "sh", "code": "echo two"},
+    ]
+    assert first["sender"] == "assistant"
+    assert not (tmp_path / "ran.txt").exists()  # nothing runs before the answer
+    assert page.act(type="answer", request=first["id"], action="approve")["ok"]
+
+    # The program playing the human rejects the next message's code.
+    second = human.next_request(WAIT)
+    assert second.tool_call is None
+    assert second.code_blocks == [
+        {"language": "python", "code": "open('bad.txt', 'w').write('bad')"}
+    ]
+    human.answer(second, "No files called bad.")
+
+    chat_result = result.result(WAIT)
+    assert (tmp_path / "ran.txt").read_text() == "ran"
+    assert not (tmp_path / "bad.txt").exists()
+    assert chat_result.human_input == ["", "No files called bad."]
+    page.wait_for(lambda m: m["type"] == "chat" and m["chat"]["status"] == "ended")
+    notes = _notes(page, first["chat_id"])
+    assert "The human approved running user's code." in notes
+    assert "The human rejected running user's code: No files called bad." in notes
+    # The rejected code shows as code that failed with the rejection as its output.
+    codes = {
+        m["item"]["id"]: m["item"]
+        for m in page.seen
+        if m["type"] == "item" and m["item"]["kind"] == "code"
+    }
+    outcomes = sorted((c["status"], c["output"]) for c in codes.values())
+    assert outcomes[0][0] == "done"
+    assert outcomes[1] == ("failed", "Error: the human rejected the code: No files called bad.")
