@@ -65,35 +65,25 @@ def interrupt_for(
 ) -> Interrupt:
     """The interrupt that asks the client what ``request`` asks the human."""
     asked = request.content
-    who: dict[str, Any] = {"agent": asked.agent, "sender": asked.sender}
+    facts: dict[str, Any] = {"agent": asked.agent, "sender": asked.sender}
+    call_id = None
     if asked.tool_call is not None:
-        call = asked.tool_call
-        return Interrupt(
-            id=interrupt_id,
-            reason="tool_call",
-            message=asked.prompt,
-            tool_call_id=tool_call_id,
-            response_schema=APPROVAL_SCHEMA,
-            expires_at=expires_at,
-            metadata={"parley": {**who, "tool": call.name, "arguments": call.arguments}},
-        )
-    if asked.code_blocks is not None:
-        blocks = [b.model_dump(mode="json") for b in asked.code_blocks]
-        return Interrupt(
-            id=interrupt_id,
-            reason="code_execution",
-            message=asked.prompt,
-            response_schema=APPROVAL_SCHEMA,
-            expires_at=expires_at,
-            metadata={"parley": {**who, "code_blocks": blocks}},
-        )
+        reason, schema, call_id = "tool_call", APPROVAL_SCHEMA, tool_call_id
+        facts.update(tool=asked.tool_call.name, arguments=asked.tool_call.arguments)
+    elif asked.code_blocks is not None:
+        reason, schema = "code_execution", APPROVAL_SCHEMA
+        facts["code_blocks"] = [b.model_dump(mode="json") for b in asked.code_blocks]
+    else:
+        reason, schema = "input_required", INPUT_SCHEMA
+        facts["password"] = asked.password
     return Interrupt(
         id=interrupt_id,
-        reason="input_required",
+        reason=reason,
         message=asked.prompt,
-        response_schema=INPUT_SCHEMA,
+        tool_call_id=call_id,
+        response_schema=schema,
         expires_at=expires_at,
-        metadata={"parley": {**who, "password": asked.password}},
+        metadata={"parley": facts},
     )
 
 

@@ -11,11 +11,10 @@ from typing import Any
 
 import parley
 from parley import AssistantAgent, UserProxyAgent
-from parley.coding import LocalCommandLineCodeExecutor
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
 
-from ._support import PRICE, WAIT, Page
+from ._support import PRICE, WAIT, Page, approving_coder_chat
 
 
 def _pair(fake_llm: FakeLLMServer, ran: list[str]) -> tuple[UserProxyAgent, AssistantAgent]:
@@ -129,22 +128,16 @@ def test_the_page_approves_and_rejects_code_that_asks_to_run(
     fake_llm: FakeLLMServer,
     tmp_path: Path,
 ) -> None:
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={
-            "executor": LocalCommandLineCodeExecutor(work_dir=tmp_path),
-            "requires_approval": True,
-        },
-        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    user, assistant = approving_coder_chat(
+        fake_llm,
+        tmp_path,
+        replies=[
+            "Two steps:\n```python\nopen('ran.txt', 'w').write('ran')\n```\n\n```sh\necho two\n```",
+            "```python\nopen('bad.txt', 'w').write('bad')\n```",
+            "TERMINATE",
+        ],
     )
     user.register_human_review(human.review)
-    fake_llm.add_reply(
-        "Two steps:\n```python\nopen('ran.txt', 'w').write('ran')\n```\n\n```sh\necho two\n```"
-    )
-    fake_llm.add_reply("```python\nopen('bad.txt', 'w').write('bad')\n```")
-    fake_llm.add_reply("TERMINATE")
     page = open_page()
     result = background(user.initiate_chat, assistant, message="Write the files.")
 

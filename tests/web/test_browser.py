@@ -28,11 +28,10 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import parley
 from parley import AssistantAgent, UserProxyAgent
-from parley.coding import LocalCommandLineCodeExecutor
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
 
-from ._support import CODE_REPLY, PRICE, WAIT, coder_chat
+from ._support import CODE_REPLY, PRICE, WAIT, approving_coder_chat, coder_chat
 
 pytestmark = pytest.mark.browser
 
@@ -353,17 +352,10 @@ def test_code_waiting_for_approval_shows_its_blocks_on_the_page(
     fake_llm: FakeLLMServer,
     tmp_path: Path,
 ) -> None:
-    fake_llm.add_reply("Here:\n```python\nopen('ran.txt', 'w').write('ran')\n```")
-    fake_llm.add_reply("TERMINATE")
-    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config={
-            "executor": LocalCommandLineCodeExecutor(work_dir=tmp_path),
-            "requires_approval": True,
-        },
-        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    user, assistant = approving_coder_chat(
+        fake_llm,
+        tmp_path,
+        replies=["Here:\n```python\nopen('ran.txt', 'w').write('ran')\n```", "TERMINATE"],
     )
     user.register_human_review(human.review)
     driver = browsers(0)

@@ -18,7 +18,7 @@ from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 from parley.web import AnswerRefusedError, WebHuman
 
-from ._support import CODE_REPLY, PRICE, WAIT, Page, coder_chat
+from ._support import CODE_REPLY, PRICE, WAIT, Page, coder_chat, streaming_chat
 
 
 def _llm(server: FakeLLMServer) -> dict[str, Any]:
@@ -316,15 +316,7 @@ def test_the_pages_draft_takes_the_streamed_reply_from_its_deltas(
 ) -> None:
     # The chat prints to a stream of its own, not the page: the page's draft still grows with
     # each piece of the streamed reply (the token_delta reports), and its console stays empty.
-    fake_llm.add_reply("Hello from a streamed reply. TERMINATE", chunk_delay=0.01)
-    configs = [{**c, "stream": True} for c in fake_llm.config_list()]
-    assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config=False,
-        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
-    )
+    user, assistant = streaming_chat(fake_llm, "Hello from a streamed reply. TERMINATE")
     page = open_page()
     terminal = IOScripted()
 
@@ -351,15 +343,7 @@ def test_the_pages_draft_takes_the_streamed_reply_from_its_deltas(
 def test_a_silent_chats_stream_makes_no_draft(
     human: WebHuman, open_page: Callable[..., Page], background: Any, fake_llm: FakeLLMServer
 ) -> None:
-    fake_llm.add_reply("Quietly streamed. TERMINATE", chunk_delay=0.01)
-    configs = [{**c, "stream": True} for c in fake_llm.config_list()]
-    assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
-    user = UserProxyAgent(
-        "user",
-        human_input_mode="NEVER",
-        code_execution_config=False,
-        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
-    )
+    user, assistant = streaming_chat(fake_llm, "Quietly streamed. TERMINATE")
     page = open_page()
 
     def chat() -> Any:
