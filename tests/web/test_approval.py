@@ -44,6 +44,16 @@ def _notes(page: Page, chat_id: str) -> list[str]:
     ]
 
 
+def _latest(page: Page, kind: str) -> list[dict[str, Any]]:
+    """The last version of each item of ``kind`` the page was sent."""
+    items = {
+        m["item"]["id"]: m["item"]
+        for m in page.seen
+        if m["type"] == "item" and m["item"]["kind"] == kind
+    }
+    return list(items.values())
+
+
 def test_the_page_approves_and_rejects_tool_calls(
     human: WebHuman, open_page: Callable[..., Page], background: Any, fake_llm: FakeLLMServer
 ) -> None:
@@ -92,12 +102,7 @@ def test_the_page_approves_and_rejects_tool_calls(
     assert "The human rejected user's call of send_email: Not to the boss." in notes
     assert "The human approved user's call of send_email." in notes
     # The rejected call shows as a tool that failed with the rejection, never as one that ran.
-    tools = {
-        m["item"]["id"]: m["item"]
-        for m in page.seen
-        if m["type"] == "item" and m["item"]["kind"] == "tool"
-    }
-    statuses = sorted((t["status"], t["result"]) for t in tools.values())
+    statuses = sorted((t["status"], t["result"]) for t in _latest(page, "tool"))
     assert statuses == [
         ("done", "sent to me@example.com"),
         ("failed", "Error: the human rejected the call of send_email: Not to the boss."),
@@ -169,11 +174,6 @@ def test_the_page_approves_and_rejects_code_that_asks_to_run(
     assert "The human approved running user's code." in notes
     assert "The human rejected running user's code: No files called bad." in notes
     # The rejected code shows as code that failed with the rejection as its output.
-    codes = {
-        m["item"]["id"]: m["item"]
-        for m in page.seen
-        if m["type"] == "item" and m["item"]["kind"] == "code"
-    }
-    outcomes = sorted((c["status"], c["output"]) for c in codes.values())
+    outcomes = sorted((c["status"], c["output"]) for c in _latest(page, "code"))
     assert outcomes[0][0] == "done"
     assert outcomes[1] == ("failed", "Error: the human rejected the code: No files called bad.")
