@@ -10,6 +10,9 @@ which text:
   ``{"approved": true}`` runs it; ``{"approved": false, "feedback": "..."}`` rejects it (the
   model reads the feedback); ``"endChat": true`` with a rejection also ends the chat. A
   cancelled entry rejects the call (it does not run) and the chat goes on.
+- the code blocks of a message waiting for approval (reason ``code_execution``; the blocks,
+  ``{"language", "code"}`` each, in ``metadata.parley.code_blocks``): the same payloads as a
+  tool call's, for all the blocks at once.
 - any other question (reason ``input_required``): ``{"text": "..."}`` (or the bare string) is
   the human's reply; ``""`` lets the agent answer on its own and ``"exit"`` ends the chat, as
   at a console. A cancelled entry ends the chat: nobody is there to answer.
@@ -29,12 +32,13 @@ __all__ = ["APPROVAL_SCHEMA", "INPUT_SCHEMA", "answer_text", "interrupt_for"]
 APPROVAL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "approved": {"type": "boolean", "description": "true: run the call"},
+        "approved": {"type": "boolean", "description": "true: run the call (or the code)"},
         "feedback": {
             "type": "string",
-            "description": "why it is rejected: the model reads it as the call's result",
+            "description": "why it is rejected: the model reads it as the call's result "
+            "(the code's output)",
         },
-        "endChat": {"type": "boolean", "description": "reject the call and end the chat"},
+        "endChat": {"type": "boolean", "description": "reject it and end the chat"},
     },
     "required": ["approved"],
 }
@@ -61,31 +65,32 @@ def interrupt_for(
 ) -> Interrupt:
     """The interrupt that asks the client what ``request`` asks the human."""
     asked = request.content
-    who: dict[str, Any] = {"agent": asked.agent, "sender": asked.sender}
+    facts: dict[str, Any] = {"agent": asked.agent, "sender": asked.sender}
+    call_id = None
     if asked.tool_call is not None:
-        call = asked.tool_call
-        return Interrupt(
-            id=interrupt_id,
-            reason="tool_call",
-            message=asked.prompt,
-            tool_call_id=tool_call_id,
-            response_schema=APPROVAL_SCHEMA,
-            expires_at=expires_at,
-            metadata={"parley": {**who, "tool": call.name, "arguments": call.arguments}},
-        )
+        reason, schema, call_id = "tool_call", APPROVAL_SCHEMA, tool_call_id
+        facts.update(tool=asked.tool_call.name, arguments=asked.tool_call.arguments)
+    elif asked.code_blocks is not None:
+        reason, schema = "code_execution", APPROVAL_SCHEMA
+        facts["code_blocks"] = [b.model_dump(mode="json") for b in asked.code_blocks]
+    else:
+        reason, schema = "input_required", INPUT_SCHEMA
+        facts["password"] = asked.password
     return Interrupt(
         id=interrupt_id,
-        reason="input_required",
+        reason=reason,
         message=asked.prompt,
-        response_schema=INPUT_SCHEMA,
+        tool_call_id=call_id,
+        response_schema=schema,
         expires_at=expires_at,
-        metadata={"parley": {**who, "password": asked.password}},
+        metadata={"parley": facts},
     )
 
 
 def answer_text(request: InputRequestEvent, entry: ResumeEntry) -> str | Refusal:
     """The text ``entry`` answers ``request`` with, or why it cannot."""
-    approval = request.content.tool_call is not None
+    asked = request.content
+    approval = asked.tool_call is not None or asked.code_blocks is not None
     if entry.status == "cancelled":
         return "the human cancelled the approval" if approval else _EXIT
     payload = entry.payload
@@ -106,7 +111,7 @@ def _approval(payload: Any) -> str | Refusal:
     if not isinstance(payload, dict) or not isinstance(payload.get("approved"), bool):
         return Refusal(
             "invalid_payload",
-            f'a tool approval\'s answer must be {{"approved": true|false, "feedback"?: "...", '
+            f'an approval\'s answer must be {{"approved": true|false, "feedback"?: "...", '
             f'"endChat"?: bool}}, got {payload!r}',
         )
     feedback = payload.get("feedback", "")
@@ -114,7 +119,7 @@ def _approval(payload: Any) -> str | Refusal:
     if not isinstance(feedback, str) or not isinstance(end, bool):
         return Refusal(
             "invalid_payload",
-            f"a tool approval's feedback is a string and endChat a boolean, got {payload!r}",
+            f"an approval's feedback is a string and endChat a boolean, got {payload!r}",
         )
     if payload["approved"]:
         if end:

@@ -54,13 +54,19 @@ from .agent_events import (
 )
 from .base_event import BaseEvent, EventContent
 from .client_events import StreamEvent, UsageEvent
-from .input_events import InputRequestEvent, InputResponseEvent, ToolApproval
+from .input_events import (
+    CodeBlockApproval,
+    InputRequestEvent,
+    InputResponseEvent,
+    ToolApproval,
+)
 
 __all__ = [
     "EVENT_CLASSES",
     "BaseEvent",
     "ChatEndEvent",
     "ChatStartEvent",
+    "CodeBlockApproval",
     "ErrorEvent",
     "Event",
     "EventContent",

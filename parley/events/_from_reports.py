@@ -123,6 +123,7 @@ class RunRecorder:
                 code_block_count=len(languages),
                 recipient=_name(step.agent) or "",
                 executor=code["executor"],
+                approval=code["approval"],
                 chat_id=chat_id_here(step),
             )
         )
@@ -134,6 +135,7 @@ class RunRecorder:
                 exit_code=code.get("exit_code", 1),
                 output=code.get("output", ""),
                 recipient=_name(step.agent) or "",
+                approval=code["approval"],
                 chat_id=chat_id_here(step),
             )
         )

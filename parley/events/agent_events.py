@@ -274,6 +274,9 @@ class ExecuteCodeBlock(EventContent):
     code_block_count: int
     recipient: str  # the agent running it
     executor: str  # the executor's class name, or "legacy"
+    # "approved" / "rejected" by the human, when the agent's code_execution_config requires
+    # approval; rejected blocks do not run (the executed_code_block after says why, not a result)
+    approval: str | None = None
 
     def print(self, f: Printer | None = None) -> None:
         if self.code_block_count == 1:
@@ -281,7 +284,10 @@ class ExecuteCodeBlock(EventContent):
         else:
             what = f"{self.code_block_count} CODE BLOCKS (inferred languages are "
             what += f"[{', '.join(self.languages)}])"
-        _out(f)(f"\n>>>>>>>> EXECUTING {what}...", flush=True)
+        if self.approval == "rejected":
+            _out(f)(f"\n>>>>>>>> NOT EXECUTING {what}: the human rejected it", flush=True)
+        else:
+            _out(f)(f"\n>>>>>>>> EXECUTING {what}...", flush=True)
 
 
 class ExecuteCodeBlockEvent(BaseEvent):
@@ -293,13 +299,15 @@ class ExecuteCodeBlockEvent(BaseEvent):
 
 
 class ExecutedCodeBlock(EventContent):
-    exit_code: int
-    output: str
+    exit_code: int  # 1 for rejected blocks, which did not run
+    output: str  # for rejected blocks: the rejection, as the model reads it
     recipient: str
+    approval: str | None = None  # as the execute_code_block event's
 
 
 class ExecutedCodeBlockEvent(BaseEvent):
-    """The code blocks ran: their exit code (0: all succeeded) and output."""
+    """The code blocks ran: their exit code (0: all succeeded) and output; or, with
+    ``approval="rejected"``, the human refused them and they did not run."""
 
     type: Literal["executed_code_block"] = "executed_code_block"
     content: ExecutedCodeBlock

@@ -2,7 +2,8 @@
 
 An :class:`InputRequestEvent` is yielded when an agent asks its human during a run (its
 ``human_input_mode``, or a tool registered with ``requires_approval`` whose call waits for
-approval: ``tool_call`` is then set). The chat waits until ``event.respond(text)`` (from any
+approval: ``tool_call`` is then set, or an agent whose ``code_execution_config`` has
+``"requires_approval": True`` about to run a message's code: ``code_blocks`` is then set). The chat waits until ``event.respond(text)`` (from any
 thread) or ``await event.a_respond(text)``; ``event.content.respond(text)`` is the same, and may
 be awaited too, as AG2's async processors do.
 """
@@ -17,7 +18,13 @@ from pydantic import BaseModel, PrivateAttr
 from ..exceptions import InputRequestError
 from .base_event import BaseEvent, ContentClass, EventContent
 
-__all__ = ["InputRequest", "InputRequestEvent", "InputResponseEvent", "ToolApproval"]
+__all__ = [
+    "CodeBlockApproval",
+    "InputRequest",
+    "InputRequestEvent",
+    "InputResponseEvent",
+    "ToolApproval",
+]
 
 
 class ToolApproval(BaseModel):
@@ -27,6 +34,14 @@ class ToolApproval(BaseModel):
     name: str
     arguments: dict[str, Any]
     call_id: str | None = None
+
+
+class CodeBlockApproval(BaseModel):
+    """One of the code blocks an input request asks the human to approve (all the blocks of a
+    message are approved or rejected together, with the same answers as a tool call)."""
+
+    language: str
+    code: str
 
 
 class _Answered:
@@ -49,6 +64,8 @@ class InputRequest(EventContent):
     agent: str | None = None  # the agent asking its human
     sender: str | None = None  # the agent whose message it answers
     tool_call: ToolApproval | None = None  # set when a tool call waits for approval
+    # set when a message's code blocks wait for approval: each, in the order they would run
+    code_blocks: list[CodeBlockApproval] | None = None
 
     _answer: Callable[[str], None] | None = PrivateAttr(default=None)
 

@@ -20,6 +20,7 @@ from typing import Any
 from .._core.reports import current_ask
 from ..events import (
     BaseEvent,
+    CodeBlockApproval,
     ErrorEvent,
     InputRequestEvent,
     InputResponseEvent,
@@ -162,6 +163,12 @@ class RunState:
                 name=call.name, arguments=jsonable(call.arguments), call_id=call.call_id
             )
         )
+        blocks = ask.code_blocks if ask is not None else None
+        code = (
+            None
+            if blocks is None
+            else [CodeBlockApproval(language=b.language, code=b.code) for b in blocks]
+        )
         chat_id = chat_id_here()
         event = InputRequestEvent.build(
             prompt=prompt,
@@ -169,6 +176,7 @@ class RunState:
             agent=agent,
             sender=sender,
             tool_call=approval,
+            code_blocks=code,
             chat_id=chat_id,
         )
         answer = _Answer()

@@ -20,7 +20,7 @@ from ._app import build_app
 from ._hub import Hub
 from ._listener import WebListener
 from ._records import HumanRequest
-from ._render import message_view, plain
+from ._render import capped, message_view, plain
 from ._server import is_loopback, page_server
 from ._stream import WebIOStream
 
@@ -107,8 +107,10 @@ class WebHuman(ClosesOnExit):
     async def review(self, request: ReviewRequest) -> str:
         """A review function for ``agent.register_human_review``: the page's human approves
         (``""``), rejects with feedback (the feedback), or stops the chat (``"exit"``). A call
-        of a tool that requires approval shows as the tool's name and arguments."""
+        of a tool that requires approval shows as the tool's name and arguments, code that
+        requires approval as the blocks it asks to run."""
         call = request.tool_call
+        blocks = request.code_blocks
         asked, answer = self._hub.ask(
             current_run(),
             "review",
@@ -119,6 +121,9 @@ class WebHuman(ClosesOnExit):
             tool_call=None
             if call is None
             else {"name": call.name, "arguments": plain(call.arguments), "call_id": call.call_id},
+            code_blocks=None
+            if blocks is None
+            else [{"language": b.language, "code": capped(b.code)} for b in blocks],
         )
         try:
             return await asyncio.wrap_future(answer)

@@ -209,9 +209,8 @@ class Hub:
 
     # -- printed output -------------------------------------------------------------------------
 
-    def printed(self, run: ChatRun | None, text: str, streaming_for: str | None) -> None:
-        """Output printed in ``run``'s chat (or outside chats); a model's streamed tokens
-        (``streaming_for``: the agent) also grow the chat's draft of the coming message."""
+    def printed(self, run: ChatRun | None, text: str) -> None:
+        """Output printed in ``run``'s chat (or outside chats): its console."""
         with self._lock:
             if self._closed:
                 return
@@ -222,15 +221,26 @@ class Hub:
             else:
                 chat.console.append(text)
                 chat.console_size = trim(chat.console, chat.console_size + len(text))
-                if streaming_for is not None and text:
-                    if chat.draft is None or chat.draft["speaker"] != streaming_for:
-                        chat.draft = {"speaker": streaming_for, "text": ""}
-                    if len(chat.draft["text"]) < MAX_DRAFT:
-                        chat.draft["text"] += text
-                    self._publish(
-                        {"type": "token", "chat": chat.id, "speaker": streaming_for, "text": text}
-                    )
             self._publish({"type": "console", "chat": chat.id if chat else None, "text": text})
+
+    def streamed(self, run: ChatRun | None, speaker: str, text: str, reset: bool) -> None:
+        """A piece of the reply ``speaker``'s model is streaming in ``run``'s chat: it grows
+        the chat's draft of the coming message (``reset``: the stream broke, the draft so far
+        is void)."""
+        with self._lock:
+            chat = None if self._closed else self._chat(run)
+            if chat is None:
+                return
+            if reset:
+                self._end_draft(chat)
+                return
+            if not text:
+                return
+            if chat.draft is None or chat.draft["speaker"] != speaker:
+                chat.draft = {"speaker": speaker, "text": ""}
+            if len(chat.draft["text"]) < MAX_DRAFT:
+                chat.draft["text"] += text
+            self._publish({"type": "token", "chat": chat.id, "speaker": speaker, "text": text})
 
     def _end_draft(self, chat: ChatRecord) -> None:
         if chat.draft is not None:
@@ -250,6 +260,7 @@ class Hub:
         password: bool = False,
         message: dict[str, Any] | None = None,
         tool_call: dict[str, Any] | None = None,
+        code_blocks: list[dict[str, str]] | None = None,
     ) -> tuple[HumanRequest, concurrent.futures.Future[str]]:
         """A new request; its future completes with the answer (or the hub's closing error)."""
         with self._lock:
@@ -269,6 +280,7 @@ class Hub:
                 password,
                 message,
                 tool_call,
+                code_blocks,
             )
             self._forget_old_chats()
             request = self._requests[public.id] = RequestRecord(public)
@@ -326,6 +338,10 @@ class Hub:
         if tool is not None and request.action in ("approve", "reject"):
             verb = "approved" if request.action == "approve" else "rejected"
             text = f"The human {verb} {who}'s call of {tool['name']}"
+            text += f": {request.answer}" if request.action == "reject" else "."
+        elif request.public.code_blocks is not None and request.action in ("approve", "reject"):
+            verb = "approved" if request.action == "approve" else "rejected"
+            text = f"The human {verb} running {who}'s code"
             text += f": {request.answer}" if request.action == "reject" else "."
         elif request.action == "approve":
             text = f"The human approved: {who} replies on its own."

@@ -1,6 +1,6 @@
 """The listener of parley's reports (:mod:`parley._core.reports`) that feeds the page: chats starting and ending, who
-speaks, the messages, tool calls and their results, code and its output, what each model call
-cost.
+speaks, the messages, the pieces of a streamed reply (``token_delta``: the draft of the coming
+message), tool calls and their results, code and its output, what each model call cost.
 
 Each report is attributed to the chat current where it is made (``parley.usage``'s
 ``current_run``: listeners run on the thread doing the work, in its context), so concurrent
@@ -18,6 +18,7 @@ from .._core.reports import (
     CodeExecutionStep,
     LLMCallStep,
     ReceivedMessageEvent,
+    TokenDeltaEvent,
     ToolCallStep,
     TurnStep,
 )
@@ -162,6 +163,9 @@ class WebListener(_events.Listener):
         )
 
     def on_event(self, event: _events.Event) -> None:
+        if isinstance(event, TokenDeltaEvent):
+            self._streamed(event)
+            return
         if not isinstance(event, ReceivedMessageEvent):
             return
         receiver = event.source
@@ -179,3 +183,24 @@ class WebListener(_events.Listener):
                 **message_view(event.data["message"]),
             },
         )
+
+    def _streamed(self, event: TokenDeltaEvent) -> None:
+        # A silenced stream (a silent chat, a summary) was not shown as it came: no draft.
+        if not event.data["echoed"]:
+            return
+        speaker = _streaming_for()
+        if speaker is not None:
+            self._hub.streamed(current_run(), speaker, event.data["text"], event.data["reset"])
+
+
+def _streaming_for() -> str | None:
+    """The agent whose model call is streaming here, if any."""
+    step = _events.current_step()
+    while step is not None:
+        if isinstance(step, LLMCallStep):
+            charged = step.attrs["charged_to"]
+            return str(charged) if charged else (agent_name(step.agent) or "the model")
+        if isinstance(step, (TurnStep, ChatStep)):
+            return None
+        step = step.parent
+    return None

@@ -56,7 +56,9 @@ class HumanRequest:
     """A question waiting for the human: a chat's input prompt (``kind="input"``) or a review
     of the message an agent is about to answer (``kind="review"``). A review of a call of a
     tool that requires approval has ``tool_call``: ``{"name", "arguments", "call_id"}``
-    (``message`` then holds that one call)."""
+    (``message`` then holds that one call); a review of code waiting for approval (a
+    ``code_execution_config`` with ``"requires_approval": True``) has ``code_blocks``:
+    ``[{"language", "code"}]``, the blocks of ``message`` in the order they would run."""
 
     id: str
     kind: str
@@ -67,6 +69,7 @@ class HumanRequest:
     password: bool
     message: dict[str, Any] | None
     tool_call: dict[str, Any] | None = None
+    code_blocks: list[dict[str, str]] | None = None
 
 
 @dataclass(eq=False)
@@ -91,6 +94,7 @@ class RequestRecord:
             "password": p.password,
             "message": p.message,
             "tool_call": p.tool_call,
+            "code_blocks": p.code_blocks,
             "status": self.status,
             "action": self.action,
             # What a human typed at a password prompt is never shown, not even to the pages.

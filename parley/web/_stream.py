@@ -1,6 +1,6 @@
 """The :class:`~parley.io.IOStream` that talks to the page: what chats print goes to the
-page's console of their chat (a model's streamed tokens also to the draft of the message being
-written); what they ask becomes a request the page answers.
+page's console of their chat; what they ask becomes a request the page answers. (The draft of
+a message being streamed comes from the ``token_delta`` reports: :mod:`parley.web._listener`.)
 """
 
 from __future__ import annotations
@@ -8,26 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import events as _events
-from .._core.reports import ChatStep, LLMCallStep, TurnStep
+from .._core.reports import TurnStep
 from ..io import IOStream
 from ..usage._run import current_run
 from ._hub import Hub
 from ._listener import agent_name
 
-__all__ = ["WebIOStream", "asker", "streaming_for"]
-
-
-def streaming_for() -> str | None:
-    """The agent whose model call is running here (its tokens are being printed), if any."""
-    step = _events.current_step()
-    while step is not None:
-        if isinstance(step, LLMCallStep):
-            charged = step.attrs["charged_to"]
-            return str(charged) if charged else (agent_name(step.agent) or "the model")
-        if isinstance(step, (TurnStep, ChatStep)):
-            return None
-        step = step.parent
-    return None
+__all__ = ["WebIOStream", "asker"]
 
 
 def asker() -> tuple[str | None, str | None]:
@@ -58,7 +45,7 @@ class WebIOStream(IOStream):
         if self._echo is not None:
             self._echo.print(*objects, sep=sep, end=end, flush=flush)
         text = sep.join(map(str, objects)) + end
-        self._hub.printed(current_run(), text, streaming_for() if end == "" else None)
+        self._hub.printed(current_run(), text)
 
     def input(self, prompt: str = "", *, password: bool = False) -> str:
         agent, sender = asker()

@@ -7,8 +7,10 @@ run checked in the protocol's order (``_client.verify``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from ag_ui.core import (
     MessagesSnapshotEvent,
     RunFinishedEvent,
@@ -18,7 +20,9 @@ from ag_ui.core import (
     ToolCallStartEvent,
 )
 
+from parley import AssistantAgent, UserProxyAgent
 from parley.ag_ui import APPROVAL_SCHEMA, AGUIServer, AGUIStream
+from parley.coding import LocalCommandLineCodeExecutor
 from parley.testing import FakeLLMServer
 
 from ._client import Client, Run
@@ -158,3 +162,59 @@ def test_each_call_of_a_message_is_its_own_interrupt(
     }
     assert ran == ["b@x"]
     assert [e.role for e in third.of(TextMessageStartEvent)] == ["assistant"]
+
+
+def _code_chat(
+    fake_llm: FakeLLMServer, serve: Serve, client: Callable[..., Client], work: Path
+) -> tuple[Client, Run]:
+    """A chat whose user proxy asks before running the model's code; the first run."""
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={
+            "executor": LocalCommandLineCodeExecutor(work_dir=work),
+            "requires_approval": True,
+        },
+        is_termination_msg=lambda m: "TERMINATE" in (m.get("content") or ""),
+    )
+    ag = client(serve(AGUIStream(assistant, user=user)).url)
+    fake_llm.add_reply("```python\nopen('ran.txt', 'w').write('ran')\nprint('wrote')\n```")
+    fake_llm.add_reply("Done. TERMINATE")
+    return ag, ag.say("Write the file.")
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_a_code_approval_is_an_interrupt_carrying_the_blocks(
+    fake_llm: FakeLLMServer,
+    serve: Serve,
+    client: Callable[..., Client],
+    tmp_path: Path,
+    approved: bool,
+) -> None:
+    ag, first = _code_chat(fake_llm, serve, client, tmp_path)
+    (interrupt,) = first.interrupts()
+    assert interrupt.reason == "code_execution"
+    assert interrupt.tool_call_id is None
+    assert interrupt.response_schema == APPROVAL_SCHEMA
+    (block,) = interrupt.metadata["parley"]["code_blocks"]
+    assert block["language"] == "python"
+    assert "open('ran.txt', 'w')" in block["code"]
+    assert "open('ran.txt'" in (interrupt.message or "")
+    assert not (tmp_path / "ran.txt").exists()  # nothing runs before the answer
+    # a payload that is no approval is refused, as a tool approval's; the chat still waits
+    refused = ag.resume(interrupt.id, {"text": "yes"})
+    assert refused.types == ["RUN_ERROR"]
+    assert refused.end.code == "invalid_payload"
+
+    payload: dict[str, Any] = {"approved": True}
+    if not approved:
+        payload = {"approved": False, "feedback": "Do not write files."}
+    second = ag.resume(interrupt.id, payload)
+    assert second.end.outcome.type == "success"
+    assert (tmp_path / "ran.txt").exists() is approved
+    output = str(fake_llm.requests[1]["messages"][-1]["content"])
+    if approved:
+        assert "wrote" in output
+    else:
+        assert "the human rejected the code: Do not write files." in output

@@ -279,3 +279,57 @@ def test_cancel_stops_a_run_waiting_for_its_human(fake_llm: FakeLLMServer) -> No
     request = next(e for e in seen if isinstance(e, InputRequestEvent))
     with pytest.raises(InputRequestError, match="ended"):
         request.respond("too late")
+
+
+def test_a_code_approval_carries_the_blocks_and_a_rejection_is_not_a_run(
+    fake_llm: FakeLLMServer, tmp_path: Any
+) -> None:
+    from parley.coding import LocalCommandLineCodeExecutor
+
+    assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={
+            "executor": LocalCommandLineCodeExecutor(work_dir=tmp_path),
+            "requires_approval": True,
+        },
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content")),
+    )
+    write = "```python\nopen('ran.txt', 'a').write('ran')\nprint('wrote')\n```"
+    fake_llm.add_reply(write).add_reply("```sh\necho two\n```").add_reply("TERMINATE")
+    response = user.run(assistant, message="write the file")
+    answers = iter(["", "no"])  # approve the first message's code, reject the second's
+    events: list[BaseEvent] = []
+    for event in response.events:
+        events.append(event)
+        if isinstance(event, InputRequestEvent):
+            event.respond(next(answers))
+
+    requests = of(events, "input_request")
+    assert [r.tool_call for r in requests] == [None, None]
+    assert [[(b.language, b.code.strip()) for b in r.code_blocks] for r in requests] == [
+        [("python", "open('ran.txt', 'a').write('ran')\nprint('wrote')")],
+        [("sh", "echo two")],
+    ]
+    assert all(r.agent == "user" and r.sender == "assistant" for r in requests)
+    started = of(events, "execute_code_block")
+    ran = of(events, "executed_code_block")
+    assert [s.approval for s in started] == ["approved", "rejected"]
+    assert [(r.approval, r.exit_code) for r in ran] == [("approved", 0), ("rejected", 1)]
+    assert "wrote" in ran[0].output
+    assert ran[1].output.endswith("the human rejected the code: no")
+    assert (tmp_path / "ran.txt").read_text() == "ran"  # the approved block ran, once
+    round_trips(events)
+
+
+def test_a_plain_question_carries_no_code_blocks(fake_llm: FakeLLMServer) -> None:
+    fake_llm.add_reply("```python\nprint(1)\n```")
+    user, assistant = asked_pair(fake_llm)
+    response = user.run(assistant, message="hello")
+    asked = []
+    for event in response.events:
+        if isinstance(event, InputRequestEvent):
+            asked.append((event.content.code_blocks, event.content.tool_call))
+            event.respond("exit")
+    assert asked == [(None, None)]

@@ -95,3 +95,39 @@ def coder_chat(
         **proxy,
     )
     return user, assistant
+
+
+def approving_coder_chat(
+    server: FakeLLMServer, work_dir: Path, *, replies: list[str]
+) -> tuple[UserProxyAgent, AssistantAgent]:
+    """An assistant scripted with ``replies`` and a user proxy that runs their code in
+    ``work_dir`` once its human approves it (``"requires_approval": True``), never asked
+    otherwise."""
+    for reply in replies:
+        server.add_reply(reply)
+    assistant = AssistantAgent("assistant", llm_config=server.llm_config())
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config={
+            "executor": LocalCommandLineCodeExecutor(work_dir=work_dir, timeout=30),
+            "requires_approval": True,
+        },
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+    return user, assistant
+
+
+def streaming_chat(server: FakeLLMServer, reply: str) -> tuple[UserProxyAgent, AssistantAgent]:
+    """An assistant whose one ``reply`` streams piece by piece, and a user proxy that never
+    asks its human."""
+    server.add_reply(reply, chunk_delay=0.01)
+    configs = [{**c, "stream": True} for c in server.config_list()]
+    assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
+    user = UserProxyAgent(
+        "user",
+        human_input_mode="NEVER",
+        code_execution_config=False,
+        is_termination_msg=lambda m: "TERMINATE" in str(m.get("content") or ""),
+    )
+    return user, assistant

@@ -31,7 +31,7 @@ from parley import AssistantAgent, UserProxyAgent
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
 
-from ._support import CODE_REPLY, PRICE, WAIT, coder_chat
+from ._support import CODE_REPLY, PRICE, WAIT, approving_coder_chat, coder_chat
 
 pytestmark = pytest.mark.browser
 
@@ -343,3 +343,36 @@ def test_a_tool_call_waits_for_approval_on_the_page(
             "The human rejected user's call of send_email: Not to the boss." in transcript.text
         ),
     )
+
+
+def test_code_waiting_for_approval_shows_its_blocks_on_the_page(
+    human: WebHuman,
+    browsers: Callable[[int], WebDriver],
+    background: Any,
+    fake_llm: FakeLLMServer,
+    tmp_path: Path,
+) -> None:
+    user, assistant = approving_coder_chat(
+        fake_llm,
+        tmp_path,
+        replies=["Here:\n```python\nopen('ran.txt', 'w').write('ran')\n```", "TERMINATE"],
+    )
+    user.register_human_review(human.review)
+    driver = browsers(0)
+    driver.get(human.url)
+    result = background(user.initiate_chat, assistant, message="Write the file.")
+
+    # The card says the agent asks to run code, and shows the block (not the message's prose).
+    card = _pending_card(driver, "open('ran.txt'")
+    assert "user asks to run this code" in card.find_element(By.TAG_NAME, "h3").text
+    assert "The code block assistant wrote:" in card.text
+    assert "python block:" in card.text
+    assert "Here:" not in card.text
+    assert not (tmp_path / "ran.txt").exists()
+    card.find_element(By.CSS_SELECTOR, "button.approve").click()
+    _wait(driver, lambda d: "Answered: You approved the code." in card.text)
+
+    result.result(WAIT)
+    assert (tmp_path / "ran.txt").read_text() == "ran"
+    transcript = driver.find_element(By.CSS_SELECTOR, "article.chat ol.transcript")
+    _wait(driver, lambda d: "The human approved running user's code." in transcript.text)

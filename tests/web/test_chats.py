@@ -14,10 +14,11 @@ import pytest
 
 import parley
 from parley import AssistantAgent, ConversableAgent, UserProxyAgent
+from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 from parley.web import AnswerRefusedError, WebHuman
 
-from ._support import CODE_REPLY, PRICE, WAIT, Page, coder_chat
+from ._support import CODE_REPLY, PRICE, WAIT, Page, coder_chat, streaming_chat
 
 
 def _llm(server: FakeLLMServer) -> dict[str, Any]:
@@ -34,6 +35,10 @@ def _items(page: Page, chat_id: str, kind: str) -> list[dict[str, Any]]:
         ):
             latest[message["item"]["id"]] = message["item"]
     return list(latest.values())
+
+
+def _text(message: dict[str, Any]) -> str:
+    return "".join(s["text"] for s in message["segments"])
 
 
 def _ended(page: Page) -> dict[str, Any]:
@@ -304,3 +309,49 @@ async def test_a_cancelled_chat_withdraws_its_request(
     withdrawn = await asyncio.to_thread(page.request, "withdrawn")
     assert withdrawn["id"] == request["id"]
     assert human.pending() == []
+
+
+def test_the_pages_draft_takes_the_streamed_reply_from_its_deltas(
+    human: WebHuman, open_page: Callable[..., Page], background: Any, fake_llm: FakeLLMServer
+) -> None:
+    # The chat prints to a stream of its own, not the page: the page's draft still grows with
+    # each piece of the streamed reply (the token_delta reports), and its console stays empty.
+    user, assistant = streaming_chat(fake_llm, "Hello from a streamed reply. TERMINATE")
+    page = open_page()
+    terminal = IOScripted()
+
+    def chat() -> Any:
+        with IOStream.set_default(terminal):
+            return user.initiate_chat(assistant, message="Say hello.")
+
+    background(chat).result(WAIT)
+    chat = _ended(page)
+    tokens = [m for m in page.seen if m["type"] == "token"]
+    assert len(tokens) > 1  # piece by piece
+    assert {(t["chat"], t["speaker"]) for t in tokens} == {(chat["id"], "assistant")}
+    assert "".join(t["text"] for t in tokens) == "Hello from a streamed reply. TERMINATE"
+    assert "Hello from a streamed reply." in terminal.text  # what was printed went there
+    assert [m for m in page.seen if m["type"] == "console"] == []
+    # the draft ends as the message it was becomes an item
+    kinds = [m["type"] for m in page.seen]
+    draft_end = kinds.index("draft_end")
+    assert draft_end > kinds.index("token")
+    (reply,) = [m for m in _items(page, chat["id"], "message") if m["sender"] == "assistant"]
+    assert _text(reply) == "Hello from a streamed reply. TERMINATE"
+
+
+def test_a_silent_chats_stream_makes_no_draft(
+    human: WebHuman, open_page: Callable[..., Page], background: Any, fake_llm: FakeLLMServer
+) -> None:
+    user, assistant = streaming_chat(fake_llm, "Quietly streamed. TERMINATE")
+    page = open_page()
+
+    def chat() -> Any:
+        with human.attach():
+            return user.initiate_chat(assistant, message="Say it.", silent=True)
+
+    background(chat).result(WAIT)
+    chat = _ended(page)
+    assert [m for m in page.seen if m["type"] == "token"] == []
+    texts = [_text(m) for m in _items(page, chat["id"], "message")]
+    assert texts[-1] == "Quietly streamed. TERMINATE"

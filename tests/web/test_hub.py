@@ -39,7 +39,7 @@ def test_a_long_running_page_keeps_the_newest_ended_chats() -> None:
 def test_a_chat_the_page_never_saw_start_is_left_off() -> None:
     hub = Hub()
     before = ChatRun("a", "b", None)  # started before the page was served
-    hub.printed(before, "hello\n", None)
+    hub.printed(before, "hello\n")
     request, answer = hub.ask(before, "input", "Name? ", agent="a", sender="b")
     assert request.chat_id is None
     snapshot = _snapshot(hub)

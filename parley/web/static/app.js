@@ -358,10 +358,21 @@
     });
     // A call of a tool that requires approval: the page asks about that one call.
     const tool = review && request.tool_call;
+    // Code that requires approval: the page asks about the blocks the agent would run.
+    const code = review && request.code_blocks;
     let heading = review ? `${who} waits for your review${where}` : `${who} asks you${where}`;
     if (tool) heading = `${who} asks to run the tool ${tool.name}${where}`;
+    if (code) heading = `${who} asks to run this code${where}`;
     record.root.append(h("h3", { id: titleId, text: heading }));
-    if (request.message) {
+    if (code) {
+      const box = h("div", { className: "pending-message" });
+      record.message = box;
+      const from = (request.message && request.message.sender) || request.sender;
+      const count = code.length === 1 ? "The code block" : `The ${code.length} code blocks`;
+      box.append(h("p", { className: "who", text: from ? `${count} ${from} wrote:` : `${count}:` }));
+      renderBody(box, { segments: code.map((b) => ({ kind: "code", language: b.language, text: b.code })) });
+      record.root.append(box);
+    } else if (request.message) {
       const box = h("div", { className: "pending-message" });
       record.message = box;
       const from = request.message.sender || request.sender;
@@ -448,6 +459,7 @@
     const who = answeredBy(request);
     if (request.action === "stop") return `Answered: ${who} stopped the chat.`;
     if (request.action === "approve" && request.tool_call) return `Answered: ${who} approved the call.`;
+    if (request.action === "approve" && request.code_blocks) return `Answered: ${who} approved the code.`;
     if (request.action === "approve") return `Answered: ${who} approved.`;
     if (request.action === "reject") return `Answered: ${who} rejected it with feedback \u201c${request.answer}\u201d.`;
     if (request.password) return `Answered: ${who} answered (hidden).`;
