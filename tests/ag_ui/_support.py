@@ -7,9 +7,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import parley
 from parley import AssistantAgent, UserProxyAgent
 from parley.testing import FakeLLMServer
+
+from .._approval_tools import add_send_email
 
 WAIT = 20.0  # seconds: the bound of every wait (each takes milliseconds)
 
@@ -37,18 +38,7 @@ def agents(
         code_execution_config=False,
         is_termination_msg=lambda m: "TERMINATE" in (m.get("content") or ""),
     )
-
-    def send_email(to: str, body: str) -> str:
-        ran.append(to)
-        return f"sent to {to}"
-
-    parley.register_function(
-        send_email,
-        caller=assistant,
-        executor=user,
-        description="Send an email.",
-        requires_approval=True,
-    )
+    add_send_email(assistant, user, ran)
     return assistant, user
 
 

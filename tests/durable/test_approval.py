@@ -17,6 +17,8 @@ from parley.durable import ChatPaused, ChatStore, PausingIO, resume
 from parley.io import IOScripted, IOStream
 from parley.testing import FakeLLMServer
 
+from .._approval_tools import add_delete_file
+
 CHAT_ID = "tidy-up"
 WAIT = 20.0  # seconds: the bound of every wait here
 
@@ -25,19 +27,7 @@ def build(fake_llm: FakeLLMServer, deleted: list[str]) -> tuple[UserProxyAgent, 
     """The chat's agents, made afresh as a resumed process makes them."""
     assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
     user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
-
-    def delete_file(path: str) -> str:
-        deleted.append(path)
-        return f"deleted {path}"
-
-    parley.register_function(
-        delete_file,
-        caller=assistant,
-        executor=user,
-        description="Delete a file.",
-        requires_approval=True,
-        idempotent=False,
-    )
+    add_delete_file(assistant, user, deleted, idempotent=False)
     return user, assistant
 
 

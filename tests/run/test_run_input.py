@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-import parley
 import parley as autogen
 from parley import AssistantAgent, UserProxyAgent
 from parley.events import BaseEvent, InputRequestEvent, TextEvent
 from parley.exceptions import InputRequestError, InputTimeoutError, RunNotFinishedError
 from parley.testing import FakeLLMServer
 
+from .._approval_tools import add_delete_file
 from ._support import kinds, of, read_into, round_trips
 
 
@@ -87,18 +87,7 @@ def test_a_tool_approval_is_an_input_request_carrying_the_call(fake_llm: FakeLLM
     assistant = AssistantAgent("assistant", llm_config=fake_llm.llm_config())
     user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
     deleted: list[str] = []
-
-    def delete_file(path: str) -> str:
-        deleted.append(path)
-        return f"deleted {path}"
-
-    parley.register_function(
-        delete_file,
-        caller=assistant,
-        executor=user,
-        description="Delete a file.",
-        requires_approval=True,
-    )
+    add_delete_file(assistant, user, deleted)
     fake_llm.add_reply(tool_calls=[{"name": "delete_file", "arguments": {"path": "a.txt"}}])
     fake_llm.add_reply(tool_calls=[{"name": "delete_file", "arguments": {"path": "b.txt"}}])
     fake_llm.add_reply("TERMINATE")

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import parley
 from parley import AssistantAgent, UserProxyAgent
 from parley.testing import FakeLLMServer
 from parley.web import WebHuman
 
+from .._approval_tools import add_send_email
 from ._support import PRICE, WAIT, Page, approving_coder_chat
 
 
@@ -21,18 +21,7 @@ def _pair(fake_llm: FakeLLMServer, ran: list[str]) -> tuple[UserProxyAgent, Assi
     configs = [{**c, "price": PRICE} for c in fake_llm.config_list()]
     assistant = AssistantAgent("assistant", llm_config={"config_list": configs})
     user = UserProxyAgent("user", human_input_mode="NEVER", code_execution_config=False)
-
-    def send_email(to: str, body: str) -> str:
-        ran.append(to)
-        return f"sent to {to}"
-
-    parley.register_function(
-        send_email,
-        caller=assistant,
-        executor=user,
-        description="Send an email.",
-        requires_approval=True,
-    )
+    add_send_email(assistant, user, ran)
     return user, assistant
 
 
