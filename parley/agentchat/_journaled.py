@@ -25,6 +25,7 @@ __all__ = [
     "journaled_code",
     "journaled_human",
     "journaled_tool",
+    "mark_idempotent",
     "open_journal",
 ]
 
@@ -44,13 +45,24 @@ def _skipped(name: str) -> Callable[[str], tuple[bool, Message]]:
     return settle
 
 
+def mark_idempotent(func: Callable[..., Any], idempotent: bool) -> None:
+    """Say whether ``func``, as it sits in an agent's function map, may simply run again when
+    a resumed durable chat finds its call unfinished (an unmarked function counts as
+    idempotent)."""
+    func._parley_idempotent = idempotent  # type: ignore[attr-defined]
+
+
+def _idempotent(func: Any) -> bool:
+    return bool(getattr(func, "_parley_idempotent", True))
+
+
 async def journaled_tool(
     agent: str, func: Any, name: str, call_id: str | None, arguments: Any, run: ToolRun
 ) -> tuple[bool, Message]:
     """``run()``'s ``(success, reply)`` for one tool call, or its recorded one."""
     if _journal.current() is None:
         return await run()
-    idempotent = getattr(func, "_parley_idempotent", True)
+    idempotent = _idempotent(func)
     uncertain = None
     if not idempotent:
         uncertain = _journal.UncertainCall("tool", agent, name, call_id, _journal.plain(arguments))

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 from ..types import FunctionSchema, ToolResultContent, ToolSchema
 from ._agent_configs import LLMConfigView, is_function_schema, is_tool_schema
 from ._approval import mark as mark_for_approval
+from ._journaled import mark_idempotent
 from ._messages import sanitize_name
 from ._tool_content import image_parts
 
@@ -222,13 +223,6 @@ def execution_wrapper(func: Callable[..., Any]) -> Callable[..., Any]:
     wrapped._parley_validates = True  # type: ignore[attr-defined]
     wrapped._origin = func  # type: ignore[attr-defined]
     return wrapped
-
-
-def mark_idempotent(func: Callable[..., Any], idempotent: bool) -> None:
-    """Say whether ``func``, as it sits in an agent's function map, may simply run again when
-    a resumed durable chat finds its call unfinished (the journal reads the mark; an unmarked
-    function counts as idempotent)."""
-    func._parley_idempotent = idempotent  # type: ignore[attr-defined]
 
 
 def register_for_execution(

@@ -183,7 +183,7 @@ class MCPToolkit(AsyncClosesOnExit, ClosesOnExit):
         return chosen
 
     def _function(self, tool: MCPTool, idempotent: bool) -> Callable[..., Any]:
-        from ..agentchat._tools import mark_idempotent
+        from ..agentchat._journaled import mark_idempotent
 
         async def call_mcp_tool(**arguments: Any) -> ToolResultContent:
             return await self.call_tool(tool.name, arguments, server=tool.server)
